@@ -1,0 +1,126 @@
+# Makefile — the one build file of siglip2-embed.
+#
+#   make deps     install build and test dependencies with apt-get (idempotent; needs root or sudo)
+#   make          build ./siglip2-embed (with the CUDA backends when nvcc is found)
+#   make test     build and run every test; ends with "N passed, N failed"
+#   make asan     the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (CPU build)
+#   make fuzz     build the libFuzzer targets with clang (see tests/fuzz/)
+#   make clean
+#
+# Sources are found by folder, so adding a file needs no edit here:
+#   weights/ preprocess/ kernel/ kernel/cpu/ cli/   C, into build/libsiglip2.a (cli/main.c is the program)
+#   kernel/cuda/*.cu                                 portable CUDA: sm_80 + sm_90 + sm_100 code, compute_80 PTX
+#   kernel/sm90/*.cu                                 Hopper megakernel: sm_90a only
+#   kernel/sm100/*.cu                                Blackwell megakernel: sm_100a only
+#   tests/test_*.c                                   one test program each, linked against the library
+#   tests/tools/*.c                                  helper programs the script tests call
+# Objects go to $(BUILD)/ (build/ by default; build-asan/ for the sanitizer build).
+
+CC        ?= gcc
+BUILD     ?= build
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+WITH_CUDA ?= $(if $(NVCC),1,0)
+SAN       ?= 0
+
+# Optimisation: the CPU reference relies on auto-vectorisation (x86-64-v3 paths are picked at run time
+# through target_clones where it matters), so -O3; the sanitizer build uses -O1.
+ifeq ($(SAN),1)
+OPT      := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+else
+OPT      := -O3 -g
+endif
+
+CPPFLAGS := -I. -I/usr/include/stb -D_GNU_SOURCE
+# -Wno-format-truncation: error messages are written with snprintf into fixed buffers and may be cut on
+# purpose; gcc cannot tell that from a bug.
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -pthread $(OPT)
+# libturbojpeg is linked statically so the binary travels to machines without it; libcjson is found beside
+# the binary first ($ORIGIN), then in the system.
+LDLIBS   := -l:libturbojpeg.a -lcjson -lm -lpthread -ldl -lrt
+LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT))
+
+LIB_DIRS := weights preprocess kernel kernel/cpu cli
+LIB_SRC  := $(filter-out cli/main.c kernel/no_gpu.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+
+ifeq ($(WITH_CUDA),1)
+CU_PORTABLE := $(wildcard kernel/cuda/*.cu)
+CU_SM90     := $(wildcard kernel/sm90/*.cu)
+CU_SM100    := $(wildcard kernel/sm100/*.cu)
+CU_SRC      := $(CU_PORTABLE) $(CU_SM90) $(CU_SM100)
+NVCCFLAGS   := -std=c++17 -O3 -g -lineinfo -I. -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings \
+               --expt-relaxed-constexpr
+GENCODE_PORTABLE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                    -gencode arch=compute_100,code=sm_100 -gencode arch=compute_80,code=compute_80
+GENCODE_SM90     := -gencode arch=compute_90a,code=sm_90a
+GENCODE_SM100    := -gencode arch=compute_100a,code=sm_100a
+LDLIBS      += -L$(CUDA_HOME)/lib64 -lcudart_static -lcublasLt -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
+else
+LIB_SRC     += kernel/no_gpu.c
+CU_SRC      :=
+endif
+
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CU_SRC))
+LIB      := $(BUILD)/libsiglip2.a
+BIN      := $(if $(filter build,$(BUILD)),siglip2-embed,$(BUILD)/siglip2-embed)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
+
+.PHONY: all deps test asan fuzz clean check-build
+all: $(BIN) $(TEST_BIN) $(TOOL_BIN)
+
+# Debian packages: the C libraries, the test consumers (numpy, faiss) for /usr/bin/python3, and clang for
+# the fuzzer. The CUDA toolkit is not a Debian package we can rely on: when nvcc is absent the build is
+# CPU-only and says so.
+DEB_PKGS := build-essential libstb-dev libcjson-dev libturbojpeg0-dev python3 python3-numpy python3-faiss
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	    grep -q '^install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; else \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; fi
+	@if [ -n "$(NVCC)" ]; then echo "deps: CUDA toolkit found: $(NVCC)"; \
+	 else echo "deps: no CUDA toolkit (nvcc) found: building the CPU backend only"; fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernel/cuda/%.cu.o: kernel/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_PORTABLE) -MMD -MP -c $< -o $@
+$(BUILD)/kernel/sm90/%.cu.o: kernel/sm90/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM90) -MMD -MP -c $< -o $@
+$(BUILD)/kernel/sm100/%.cu.o: kernel/sm100/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM100) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(BUILD)/cli/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+test: all
+	@bash tests/run.sh $(BUILD) $(BIN)
+
+asan:
+	$(MAKE) BUILD=build-asan SAN=1 WITH_CUDA=0 test
+
+FUZZ_CC ?= clang
+fuzz:
+	$(MAKE) -f tests/fuzz/fuzz.mk FUZZ_CC=$(FUZZ_CC)
+
+clean:
+	rm -rf build build-asan build-fuzz siglip2-embed
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
