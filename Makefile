@@ -31,14 +31,18 @@ else
 OPT      := -O3 -g
 endif
 
-CPPFLAGS := -I. -I/usr/include/stb -D_GNU_SOURCE
+# DEPS_PREFIX: a folder with include/ and lib/ holding the Debian libraries' headers and archives, for
+# building on a machine where they cannot be installed (scripts/pack-build-deps.sh makes one).
+DEPS_PREFIX ?=
+CPPFLAGS := -I. $(if $(DEPS_PREFIX),-I$(DEPS_PREFIX)/include -I$(DEPS_PREFIX)/include/stb) -I/usr/include/stb -D_GNU_SOURCE
 # -Wno-format-truncation: error messages are written with snprintf into fixed buffers and may be cut on
 # purpose; gcc cannot tell that from a bug.
 CFLAGS   := -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -pthread $(OPT)
 # libturbojpeg is linked statically so the binary travels to machines without it; libcjson is found beside
 # the binary first ($ORIGIN), then in the system.
 LDLIBS   := -l:libturbojpeg.a -lcjson -lm -lpthread -ldl -lrt
-LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT))
+LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT)) \
+            $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl,-rpath,$(abspath $(DEPS_PREFIX))/lib)
 
 LIB_DIRS := weights preprocess kernel kernel/cpu cli
 LIB_SRC  := $(filter-out cli/main.c kernel/no_gpu.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
