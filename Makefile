@@ -41,8 +41,9 @@ CFLAGS   := -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -fopenmp -pthr
 # libturbojpeg is linked statically so the binary travels to machines without it; libcjson is found beside
 # the binary first ($ORIGIN), then in the system.
 LDLIBS   := -l:libturbojpeg.a -lcjson -lm -lpthread -ldl -lrt
+comma    := ,
 LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT)) \
-            $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl,-rpath,$(abspath $(DEPS_PREFIX))/lib)
+            $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
 
 LIB_DIRS := weights preprocess kernel kernel/cpu cli
 LIB_SRC  := $(filter-out cli/main.c kernel/no_gpu.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))

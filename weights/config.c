@@ -1,0 +1,274 @@
+/* weights/config.c — config.json -> sg_config (see config.h for the accepted shapes).
+ *
+ * Keys are looked up by walking the child list with exact comparison (cJSON_GetObjectItem ignores case) and
+ * a key we read that appears twice is an error (cJSON would keep the first, Python's json the last).
+ * Integers are read from valuedouble and must be exact (valueint saturates).
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* config.json of real checkpoints is a few KB; 16 MB bounds what a hostile file can make us allocate. */
+#define CFG_MAX_BYTES (16u << 20)
+/* Real configs hold ~50 values; this bounds cJSON's memory (~64 bytes per value) on hostile input. */
+#define CFG_MAX_VALUES 100000u
+
+static void cfg_fail(char *err, size_t errlen, const char *label, const char *fmt, ...) {
+    if (!err || errlen == 0) return;
+    int n = snprintf(err, errlen, "%s: ", label && *label ? label : "config.json");
+    if (n < 0 || (size_t)n >= errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static const char *cfg_type(const cJSON *v) {
+    if (cJSON_IsObject(v)) return "an object";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    return "an invalid value";
+}
+
+/* The child named exactly key; *dup is set when it appears more than once. */
+static const cJSON *cfg_get(const cJSON *obj, const char *key, int *dup) {
+    const cJSON *found = NULL;
+    *dup = 0;
+    for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next) {
+        if (strcmp(c->string, key)) continue;
+        if (found)
+            *dup = 1;
+        else
+            found = c;
+    }
+    return found;
+}
+
+/* Fetches key from obj; returns 1 if present, 0 if absent, -1 (message written) if duplicated. */
+static int cfg_find(const cJSON *obj, const char *prefix, const char *key, const cJSON **v, const char *label,
+                    char *err, size_t errlen) {
+    int dup;
+    *v = cfg_get(obj, key, &dup);
+    if (dup) {
+        cfg_fail(err, errlen, label, "%s%s appears more than once (ambiguous)", prefix, key);
+        return -1;
+    }
+    return *v != NULL;
+}
+
+static int cfg_int(const cJSON *obj, const char *prefix, const char *key, int lo, int hi, int *out, const char *label,
+                   char *err, size_t errlen) {
+    const cJSON *v;
+    int r = cfg_find(obj, prefix, key, &v, label, err, errlen);
+    if (r <= 0) return r;
+    if (!cJSON_IsNumber(v)) {
+        cfg_fail(err, errlen, label, "%s%s is %s, expected an integer", prefix, key, cfg_type(v));
+        return -1;
+    }
+    double d = v->valuedouble;
+    if (d != floor(d) || d < lo || d > hi) {
+        cfg_fail(err, errlen, label, "%s%s is %.17g, expected an integer in [%d, %d]", prefix, key, d, lo, hi);
+        return -1;
+    }
+    *out = (int)d;
+    return 1;
+}
+
+int sg_config_validate(const sg_config *c, const char *label, char *err, size_t errlen) {
+    if (c->num_channels != 3) {
+        cfg_fail(err, errlen, label, "num_channels is %d, expected 3 (inputs are RGB)", c->num_channels);
+        return -1;
+    }
+    if (c->hidden_size % c->num_heads) {
+        cfg_fail(err, errlen, label, "hidden_size %d is not divisible by num_attention_heads %d", c->hidden_size,
+                 c->num_heads);
+        return -1;
+    }
+    if (c->image_size % c->patch_size) {
+        cfg_fail(err, errlen, label, "image_size %d is not divisible by patch_size %d", c->image_size, c->patch_size);
+        return -1;
+    }
+    if (!(c->layer_norm_eps > 0 && c->layer_norm_eps < 1)) {
+        cfg_fail(err, errlen, label, "layer_norm_eps is %g, expected a number in (0, 1)", (double)c->layer_norm_eps);
+        return -1;
+    }
+    /* The position table is [T, D]; 65536 tokens (e.g. 4096 px at patch 16) bounds its size and the
+     * attention buffers the backends allocate from it. */
+    long long tokens = (long long)(c->image_size / c->patch_size) * (c->image_size / c->patch_size);
+    if (tokens > 65536) {
+        cfg_fail(err, errlen, label, "image_size %d / patch_size %d gives %lld tokens, at most 65536 supported",
+                 c->image_size, c->patch_size, tokens);
+        return -1;
+    }
+    return 0;
+}
+
+int sg_config_parse(const char *json, size_t len, const char *label, sg_config *out, char *err, size_t errlen) {
+    sg_config c = sg_config_default();
+    size_t values = sg_json_values_bound(json, len);
+    if (values > CFG_MAX_VALUES) {
+        cfg_fail(err, errlen, label, "holds up to %zu JSON values, more than the %u a config.json may have", values,
+                 CFG_MAX_VALUES);
+        return -1;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
+        cfg_fail(err, errlen, label, "not valid JSON: parse error at byte %zu", at);
+        return -1;
+    }
+    int rc = -1;
+    for (const char *p = end; p < json + len; p++) {
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
+            cfg_fail(err, errlen, label, "unexpected '%c' after the JSON object at byte %zu", *p, (size_t)(p - json));
+            goto done;
+        }
+    }
+    if (!cJSON_IsObject(root)) {
+        cfg_fail(err, errlen, label, "top level is %s, expected an object", cfg_type(root));
+        goto done;
+    }
+
+    const cJSON *mt, *vc;
+    int has_mt = cfg_find(root, "", "model_type", &mt, label, err, errlen);
+    int has_vc = cfg_find(root, "", "vision_config", &vc, label, err, errlen);
+    if (has_mt < 0 || has_vc < 0) goto done;
+    if (has_mt && !cJSON_IsString(mt)) {
+        cfg_fail(err, errlen, label, "model_type is %s, expected a string", cfg_type(mt));
+        goto done;
+    }
+    const char *model_type = has_mt ? mt->valuestring : NULL;
+    if (model_type && strcmp(model_type, "siglip") && strcmp(model_type, "siglip_vision_model")) {
+        cfg_fail(err, errlen, label,
+                 "model_type '%.60s' is not supported, expected 'siglip' (SiglipModel) or 'siglip_vision_model'%s",
+                 model_type,
+                 !strncmp(model_type, "siglip2", 7) ? " (the NaFlex Siglip2 models are a different architecture)" : "");
+        goto done;
+    }
+    /* SiglipModel keeps the vision fields under vision_config; a standalone vision config has them at top. */
+    const cJSON *v = root;
+    const char *prefix = "";
+    int nested = model_type ? !strcmp(model_type, "siglip") : has_vc;
+    if (nested && has_vc) {
+        if (!cJSON_IsObject(vc)) {
+            cfg_fail(err, errlen, label, "vision_config is %s, expected an object", cfg_type(vc));
+            goto done;
+        }
+        v = vc;
+        prefix = "vision_config.";
+        const cJSON *vmt;
+        int r = cfg_find(v, prefix, "model_type", &vmt, label, err, errlen);
+        if (r < 0) goto done;
+        if (r && (!cJSON_IsString(vmt) || strcmp(vmt->valuestring, "siglip_vision_model"))) {
+            cfg_fail(err, errlen, label, "vision_config.model_type is %s%.60s%s, expected 'siglip_vision_model'",
+                     cJSON_IsString(vmt) ? "'" : "", cJSON_IsString(vmt) ? vmt->valuestring : cfg_type(vmt),
+                     cJSON_IsString(vmt) ? "'" : "");
+            goto done;
+        }
+    } else if (nested) {
+        v = NULL; /* a SiglipModel config without vision_config: every vision field takes its default */
+    }
+
+    /* Upper bounds keep every size product the loader forms well inside 64 bits and reject nonsense early;
+     * base is 768/3072/12/12/224/16. */
+    if (cfg_int(v, prefix, "hidden_size", 1, 16384, &c.hidden_size, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "intermediate_size", 1, 131072, &c.intermediate_size, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "num_attention_heads", 1, 1024, &c.num_heads, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "num_hidden_layers", 1, 1024, &c.num_layers, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "num_channels", 1, 64, &c.num_channels, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "image_size", 1, 8192, &c.image_size, label, err, errlen) < 0) goto done;
+    if (cfg_int(v, prefix, "patch_size", 1, 8192, &c.patch_size, label, err, errlen) < 0) goto done;
+
+    const cJSON *x;
+    int r = cfg_find(v, prefix, "layer_norm_eps", &x, label, err, errlen);
+    if (r < 0) goto done;
+    if (r) {
+        if (!cJSON_IsNumber(x)) {
+            cfg_fail(err, errlen, label, "%slayer_norm_eps is %s, expected a number", prefix, cfg_type(x));
+            goto done;
+        }
+        if (!(x->valuedouble > 0 && x->valuedouble < 1)) {
+            cfg_fail(err, errlen, label, "%slayer_norm_eps is %.17g, expected a number in (0, 1)", prefix,
+                     x->valuedouble);
+            goto done;
+        }
+        c.layer_norm_eps = (float)x->valuedouble;
+    }
+    r = cfg_find(v, prefix, "hidden_act", &x, label, err, errlen);
+    if (r < 0) goto done;
+    if (r) {
+        if (!cJSON_IsString(x)) {
+            cfg_fail(err, errlen, label, "%shidden_act is %s, expected a string", prefix, cfg_type(x));
+            goto done;
+        }
+        if (!strcmp(x->valuestring, "gelu_pytorch_tanh"))
+            c.activation = SG_ACT_GELU_TANH;
+        else if (!strcmp(x->valuestring, "gelu"))
+            c.activation = SG_ACT_GELU_ERF;
+        else {
+            cfg_fail(err, errlen, label,
+                     "%shidden_act '%.60s' is not supported, expected 'gelu_pytorch_tanh' or 'gelu'", prefix,
+                     x->valuestring);
+            goto done;
+        }
+    }
+    r = cfg_find(v, prefix, "vision_use_head", &x, label, err, errlen);
+    if (r < 0) goto done;
+    if (r) {
+        if (!cJSON_IsBool(x)) {
+            cfg_fail(err, errlen, label, "%svision_use_head is %s, expected true or false", prefix, cfg_type(x));
+            goto done;
+        }
+        if (cJSON_IsFalse(x)) {
+            cfg_fail(
+                err, errlen, label,
+                "%svision_use_head is false: the model has no pooling head, so there is no pooled embedding to output",
+                prefix);
+            goto done;
+        }
+    }
+    if (sg_config_validate(&c, label, err, errlen)) goto done;
+    *out = c;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        cfg_fail(err, errlen, path, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    char *buf = malloc(CFG_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(fp);
+        cfg_fail(err, errlen, path, "out of memory");
+        return -1;
+    }
+    size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, fp);
+    int bad = ferror(fp);
+    fclose(fp);
+    int rc = -1;
+    if (bad)
+        cfg_fail(err, errlen, path, "read error");
+    else if (n > CFG_MAX_BYTES)
+        cfg_fail(err, errlen, path, "larger than %u bytes, not a config.json", CFG_MAX_BYTES);
+    else {
+        buf[n] = 0;
+        rc = sg_config_parse(buf, n, path, out, err, errlen);
+    }
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* weights/config.h — reading the vision settings of a SigLIP config.json into an sg_config.
+ *
+ * Two real shapes are accepted: a SiglipModel config (top-level model_type "siglip", the vision fields nested
+ * in "vision_config"; google/siglip2-base-patch16-224 ships just {"model_type":"siglip_vision_model"} there)
+ * and a standalone SiglipVisionModel config (model_type "siglip_vision_model", fields at top level). Fields
+ * that are absent take the SiglipVisionConfig defaults (sg_config_default). Wrong JSON types, duplicate keys,
+ * unknown activations, vision_use_head false (no pooled output) and out-of-range sizes are errors with a
+ * message; nothing here aborts.
+ */
+#ifndef SG_WEIGHTS_CONFIG_H
+#define SG_WEIGHTS_CONFIG_H
+
+#include <stddef.h>
+#include "../kernel/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An upper bound on the number of values in len bytes of JSON (commas + opening brackets + 1), checked
+ * before cJSON parses untrusted text: cJSON spends ~64 bytes per value, so this bounds its memory. */
+static inline size_t sg_json_values_bound(const char *s, size_t len) {
+    size_t v = 1;
+    for (size_t i = 0; i < len; i++)
+        v += s[i] == ',' || s[i] == '[' || s[i] == '{';
+    return v;
+}
+
+/* Parses len bytes of JSON text (need not be NUL-terminated). label names the source in messages. Returns 0
+ * and fills *out, or -1 with a message in err ("<label>: vision_config.hidden_size: ..."). */
+int sg_config_parse(const char *json, size_t len, const char *label, sg_config *out, char *err, size_t errlen);
+
+/* Reads and parses the file at path (at most 16 MB). Returns 0 or -1 with a message in err. */
+int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen);
+
+/* Checks the relations the forward pass relies on (heads divide hidden, patch divides image, 3 channels,
+ * sizes within sane bounds). Returns 0 or -1 with a message in err. */
+int sg_config_validate(const sg_config *c, const char *label, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
