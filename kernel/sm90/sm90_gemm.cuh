@@ -1,0 +1,232 @@
+// kernel/sm90/sm90_gemm.cuh — one output tile of C = epilogue(A . W^T) as a megakernel task (sm_90a).
+//
+// Shapes: A [M, K] bf16 row-major (activations), W [N, K] bf16 row-major (nn.Linear weight, [out, in]), so
+// both operands are K-major and no transpose is needed (also what FP8 wgmma requires later). One task = one
+// BM x BN tile, BM = 128, BN = 128 or 256 (template); K is walked in BK = 64 blocks (64 bf16 = one 128-byte
+// swizzle row).
+// Roles inside the CTA (3 warpgroups, 384 threads):
+//   warpgroup 0 — producer: one thread streams A and W blocks with TMA into a STAGES-deep mbarrier ring;
+//   warpgroups 1, 2 — consumers, in one of two schedules:
+//     cooperative: both on one tile, 64 rows each (wgmma m64nBNk16, BN/2 fp32 registers);
+//     ping-pong (BN = 128): alternate tiles, each warpgroup the whole tile (2 x m64n128k16, 128 registers),
+//     so one's epilogue overlaps the other's K loop (measured faster on 3 of 4 layer shapes).
+//   Either way a consumer waits on full[s], issues its wgmma for the K block, and frees the stage (empty[s])
+//   once the next block's MMAs are issued (wait_group 1 keeps one block of MMAs in flight).
+// The ring position (stage, phase) lives in sg_sm90_ring and is carried from task to task, so a persistent
+// CTA can run GEMM tiles back to back without re-initialising barriers.
+// Epilogue (registers -> global): + bias[n], optional tanh GELU, optional + residual[m, n] (fp32), then fp32
+// and/or bf16 stores; rows >= M are dropped (TMA zero-fills them on load).
+#ifndef SG_SM90_GEMM_CUH
+#define SG_SM90_GEMM_CUH
+
+#include "sm90_ptx.cuh"
+
+#define SG_GEMM_BM 128
+#define SG_GEMM_BN 128  // default tile width (the MLP skeleton's); the lab also runs 256
+#define SG_GEMM_BK 64
+// 4 stages: enough K blocks in flight to cover TMA latency (~1 us) at 0.25-0.5 us of MMAs per block; with
+// BN = 128 the ring is 128 KB and leaves ~95 KB of the 227 KB for attention / LayerNorm scratch.
+#define SG_GEMM_STAGES 4
+#define SG_GEMM_A_BYTES (SG_GEMM_BM * SG_GEMM_BK * 2)
+#define SG_GEMM_B_BYTES(bn) ((bn) * SG_GEMM_BK * 2)
+#define SG_GEMM_STAGE_BYTES(bn) (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(bn))
+#define SG_GEMM_SMEM_BYTES(bn) (SG_GEMM_STAGES * SG_GEMM_STAGE_BYTES(bn))
+
+// Epilogue of one GEMM task. All pointers are device pointers; ld* are in elements.
+typedef struct sg_sm90_epilogue {
+    const float *bias;        // [N] or NULL
+    int gelu;                 // 1: tanh GELU after the bias (gelu_pytorch_tanh)
+    const float *residual;    // [M, ldr] fp32 or NULL: added last (may alias out_f32: in-place residual stream)
+    int ldr;
+    float *out_f32;           // [M, ldo] or NULL
+    __nv_bfloat16 *out_bf16;  // [M, ldo] or NULL (the next GEMM's input)
+    int ldo;
+} sg_sm90_epilogue;
+
+// Position in the mbarrier ring; each role keeps its own copy and advances it identically.
+typedef struct sg_sm90_ring {
+    uint32_t stage, phase;
+} sg_sm90_ring;
+
+__device__ __forceinline__ void sg_ring_next(sg_sm90_ring &r, int stages) {
+    if (++r.stage == (uint32_t)stages) {
+        r.stage = 0;
+        r.phase ^= 1u;
+    }
+}
+
+// Shared memory of the GEMM role: the ring (1024-aligned stages) and its barriers.
+typedef struct sg_sm90_gemm_smem {
+    uint8_t *stages;   // SG_GEMM_STAGES x (A block, W block of BN rows), base 1024-byte aligned
+    uint64_t *full;    // [SG_GEMM_STAGES], count 1 (+ tx bytes)
+    uint64_t *empty;   // [SG_GEMM_STAGES], count 2 (cooperative: both consumer warpgroups) or 1 (ping-pong)
+} sg_sm90_gemm_smem;
+
+// Producer side of one tile: called by a single thread. Streams K/BK blocks of A rows [m0, m0+128) and W rows
+// [n0, n0+BN). mapA: box {64, 128} over [M, K]; mapW: box {64, BN} over [N, K]; both SWIZZLE_128B.
+template <int BN>
+__device__ __forceinline__ void sg_sm90_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
+                                                     int K, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+        uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN);
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
+        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
+        sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        sg_ring_next(ring, SG_GEMM_STAGES);
+    }
+}
+
+// gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanhf (not tanh.approx) until the
+// accuracy budget of the whole forward is measured.
+__device__ __forceinline__ float sg_gelu_tanh(float x) {
+    const float k0 = 0.7978845608028654f;  // sqrt(2/pi)
+    return 0.5f * x * (1.0f + tanhf(k0 * (x + 0.044715f * x * x * x)));
+}
+
+// Fused epilogue of one 64-row half tile held in registers by a consumer warpgroup: rows [r0, r0 + 64),
+// columns [n0, n0 + BN). Register k of acc is (row 16 warp + lane/4 + 8 ((k/2)%2), column 8 (k/4) + 2 (lane%4)
+// + k%2); pairs (k, k+1) are adjacent columns, stored as one float2 / bf16x2.
+// All bias and residual loads are issued before the first store: the output may alias the residual (in-place
+// residual stream), so the compiler may not move a load above an earlier store, and loads interleaved with
+// stores ran one global-memory latency per register pair (v2: 2.2x the main loop's time on out-proj).
+template <int BN>
+__device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int r0, int n0, int M,
+                                                      const sg_sm90_epilogue &ep) {
+    if (!ep.out_f32 && !ep.out_bf16) return;  // timing probe of the main loop (lab only)
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
+    if (ep.bias) {
+#pragma unroll
+        for (int k = 0; k < BN / 2; k += 4) {  // registers k..k+3 share columns col0 + 8 (k/4) + {0, 1}
+            const float2 bb = *reinterpret_cast<const float2 *>(ep.bias + col0 + 8 * (k / 4));
+            acc[k] += bb.x;
+            acc[k + 1] += bb.y;
+            acc[k + 2] += bb.x;
+            acc[k + 3] += bb.y;
+        }
+    }
+    if (ep.gelu) {
+#pragma unroll
+        for (int k = 0; k < BN / 2; k++) acc[k] = sg_gelu_tanh(acc[k]);
+    }
+    if (ep.residual) {
+        float2 r[BN / 4];
+#pragma unroll
+        for (int k = 0; k < BN / 2; k += 2) {
+            const int row = row0 + 8 * ((k / 2) % 2);
+            r[k / 2] = row < M ? *reinterpret_cast<const float2 *>(ep.residual + (size_t)row * ep.ldr + col0 +
+                                                                   8 * (k / 4))
+                               : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int k = 0; k < BN / 2; k += 2) {
+            acc[k] += r[k / 2].x;
+            acc[k + 1] += r[k / 2].y;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < BN / 2; k += 2) {
+        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
+        if (row >= M) continue;
+        if (ep.out_f32)
+            *reinterpret_cast<float2 *>(ep.out_f32 + (size_t)row * ep.ldo + col) = make_float2(acc[k], acc[k + 1]);
+        if (ep.out_bf16)
+            *reinterpret_cast<__nv_bfloat162 *>(ep.out_bf16 + (size_t)row * ep.ldo + col) =
+                __floats2bfloat162_rn(acc[k], acc[k + 1]);
+    }
+}
+
+// Cooperative consumer of one tile: all 128 threads of consumer warpgroup `wg` (0 or 1), which owns rows
+// [m0 + 64 wg, m0 + 64 wg + 64); both warpgroups work on the same tile (empty[] count 2). Runs the K loop and
+// the fused epilogue.
+template <int BN>
+__device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
+                                                     const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++) acc[i] = 0.0f;
+    const int t = threadIdx.x % 128;
+    uint32_t prev_stage = 0;
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+        const uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN) + wg * (64 * 128);
+        const uint8_t *b = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN) + SG_GEMM_A_BYTES;
+        const uint64_t da = sg_smem_desc(a, 16, 1024), db = sg_smem_desc(b, 16, 1024);
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
+            if constexpr (BN == 256)
+                sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, (k0 > 0 || kk > 0) ? 1 : 0);
+            else
+                sg_wgmma_ss_n128(acc, da + 2 * kk, db + 2 * kk, (k0 > 0 || kk > 0) ? 1 : 0);
+        }
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc);
+        // The previous block's MMAs are complete once at most this block's group is pending: free its stage.
+        sg_wgmma_wait<1>();
+        if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+        prev_stage = ring.stage;
+        sg_ring_next(ring, SG_GEMM_STAGES);
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc);
+    if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+    sg_sm90_gemm_epilogue<BN>(acc, m0 + 64 * wg, n0, M, ep);
+}
+
+// Ping-pong consumer: one warpgroup computes the whole 128 x 128 tile (two m64n128 accumulators, 128 registers)
+// and the two consumer warpgroups take alternate tiles (empty[] count 1), so one runs its K loop while the other
+// runs its epilogue and the tensor cores do not idle during epilogues.
+// Hand-off (the caller's part): a warpgroup starts a tile's K loop only after the other one finished the K loop
+// of the tile before (named barrier `SG_PP_BAR + wg`, 256 threads). Besides ordering the tensor-core use this is
+// required for correctness: a warpgroup that stepped over the other's K blocks would otherwise wait on a full[]
+// barrier up to K/BK/STAGES phases ahead, and a parity wait cannot tell phase p from phase p + 2.
+// next_bar >= 0: arrive there once this K loop is done (the other warpgroup has a next tile waiting on it).
+#define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of sm90_sync.cuh)
+__device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
+                                                        const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
+                                                        int next_bar) {
+    float acc0[64], acc1[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+    const int t = threadIdx.x % 128;
+    uint32_t prev_stage = 0;
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+        const uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(128);
+        const uint8_t *b = a + SG_GEMM_A_BYTES;
+        const uint64_t da = sg_smem_desc(a, 16, 1024), db = sg_smem_desc(b, 16, 1024);
+        const uint64_t da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
+        sg_wgmma_fence_regs(acc0);
+        sg_wgmma_fence_regs(acc1);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
+            const int acc = (k0 > 0 || kk > 0) ? 1 : 0;
+            sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, acc);
+            sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, acc);
+        }
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc0);
+        sg_wgmma_fence_regs(acc1);
+        sg_wgmma_wait<1>();
+        if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+        prev_stage = ring.stage;
+        sg_ring_next(ring, SG_GEMM_STAGES);
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc0);
+    sg_wgmma_fence_regs(acc1);
+    if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+    if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
+    sg_sm90_gemm_epilogue<128>(acc0, m0, n0, M, ep);
+    sg_sm90_gemm_epilogue<128>(acc1, m0 + 64, n0, M, ep);
+}
+
+// Steps a consumer's ring position over `blocks` K blocks that belong to the other consumer warpgroup.
+__device__ __forceinline__ void sg_ring_skip(sg_sm90_ring &r, int blocks) {
+    for (int i = 0; i < blocks; i++) sg_ring_next(r, SG_GEMM_STAGES);
+}
+#endif

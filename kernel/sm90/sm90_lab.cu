@@ -1,0 +1,607 @@
+// kernel/sm90/sm90_lab.cu — lab kernels and launchers for the megakernel tasks (sm90_gemm.cuh, sm90_attn.cuh,
+// sm90_ln.cuh) and the persistent MLP skeleton.
+//
+// Each lab kernel is a small persistent kernel with the megakernel's CTA shape: 384 threads = producer
+// warpgroup (setmaxnreg 40, one thread issues TMA) + 2 consumer warpgroups (setmaxnreg 232, wgmma), grid =
+// min(tasks, SMs), tasks taken round-robin, the mbarrier ring carried across tasks. Host side: bf16 upload,
+// tensor maps (cuTensorMapEncodeTiled through the runtime's driver entry point, so no -lcuda), NaN-poisoned
+// outputs, timing with events.
+// The MLP skeleton (sg_sm90_lab_mlp) is the first multi-stage persistent kernel: grid = SM count through a
+// cooperative launch, a task table in dependency order handed out statically or by an atomic ticket, FC1 ->
+// FC2 dependencies through per-row-tile counters (sm90_sync.cuh).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#include "sm90_lab.h"
+#include "sm90_gemm.cuh"
+#include "sm90_attn.cuh"
+#include "sm90_sync.cuh"
+#include "sm90_ln.cuh"
+
+#define SG_CK(call)                                                                                   \
+    do {                                                                                              \
+        cudaError_t e_ = (call);                                                                      \
+        if (e_ != cudaSuccess) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
+            abort();                                                                                  \
+        }                                                                                             \
+    } while (0)
+
+#define SG_LAB_THREADS 384
+// Producer 40 + 2 consumers x 232 registers x 128 threads = 64,512 <= 65,536 per SM (one CTA per SM).
+#define SG_LAB_REG_PRODUCER 40
+#define SG_LAB_REG_CONSUMER 232
+
+// ---------------------------------------------------------------------------------------------------- kernels
+__device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
+    return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
+// PP = 0: cooperative consumers (both warpgroups on one tile, BN 128 or 256); PP = 1: ping-pong (alternate
+// tiles, BN = 128).
+template <int BN, int PP>
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
+                        int N, int K, sg_sm90_epilogue ep) {
+    static_assert(!PP || BN == 128, "ping-pong holds a 128 x 128 tile per warpgroup");
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
+    sg_sm90_gemm_smem sm = {sg_align1024(smem_raw), full, empty};
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_GEMM_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], PP ? 1 : 2);
+        }
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+    const int tiles_n = N / BN, tiles = (M + SG_GEMM_BM - 1) / SG_GEMM_BM * tiles_n;
+    const int wg = threadIdx.x / 128;
+    sg_sm90_ring ring = {0, 0};
+    // Column tile fastest: the CTAs running at one time share a few A row blocks, so A (up to 154 MB at
+    // M = 25,088) is read from HBM once and the weights (<= 4.7 MB) stay in L2. Row-fastest re-read A once per
+    // column tile and ran at 129-252 TFLOP/s (docs/perf-notes.d/sm90.md, v1).
+    if (wg == 0) {
+        sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
+        if (threadIdx.x == 0) {
+            sg_tma_prefetch_desc(&mapA);
+            sg_tma_prefetch_desc(&mapW);
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+                sg_sm90_gemm_produce<BN>(&mapA, &mapW, (tile / tiles_n) * SG_GEMM_BM, (tile % tiles_n) * BN, K, sm,
+                                         ring);
+        }
+    } else {
+        sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
+        int j = 0;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
+            const int m0 = (tile / tiles_n) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
+            if (!PP) {
+                sg_sm90_gemm_consume<BN>(wg - 1, m0, n0, M, K, ep, sm, ring);
+            } else if ((j & 1) == wg - 1) {
+                if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
+                const int next = tile + (int)gridDim.x < tiles ? SG_PP_BAR + (2 - wg) : -1;
+                sg_sm90_gemm_consume_pp(m0, n0, M, K, ep, sm, ring, next);
+            } else {
+                sg_ring_skip(ring, K / SG_GEMM_BK);
+            }
+        }
+    }
+}
+
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_attn_kernel(const __grid_constant__ CUtensorMap mapQKV, int B, __nv_bfloat16 *out) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full, empty;
+    uint8_t *base = sg_align1024(smem_raw);
+    sg_sm90_attn_smem sm = {base, base + SG_ATTN_TILE_BYTES, base + 2 * SG_ATTN_TILE_BYTES, &full, &empty};
+    if (threadIdx.x == 0) {
+        sg_mbar_init(&full, 1);
+        sg_mbar_init(&empty, 2);
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+    const int tasks = B * 12, wg = threadIdx.x / 128;
+    uint32_t phase = 0;
+    if (wg == 0) {
+        sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
+        if (threadIdx.x == 0) {
+            sg_tma_prefetch_desc(&mapQKV);
+            for (int task = blockIdx.x; task < tasks; task += gridDim.x)
+                sg_sm90_attn_produce(&mapQKV, task / 12, task % 12, sm, phase);
+        }
+    } else {
+        sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
+        for (int task = blockIdx.x; task < tasks; task += gridDim.x)
+            sg_sm90_attn_consume(wg - 1, task / 12, task % 12, out, 768, sm, phase);
+    }
+}
+
+
+// LayerNorm lab kernel: persistent over row tiles of 128 rows; the 8 consumer warps do the work, as they will
+// in the megakernel (the producer warpgroup has nothing to stream for this task).
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_ln_kernel(const float *x, const float *gamma, const float *beta, float eps, __nv_bfloat16 *y, int M) {
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) return;
+    const int tiles = (M + SG_GEMM_BM - 1) / SG_GEMM_BM;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+        sg_sm90_ln_rows(x, SG_LN_D, gamma, beta, eps, y, SG_LN_D, tile * SG_GEMM_BM, SG_GEMM_BM, M,
+                        (threadIdx.x - 128) / 32, 8);
+}
+
+// Persistent MLP block, the megakernel skeleton: out = residual + FC2(GELU(FC1(X) + b1)) + b2, H = GELU(...) in
+// bf16 global memory between the stages. tasks[]: one global topological order. Entry = (kind << 31) |
+// (row tile << 16) | column tile; kind 0 = FC1 tile (signals its row tile), 1 = FC2 tile (waits for all FC1
+// tiles of its row tile). Task assignment (TICKET):
+//   0, static: CTA b runs entries b, b + grid, ...;
+//   1, ticket: the producer thread takes the next entry with atomicAdd on a global ticket and hands it to the
+//      consumers through a 4-slot smem ring (task_full / task_empty mbarriers), then a terminating SG_TASK_END.
+//      Entries are still taken in list order, so the lowest unfinished task never waits (megakernel.md §4).
+// counters: two banks of (SG_MLP_MAX_TILES_M row-tile counters + 1 ticket); launch with parity p counts in bank
+// p and zeroes bank p^1 for the next launch (stream order makes that safe, and mixed batch sizes never leave a
+// stale count behind).
+#define SG_MLP_MAX_TILES_M 2048  // M <= 262,144 rows (1,337 images of 196 tokens)
+#define SG_MLP_BANK (SG_MLP_MAX_TILES_M + 1)
+// Signals per row tile from FC1: 24 column tiles, each signalled by both cooperative consumer warpgroups or by
+// the one ping-pong warpgroup that computed it.
+#define SG_MLP_FC1_SIGNALS(pp) ((3072 / SG_GEMM_BN) * ((pp) ? 1 : 2))
+#define SG_TASK_END 0x7fffffff  // row tile 0x7fff never exists (SG_MLP_MAX_TILES_M)
+#define SG_TASKQ 4
+
+template <int PP, int TICKET>
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_constant__ CUtensorMap mapW1,
+                       const __grid_constant__ CUtensorMap mapH, const __grid_constant__ CUtensorMap mapW2,
+                       const int *tasks, int ntasks, int M, sg_sm90_epilogue ep1, sg_sm90_epilogue ep2,
+                       unsigned *counters, int parity) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES], task_full[SG_TASKQ], task_empty[SG_TASKQ];
+    __shared__ int task_slot[SG_TASKQ];
+    sg_sm90_gemm_smem sm = {sg_align1024(smem_raw), full, empty};
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_GEMM_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], PP ? 1 : 2);
+        }
+        for (int q = 0; q < SG_TASKQ; q++) {
+            sg_mbar_init(&task_full[q], 1);
+            sg_mbar_init(&task_empty[q], 256);  // every consumer thread, after reading the slot
+        }
+        sg_fence_mbar_init();
+    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < SG_MLP_BANK; i += gridDim.x * blockDim.x)
+        counters[(parity ^ 1) * SG_MLP_BANK + i] = 0;
+    unsigned *cnt = counters + parity * SG_MLP_BANK, *ticket = cnt + SG_MLP_MAX_TILES_M;
+    __syncthreads();
+    const int wg = threadIdx.x / 128;
+    sg_sm90_ring ring = {0, 0}, tq = {0, 0};
+    if (wg == 0) {
+        sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
+        if (threadIdx.x == 0) {
+            sg_tma_prefetch_desc(&mapX);
+            sg_tma_prefetch_desc(&mapW1);
+            sg_tma_prefetch_desc(&mapH);
+            sg_tma_prefetch_desc(&mapW2);
+            for (int j = 0;; j++) {
+                const int i = TICKET ? (int)atomicAdd(ticket, 1u) : (int)blockIdx.x + j * (int)gridDim.x;
+                const int t = i < ntasks ? tasks[i] : SG_TASK_END;
+                if (TICKET) {
+                    sg_mbar_wait(&task_empty[tq.stage], tq.phase ^ 1u);
+                    task_slot[tq.stage] = t;
+                    sg_mbar_arrive(&task_full[tq.stage]);  // release: the slot write is visible to the waiters
+                    sg_ring_next(tq, SG_TASKQ);
+                }
+                if (t == SG_TASK_END) break;
+                const int mt = (t >> 16) & 0x7fff, nt = t & 0xffff;
+                if (t >= 0) {
+                    sg_sm90_gemm_produce<SG_GEMM_BN>(&mapX, &mapW1, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 768, sm, ring);
+                } else {
+                    sg_dep_wait(&cnt[mt], SG_MLP_FC1_SIGNALS(PP));
+                    sg_sm90_gemm_produce<SG_GEMM_BN>(&mapH, &mapW2, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 3072, sm, ring);
+                }
+            }
+        }
+    } else {
+        sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
+        const int c = wg - 1;  // consumer index
+        for (int j = 0;; j++) {
+            int t;
+            if (TICKET) {
+                sg_mbar_wait(&task_full[tq.stage], tq.phase);
+                t = task_slot[tq.stage];
+                sg_mbar_arrive(&task_empty[tq.stage]);
+                sg_ring_next(tq, SG_TASKQ);
+            } else {
+                const int i = (int)blockIdx.x + j * (int)gridDim.x;
+                t = i < ntasks ? tasks[i] : SG_TASK_END;
+            }
+            const bool mine = !PP || (j & 1) == c;
+            if (t == SG_TASK_END) {
+                // Ping-pong: the other warpgroup arrived for this turn after its last K loop; take that arrival
+                // so no barrier is left half-complete at exit.
+                if (PP && mine && j > 0) sg_named_bar(SG_PP_BAR + c, 256);
+                break;
+            }
+            const int mt = (t >> 16) & 0x7fff, nt = t & 0xffff;
+            const int m0 = mt * SG_GEMM_BM, n0 = nt * SG_GEMM_BN;
+            if (!mine) {
+                sg_ring_skip(ring, (t >= 0 ? 768 : 3072) / SG_GEMM_BK);
+                continue;
+            }
+            // ep1 / ep2 are named in separate calls: selecting a reference to one at run time put both kernel
+            // parameter structs on the stack (112-byte frame).
+            if (PP) {
+                if (j > 0) sg_named_bar(SG_PP_BAR + c, 256);  // the other warpgroup's K loop is done
+                if (t >= 0)
+                    sg_sm90_gemm_consume_pp(m0, n0, M, 768, ep1, sm, ring, SG_PP_BAR + (1 - c));
+                else
+                    sg_sm90_gemm_consume_pp(m0, n0, M, 3072, ep2, sm, ring, SG_PP_BAR + (1 - c));
+            } else {
+                if (t >= 0)
+                    sg_sm90_gemm_consume<SG_GEMM_BN>(c, m0, n0, M, 768, ep1, sm, ring);
+                else
+                    sg_sm90_gemm_consume<SG_GEMM_BN>(c, m0, n0, M, 3072, ep2, sm, ring);
+            }
+            if (t >= 0) sg_dep_signal_wg(&cnt[mt], wg);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------- host
+static PFN_cuTensorMapEncodeTiled_v12000 sg_encode_fn(void) {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = NULL;
+    if (!fn) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !p) {
+            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
+            abort();
+        }
+        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    return fn;
+}
+
+// 2D bf16 tensor map over a row-major [rows, cols] matrix, box {box_cols (= 64: one 128-byte row), box_rows},
+// 128-byte swizzle (the wgmma K-major / MN-major SW128 layouts), out-of-bounds rows zero-filled.
+static CUtensorMap sg_tmap_bf16(const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
+    CUtensorMap m;
+    const cuuint64_t dims[2] = {cols, rows};
+    const cuuint64_t strides[1] = {cols * 2};
+    const cuuint32_t box[2] = {box_cols, box_rows};
+    const cuuint32_t estr[2] = {1, 1};
+    CUresult r = sg_encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box,
+                                estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu box %ux%u\n", __FILE__, __LINE__,
+                (int)r, (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols);
+        abort();
+    }
+    return m;
+}
+
+static __nv_bfloat16 *sg_upload_bf16(const float *h, size_t n) {
+    std::vector<__nv_bfloat16> t(n);
+    for (size_t i = 0; i < n; i++) t[i] = __float2bfloat16_rn(h[i]);
+    __nv_bfloat16 *d = NULL;
+    SG_CK(cudaMalloc(&d, n * sizeof *d));
+    SG_CK(cudaMemcpy(d, t.data(), n * sizeof *d, cudaMemcpyHostToDevice));
+    return d;
+}
+
+static float *sg_upload_f32(const float *h, size_t n) {
+    if (!h) return NULL;
+    float *d = NULL;
+    SG_CK(cudaMalloc(&d, n * sizeof *d));
+    SG_CK(cudaMemcpy(d, h, n * sizeof *d, cudaMemcpyHostToDevice));
+    return d;
+}
+
+static void sg_download_bf16(float *h, const __nv_bfloat16 *d, size_t n) {
+    std::vector<__nv_bfloat16> t(n);
+    SG_CK(cudaMemcpy(t.data(), d, n * sizeof *d, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) h[i] = __bfloat162float(t[i]);
+}
+
+static int sg_sm_count(void) {
+    int dev = 0, n = 0;
+    SG_CK(cudaGetDevice(&dev));
+    SG_CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+}
+
+extern "C" int sg_sm90_lab_available(char *err, size_t errlen) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+        return 0;
+    }
+    cudaDeviceProp p;
+    SG_CK(cudaGetDeviceProperties(&p, 0));
+    if (p.major != 9) {
+        snprintf(err, errlen, "needs a compute capability 9.x GPU (sm_90a code), got %s with %d.%d", p.name, p.major,
+                 p.minor);
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" const char *sg_sm90_lab_stages(void) {
+    return "lab stages: TMA+wgmma GEMM tile with bias/GELU/residual epilogue, attention per (image, head), "
+           "LayerNorm per row tile, persistent MLP skeleton with cross-SM counters";
+}
+
+extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
+    if (!sg_sm90_lab_available(err, errlen)) return -1;
+    const int bn = a->bn ? a->bn : SG_GEMM_BN;
+    if (a->M < 1 || (bn != 128 && bn != 256) || (a->pingpong && bn != 128) || a->N < bn || a->N % bn ||
+        a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
+        snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d%s (need M >= 1, tile 128 or 256, "
+                 "ping-pong only with 128, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn,
+                 a->pingpong ? " ping-pong" : "", SG_GEMM_BK);
+        return -1;
+    }
+    const size_t M = a->M, N = a->N, K = a->K;
+    __nv_bfloat16 *dA = sg_upload_bf16(a->A, M * K), *dW = sg_upload_bf16(a->W, N * K);
+    float *dbias = sg_upload_f32(a->bias, N), *dres = sg_upload_f32(a->residual, M * N);
+    void *dout = NULL;
+    const size_t out_bytes = M * N * (a->out_bf16 ? 2 : 4);
+    SG_CK(cudaMalloc(&dout, out_bytes));
+    SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
+    const CUtensorMap mA = sg_tmap_bf16(dA, M, K, SG_GEMM_BM, SG_GEMM_BK);
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, bn, SG_GEMM_BK);
+    sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
+                           a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
+    const int smem = SG_GEMM_SMEM_BYTES(bn) + 1024;  // + 1024: manual alignment of the ring
+    void (*kern)(const CUtensorMap, const CUtensorMap, int, int, int, sg_sm90_epilogue) =
+        bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0>
+                  : (a->pingpong ? sg_sm90_lab_gemm_kernel<128, 1> : sg_sm90_lab_gemm_kernel<128, 0>);
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const int tiles = (int)((M + SG_GEMM_BM - 1) / SG_GEMM_BM * (N / bn));
+    const int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
+    kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    if (a->out_bf16 == 1) {
+        sg_download_bf16(a->out, (const __nv_bfloat16 *)dout, M * N);
+    } else if (a->out_bf16 == 0) {
+        SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
+    }
+    a->us = a->tflops = 0;
+    if (a->reps > 0) {
+        cudaEvent_t e0, e1;
+        SG_CK(cudaEventCreate(&e0));
+        SG_CK(cudaEventCreate(&e1));
+        SG_CK(cudaEventRecord(e0));
+        for (int r = 0; r < a->reps; r++)
+            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        a->us = 1000.0 * ms / a->reps;
+        a->tflops = 2.0 * M * N * K / (a->us * 1e-6) / 1e12;
+        SG_CK(cudaEventDestroy(e0));
+        SG_CK(cudaEventDestroy(e1));
+    }
+    SG_CK(cudaFree(dA));
+    SG_CK(cudaFree(dW));
+    SG_CK(cudaFree(dbias));
+    SG_CK(cudaFree(dres));
+    SG_CK(cudaFree(dout));
+    return 0;
+}
+
+extern "C" int sg_sm90_lab_attn(sg_sm90_lab_attn_args *a, char *err, size_t errlen) {
+    if (!sg_sm90_lab_available(err, errlen)) return -1;
+    if (a->B < 1 || !a->qkv || !a->out) {
+        snprintf(err, errlen, "sm90 lab attention: bad arguments (B %d)", a->B);
+        return -1;
+    }
+    const size_t M = (size_t)a->B * SG_ATTN_T;
+    __nv_bfloat16 *dqkv = sg_upload_bf16(a->qkv, M * 2304), *dout = NULL;
+    SG_CK(cudaMalloc(&dout, M * 768 * 2));
+    SG_CK(cudaMemset(dout, 0xFF, M * 768 * 2));  // bf16 NaN: an unwritten element cannot pass
+    const CUtensorMap m = sg_tmap_bf16(dqkv, M, 2304, SG_ATTN_ROWS, SG_ATTN_DH);
+    const int smem = SG_ATTN_SMEM_BYTES + 1024;
+    SG_CK(cudaFuncSetAttribute(sg_sm90_lab_attn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const int tasks = a->B * 12, grid = tasks < sg_sm_count() ? tasks : sg_sm_count();
+    sg_sm90_lab_attn_kernel<<<grid, SG_LAB_THREADS, smem>>>(m, a->B, dout);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    sg_download_bf16(a->out, dout, M * 768);
+    a->us = 0;
+    if (a->reps > 0) {
+        cudaEvent_t e0, e1;
+        SG_CK(cudaEventCreate(&e0));
+        SG_CK(cudaEventCreate(&e1));
+        SG_CK(cudaEventRecord(e0));
+        for (int r = 0; r < a->reps; r++) sg_sm90_lab_attn_kernel<<<grid, SG_LAB_THREADS, smem>>>(m, a->B, dout);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        a->us = 1000.0 * ms / a->reps;
+        SG_CK(cudaEventDestroy(e0));
+        SG_CK(cudaEventDestroy(e1));
+    }
+    SG_CK(cudaFree(dqkv));
+    SG_CK(cudaFree(dout));
+    return 0;
+}
+
+// Task table of one MLP launch with tiles_m row tiles, in a topological order that lets FC2 start early: after
+// FC1 of row tile g comes FC2 of row tile g - lag, where lag row groups (30 tasks each) cover one wave of the
+// grid, so an FC2 task is usually reached after its row's FC1 tiles are done.
+static std::vector<int> sg_mlp_tasks(int tiles_m, int grid) {
+    const int n1 = 3072 / SG_GEMM_BN, n2 = 768 / SG_GEMM_BN, lag = (grid + n1 + n2 - 1) / (n1 + n2) + 1;
+    std::vector<int> t;
+    for (int g = 0; g < tiles_m + lag; g++) {
+        if (g < tiles_m)
+            for (int n = 0; n < n1; n++) t.push_back((g << 16) | n);
+        if (g - lag >= 0)
+            for (int n = 0; n < n2; n++) t.push_back((int)(0x80000000u | ((unsigned)(g - lag) << 16) | (unsigned)n));
+    }
+    return t;
+}
+
+extern "C" int sg_sm90_lab_mlp(sg_sm90_lab_mlp_args *a, char *err, size_t errlen) {
+    if (!sg_sm90_lab_available(err, errlen)) return -1;
+    if (a->M < 1 || (a->M + SG_GEMM_BM - 1) / SG_GEMM_BM > SG_MLP_MAX_TILES_M || !a->X || !a->W1 || !a->b1 || !a->W2 ||
+        !a->b2 || !a->residual || !a->out) {
+        snprintf(err, errlen, "sm90 lab mlp: bad arguments (M %d, at most %d rows)", a->M,
+                 SG_MLP_MAX_TILES_M * SG_GEMM_BM);
+        return -1;
+    }
+    const size_t M = a->M;
+    __nv_bfloat16 *dX = sg_upload_bf16(a->X, M * 768), *dW1 = sg_upload_bf16(a->W1, 3072 * 768);
+    __nv_bfloat16 *dW2 = sg_upload_bf16(a->W2, 768 * 3072), *dH = NULL;
+    float *db1 = sg_upload_f32(a->b1, 3072), *db2 = sg_upload_f32(a->b2, 768);
+    float *dres = sg_upload_f32(a->residual, M * 768), *dout = NULL;
+    unsigned *dcnt = NULL;
+    SG_CK(cudaMalloc(&dH, M * 3072 * 2));
+    SG_CK(cudaMalloc(&dout, M * 768 * 4));
+    SG_CK(cudaMalloc(&dcnt, 2 * SG_MLP_BANK * sizeof *dcnt));
+    SG_CK(cudaMemset(dcnt, 0, 2 * SG_MLP_BANK * sizeof *dcnt));  // bank 0 for the first launch
+
+    const int smem = SG_GEMM_SMEM_BYTES(SG_GEMM_BN) + 1024;
+    void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap, const int *, int, int,
+                 sg_sm90_epilogue, sg_sm90_epilogue, unsigned *, int) =
+        a->ticket ? (a->pingpong ? sg_sm90_lab_mlp_kernel<1, 1> : sg_sm90_lab_mlp_kernel<0, 1>)
+                  : (a->pingpong ? sg_sm90_lab_mlp_kernel<1, 0> : sg_sm90_lab_mlp_kernel<0, 0>);
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    SG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, SG_LAB_THREADS, smem));
+    if (per_sm < 1) {
+        fprintf(stderr, "%s:%d: the MLP kernel cannot be resident (occupancy 0)\n", __FILE__, __LINE__);
+        abort();
+    }
+    const int grid = sg_sm_count();
+    a->grid = grid;
+
+    // Task tables for every row count used: the stress sizes (images 1, 2, 5, 8, 3, 64 capped at M) and M.
+    const int stress_imgs[6] = {1, 2, 5, 8, 3, 64};
+    std::vector<int> sizes;
+    for (int i = 0; i < 6; i++) sizes.push_back((int)std::min<size_t>(M, (size_t)stress_imgs[i] * 196));
+    sizes.push_back((int)M);
+    std::vector<int> all, off, cnt;
+    for (int m : sizes) {
+        std::vector<int> t = sg_mlp_tasks((m + SG_GEMM_BM - 1) / SG_GEMM_BM, grid);
+        off.push_back((int)all.size());
+        cnt.push_back((int)t.size());
+        all.insert(all.end(), t.begin(), t.end());
+    }
+    int *dtasks = NULL;
+    SG_CK(cudaMalloc(&dtasks, all.size() * sizeof(int)));
+    SG_CK(cudaMemcpy(dtasks, all.data(), all.size() * sizeof(int), cudaMemcpyHostToDevice));
+
+    const CUtensorMap mX = sg_tmap_bf16(dX, M, 768, SG_GEMM_BM, SG_GEMM_BK);
+    const CUtensorMap mW1 = sg_tmap_bf16(dW1, 3072, 768, SG_GEMM_BN, SG_GEMM_BK);
+    const CUtensorMap mH = sg_tmap_bf16(dH, M, 3072, SG_GEMM_BM, SG_GEMM_BK);
+    const CUtensorMap mW2 = sg_tmap_bf16(dW2, 768, 3072, SG_GEMM_BN, SG_GEMM_BK);
+    const sg_sm90_epilogue ep1 = {db1, 1, NULL, 0, NULL, dH, 3072};
+    const sg_sm90_epilogue ep2 = {db2, 0, dres, 768, dout, NULL, 768};
+
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeCooperative;  // all CTAs resident, or the launch fails instead of hanging
+    attr.val.cooperative = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(SG_LAB_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = 0;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    long launches = 0;
+    auto launch = [&](int which) {
+        SG_CK(cudaLaunchKernelEx(&cfg, kern, mX, mW1, mH, mW2, (const int *)(dtasks + off[which]),
+                                 cnt[which], sizes[which], ep1, ep2, dcnt, (int)(launches & 1)));
+        launches++;
+    };
+    for (int i = 0; i < a->stress; i++) launch(i % 6);
+    SG_CK(cudaDeviceSynchronize());
+    SG_CK(cudaMemset(dH, 0xFF, M * 3072 * 2));  // NaN: a row FC2 read before FC1 wrote it would show
+    SG_CK(cudaMemset(dout, 0xFF, M * 768 * 4));
+    launch(6);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    SG_CK(cudaMemcpy(a->out, dout, M * 768 * 4, cudaMemcpyDeviceToHost));
+    a->us = a->tflops = 0;
+    if (a->reps > 0) {
+        cudaEvent_t e0, e1;
+        SG_CK(cudaEventCreate(&e0));
+        SG_CK(cudaEventCreate(&e1));
+        SG_CK(cudaEventRecord(e0));
+        for (int r = 0; r < a->reps; r++) launch(6);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        a->us = 1000.0 * ms / a->reps;
+        a->tflops = 2.0 * M * 768 * 3072 * 2 / (a->us * 1e-6) / 1e12;
+        SG_CK(cudaEventDestroy(e0));
+        SG_CK(cudaEventDestroy(e1));
+    }
+    SG_CK(cudaFree(dX));
+    SG_CK(cudaFree(dW1));
+    SG_CK(cudaFree(dW2));
+    SG_CK(cudaFree(dH));
+    SG_CK(cudaFree(db1));
+    SG_CK(cudaFree(db2));
+    SG_CK(cudaFree(dres));
+    SG_CK(cudaFree(dout));
+    SG_CK(cudaFree(dcnt));
+    SG_CK(cudaFree(dtasks));
+    return 0;
+}
+
+extern "C" int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t errlen) {
+    if (!sg_sm90_lab_available(err, errlen)) return -1;
+    if (a->M < 1 || !a->x || !a->gamma || !a->beta || !a->out) {
+        snprintf(err, errlen, "sm90 lab layernorm: bad arguments (M %d)", a->M);
+        return -1;
+    }
+    const size_t M = a->M;
+    float *dx = sg_upload_f32(a->x, M * SG_LN_D), *dg = sg_upload_f32(a->gamma, SG_LN_D);
+    float *db = sg_upload_f32(a->beta, SG_LN_D);
+    __nv_bfloat16 *dy = NULL;
+    SG_CK(cudaMalloc(&dy, M * SG_LN_D * 2));
+    SG_CK(cudaMemset(dy, 0xFF, M * SG_LN_D * 2));  // bf16 NaN: an unwritten element cannot pass
+    const int tiles = (int)((M + SG_GEMM_BM - 1) / SG_GEMM_BM), grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
+    sg_sm90_lab_ln_kernel<<<grid, SG_LAB_THREADS>>>(dx, dg, db, a->eps, dy, (int)M);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    sg_download_bf16(a->out, dy, M * SG_LN_D);
+    a->us = 0;
+    if (a->reps > 0) {
+        cudaEvent_t e0, e1;
+        SG_CK(cudaEventCreate(&e0));
+        SG_CK(cudaEventCreate(&e1));
+        SG_CK(cudaEventRecord(e0));
+        for (int r = 0; r < a->reps; r++)
+            sg_sm90_lab_ln_kernel<<<grid, SG_LAB_THREADS>>>(dx, dg, db, a->eps, dy, (int)M);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        a->us = 1000.0 * ms / a->reps;
+        SG_CK(cudaEventDestroy(e0));
+        SG_CK(cudaEventDestroy(e1));
+    }
+    SG_CK(cudaFree(dx));
+    SG_CK(cudaFree(dg));
+    SG_CK(cudaFree(db));
+    SG_CK(cudaFree(dy));
+    return 0;
+}

@@ -1,0 +1,63 @@
+// kernel/sm90/sm90_ln.cuh — LayerNorm of one row tile as a megakernel task (sm_90a).
+//
+// y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta for D = 768, x fp32 (the residual stream), y bf16
+// (the next GEMM's A operand). Run by the consumer warps of the CTA (megakernel.md §2, option 1): one warp per
+// row, each lane holding 24 values (6 float4 at columns 4 lane + 128 i, so every load instruction of the warp
+// reads 512 contiguous bytes), statistics in fp32 with the exact two-pass formula from registers (no
+// E[x^2] - E[x]^2 cancellation: ViT residual streams carry channels far larger than the row's spread).
+#ifndef SG_SM90_LN_CUH
+#define SG_SM90_LN_CUH
+
+#include "sm90_ptx.cuh"
+
+#define SG_LN_D 768
+#define SG_LN_PER_LANE (SG_LN_D / 32)  // 24
+
+__device__ __forceinline__ float sg_warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...).
+// x: [M, ldx] fp32; y: [M, ldy] bf16; ldx, ldy multiples of 4.
+__device__ __forceinline__ void sg_sm90_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
+                                                float eps, __nv_bfloat16 *y, int ldy, int r0, int rows, int M,
+                                                int warp, int nwarps) {
+    const int lane = threadIdx.x % 32;
+    const int r_end = r0 + rows < M ? r0 + rows : M;
+    for (int r = r0 + warp; r < r_end; r += nwarps) {
+        float v[SG_LN_PER_LANE];
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+            const float4 q = *reinterpret_cast<const float4 *>(x + (size_t)r * ldx + 4 * lane + 128 * i);
+            v[4 * i] = q.x;
+            v[4 * i + 1] = q.y;
+            v[4 * i + 2] = q.z;
+            v[4 * i + 3] = q.w;
+        }
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE; i++) s += v[i];
+        const float mean = sg_warp_sum(s) * (1.0f / SG_LN_D);
+        float ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE; i++) ss += (v[i] - mean) * (v[i] - mean);
+        const float rstd = 1.0f / sqrtf(sg_warp_sum(ss) * (1.0f / SG_LN_D) + eps);  // not rsqrtf: 2 ulp
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+            const int c = 4 * lane + 128 * i;
+            const float4 g = *reinterpret_cast<const float4 *>(gamma + c);
+            const float4 b = *reinterpret_cast<const float4 *>(beta + c);
+            const __nv_bfloat162 lo = __floats2bfloat162_rn((v[4 * i] - mean) * rstd * g.x + b.x,
+                                                            (v[4 * i + 1] - mean) * rstd * g.y + b.y);
+            const __nv_bfloat162 hi = __floats2bfloat162_rn((v[4 * i + 2] - mean) * rstd * g.z + b.z,
+                                                            (v[4 * i + 3] - mean) * rstd * g.w + b.w);
+            uint2 pk;
+            pk.x = *reinterpret_cast<const uint32_t *>(&lo);
+            pk.y = *reinterpret_cast<const uint32_t *>(&hi);
+            *reinterpret_cast<uint2 *>(y + (size_t)r * ldy + c) = pk;
+        }
+    }
+}
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# scripts/sm90-lab.sh [OUTDIR] — builds and runs the Hopper megakernel stage lab on an H100/H200, standalone.
+#
+# Builds only kernel/sm90/*.cu and tests/test_sm90_lab.c (so it works while the rest of the tree is mid-edit),
+# into build/sm90lab/, then: ptxas report, SASS census (HGMMA, UTMALDG, SYNCS, LDL/STL), the correctness
+# checks, the --bench timings, and compute-sanitizer memcheck / racecheck / synccheck on the --quick case.
+# Logs go to OUTDIR (default build/sm90lab/logs). Needs nvcc, gcc, cuobjdump, compute-sanitizer (CUDA 13.0).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${1:-build/sm90lab/logs}
+B=build/sm90lab
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+mkdir -p "$B" "$OUT"
+flags="-std=c++17 -O3 -g -lineinfo -I. -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings --expt-relaxed-constexpr"
+objs=""
+for f in kernel/sm90/*.cu; do
+    o=$B/$(basename "$f" .cu).o
+    $NVCC $flags -gencode arch=compute_90a,code=sm_90a -Xptxas -v -c "$f" -o "$o" 2>>"$OUT/ptxas.txt" ||
+        { cat "$OUT/ptxas.txt"; exit 1; }
+    objs="$objs $o"
+done
+gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -I. -Itests -c tests/test_sm90_lab.c -o $B/test_sm90_lab.o || exit 1
+g++ -fopenmp $B/test_sm90_lab.o $objs -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lpthread -lm -o $B/test_sm90_lab ||
+    exit 1
+grep -E "registers|spill|C75" "$OUT/ptxas.txt"
+{
+    cuobjdump --dump-resource-usage $B/sm90_lab.o
+    echo "SASS census (function, opcode, count):"
+    cuobjdump -sass $B/sm90_lab.o | awk '/Function :/ {f = $3}
+        {for (i = 1; i <= NF; i++) if ($i ~ /^(HGMMA|UTMALDG|SYNCS|LDL|STL|WARPGROUP|USETMAXREG|BAR)/) {
+            split($i, a, "."); c[f " " a[1]]++ }}
+        END {for (k in c) print k, c[k]}' | sort
+} | tee "$OUT/sass-census.txt"
+cuobjdump -sass $B/sm90_lab.o | gzip >"$OUT/sass.txt.gz"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+echo "=== checks + bench"
+$B/test_sm90_lab --bench 2>&1 | tee "$OUT/lab.txt"
+rc=${PIPESTATUS[0]}
+for tool in memcheck racecheck synccheck; do
+    echo "=== compute-sanitizer --tool $tool (quick)"
+    timeout 120 compute-sanitizer --tool $tool $B/test_sm90_lab --quick >"$OUT/sanitizer-$tool.txt" 2>&1
+    echo "exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/sanitizer-$tool.txt" | head -5
+done
+exit $rc
