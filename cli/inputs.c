@@ -1,0 +1,251 @@
+/* cli/inputs.c — the streaming input enumerator (see inputs.h). */
+#include "inputs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include "buf.h"
+
+typedef struct dir_frame {
+    char *dir;       /* path of this directory as it will prefix its entries */
+    char **names;    /* sorted entry names */
+    size_t n, next;
+    dev_t dev;
+    ino_t ino;
+} dir_frame;
+
+struct sg_cli_inputs {
+    char **paths;
+    int npaths, next_path;
+    dir_frame *stack;
+    int depth, cap;
+    FILE *list;       /* --files-from, or NULL */
+    int list_is_stdin, nul_sep, all_files;
+    char *line;
+    size_t line_cap;
+};
+
+int sg_cli_is_image_name(const char *name) {
+    /* The containers preprocess/ decodes: JPEG (libjpeg-turbo), GIF (its own decoder), and PNG, BMP, TGA,
+     * PSD and binary PNM (P5/P6) through stb_image. */
+    static const char *const exts[] = {"jpg", "jpeg", "jpe", "jfif", "png", "bmp", "dib", "gif", "tga", "psd",
+                                       "pnm", "ppm", "pgm"};
+    const char *dot = strrchr(name, '.');
+    if (!dot) return 0;
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (strcasecmp(dot + 1, exts[i]) == 0) return 1;
+    return 0;
+}
+
+sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, const char *files_from, int nul_sep, int all_files,
+                                  char *err, size_t errlen) {
+    sg_cli_inputs *it = sg_cli_xcalloc(1, sizeof *it);
+    it->paths = paths;
+    it->npaths = npaths;
+    it->nul_sep = nul_sep;
+    it->all_files = all_files;
+    if (files_from) {
+        if (strcmp(files_from, "-") == 0) {
+            it->list = stdin;
+            it->list_is_stdin = 1;
+        } else if (!(it->list = fopen(files_from, "r"))) {
+            snprintf(err, errlen, "--files-from %s: %s", files_from, strerror(errno));
+            free(it);
+            return NULL;
+        }
+    }
+    return it;
+}
+
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t dl = strlen(dir), nl = strlen(name);
+    int slash = dl > 0 && dir[dl - 1] != '/';
+    char *p = sg_cli_xmalloc(dl + slash + nl + 1);
+    memcpy(p, dir, dl);
+    if (slash) p[dl] = '/';
+    memcpy(p + dl + slash, name, nl + 1);
+    return p;
+}
+
+static char *xasprintf_err(const char *fmt, const char *a, const char *b) {
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *p = sg_cli_xmalloc(n);
+    snprintf(p, n, fmt, a, b);
+    return p;
+}
+
+/* Reads and sorts directory `dir` into a new frame on the stack. Returns NULL on success or a malloc'd
+ * reason. */
+static char *push_dir(sg_cli_inputs *it, const char *dir, const struct stat *st) {
+    for (int i = 0; i < it->depth; i++)
+        if (it->stack[i].dev == st->st_dev && it->stack[i].ino == st->st_ino)
+            return xasprintf_err("directory loop: already inside %s%s", it->stack[i].dir, "");
+    DIR *d = opendir(dir);
+    if (!d) return xasprintf_err("cannot open directory: %s%s", strerror(errno), "");
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    errno = 0;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, cap * sizeof *names);
+            if (!nn) SG_CLI_DIE("out of memory listing %s", dir);
+            names = nn;
+        }
+        names[n++] = sg_cli_xstrdup(e->d_name);
+    }
+    int rerr = errno;
+    closedir(d);
+    if (rerr) {
+        for (size_t i = 0; i < n; i++) free(names[i]);
+        free(names);
+        return xasprintf_err("cannot read directory: %s%s", strerror(rerr), "");
+    }
+    qsort(names, n, sizeof *names, cmp_names);
+    if (it->depth == it->cap) {
+        it->cap = it->cap ? it->cap * 2 : 8;
+        dir_frame *ns = realloc(it->stack, (size_t)it->cap * sizeof *ns);
+        if (!ns) SG_CLI_DIE("out of memory");
+        it->stack = ns;
+    }
+    dir_frame *f = &it->stack[it->depth++];
+    f->dir = sg_cli_xstrdup(dir);
+    f->names = names;
+    f->n = n;
+    f->next = 0;
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    return NULL;
+}
+
+static void pop_dir(sg_cli_inputs *it) {
+    dir_frame *f = &it->stack[--it->depth];
+    for (size_t i = f->next; i < f->n; i++) free(f->names[i]);
+    free(f->names);
+    free(f->dir);
+}
+
+static void set_input(sg_cli_input *in, char *path, char *error, int is_stdin) {
+    in->path = path;
+    in->error = error;
+    in->is_stdin = is_stdin;
+}
+
+/* Next entry of the directory walk, if one is under way: 1 yielded, 0 walk finished. */
+static int next_from_walk(sg_cli_inputs *it, sg_cli_input *in) {
+    while (it->depth > 0) {
+        dir_frame *f = &it->stack[it->depth - 1];
+        if (f->next == f->n) {
+            pop_dir(it);
+            continue;
+        }
+        char *name = f->names[f->next++];
+        char *path = join(f->dir, name);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            int e = errno;
+            int image = sg_cli_is_image_name(name) || it->all_files;
+            free(name);
+            if (!image) {
+                free(path);
+                continue;
+            }
+            set_input(in, path, xasprintf_err("%s%s", strerror(e), ""), 0);
+            return 1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            free(name);
+            char *why = push_dir(it, path, &st);
+            if (why) {
+                set_input(in, path, why, 0);
+                return 1;
+            }
+            free(path);
+            continue;
+        }
+        int wanted = it->all_files || sg_cli_is_image_name(name);
+        free(name);
+        if (!wanted) {
+            free(path);
+            continue;
+        }
+        /* A FIFO, socket or device found in a tree would block or never end when read: report it instead
+         * of opening it. (Operands are opened as given: `<(cmd)` is a pipe on purpose.) */
+        char *why =
+            S_ISREG(st.st_mode) ? NULL : sg_cli_xstrdup("not a regular file (FIFO, socket or device): not read");
+        set_input(in, path, why, 0);
+        return 1;
+    }
+    return 0;
+}
+
+int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t errlen) {
+    for (;;) {
+        if (next_from_walk(it, in)) return 1;
+        if (it->next_path < it->npaths) {
+            const char *p = it->paths[it->next_path++];
+            if (strcmp(p, "-") == 0) {
+                set_input(in, sg_cli_xstrdup("-"), NULL, 1);
+                return 1;
+            }
+            struct stat st;
+            if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+                char *why = push_dir(it, p, &st);
+                if (why) {
+                    set_input(in, sg_cli_xstrdup(p), why, 0);
+                    return 1;
+                }
+                continue;
+            }
+            set_input(in, sg_cli_xstrdup(p), NULL, 0);
+            return 1;
+        }
+        if (!it->list) return 0;
+        errno = 0;
+        ssize_t n = getdelim(&it->line, &it->line_cap, it->nul_sep ? '\0' : '\n', it->list);
+        if (n < 0) {
+            if (ferror(it->list)) {
+                snprintf(err, errlen, "--files-from: read error: %s", strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
+        if (n > 0 && it->line[n - 1] == (it->nul_sep ? '\0' : '\n')) it->line[--n] = '\0';
+        if (n == 0) continue; /* blank lines (and an empty trailing record) are not inputs */
+        if (strlen(it->line) != (size_t)n) {
+            /* a NUL inside a newline-separated list: the list was made with -print0 but read without -0 */
+            snprintf(err, errlen, "--files-from: entry contains a NUL byte (use -0 for find -print0 lists)");
+            return -1;
+        }
+        struct stat st;
+        if (stat(it->line, &st) == 0 && S_ISDIR(st.st_mode)) {
+            char *why = push_dir(it, it->line, &st);
+            if (why) {
+                set_input(in, sg_cli_xstrdup(it->line), why, 0);
+                return 1;
+            }
+            continue;
+        }
+        set_input(in, sg_cli_xstrdup(it->line), NULL, 0);
+        return 1;
+    }
+}
+
+void sg_cli_inputs_close(sg_cli_inputs *it) {
+    if (!it) return;
+    while (it->depth > 0) pop_dir(it);
+    free(it->stack);
+    if (it->list && !it->list_is_stdin) fclose(it->list);
+    free(it->line);
+    free(it);
+}

@@ -1,0 +1,41 @@
+/* cli/inputs.h — streaming enumeration of the inputs: PATH operands, directories, --files-from.
+ *
+ * Order: the PATH operands as given (a directory is walked depth-first where it stands, each directory's
+ * entries sorted by byte-wise name, subdirectories entered at their place in that order), then the
+ * --files-from list as it is read. Nothing is listed ahead: memory is one sorted directory listing per
+ * level being walked, so a million-file tree or list streams. Operands are taken as given whatever their
+ * extension (a missing one is still yielded: reading it fails and is reported like any bad input); files
+ * found in directories are taken only with an image extension unless all_files, and one that is not a
+ * regular file (a FIFO would block the reader forever) is yielded with an error, unread. Symbolic links are
+ * followed; a directory already on the current walk path (a link loop) is reported and not re-entered.
+ */
+#ifndef SG_CLI_INPUTS_H
+#define SG_CLI_INPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sg_cli_inputs sg_cli_inputs;
+
+typedef struct sg_cli_input {
+    char *path;     /* malloc'd; the caller frees it */
+    char *error;    /* malloc'd reason when the entry itself could not be read (unreadable directory, link
+                       loop, dangling link, not a regular file), else NULL */
+    int is_stdin;   /* the lone "-" operand: read the image's bytes from stdin */
+} sg_cli_input;
+
+/* Starts an enumeration. files_from may be NULL or "-" (stdin). Returns NULL with a reason in err when
+ * files_from cannot be opened. */
+sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, const char *files_from, int nul_sep, int all_files,
+                                  char *err, size_t errlen);
+
+/* Yields the next input: 1 (in fills *in), 0 at the end. A read error on the --files-from list ends the
+ * enumeration with -1 and a reason in err. Not thread-safe: callers serialise. */
+int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t errlen);
+
+void sg_cli_inputs_close(sg_cli_inputs *it);
+
+/* 1 if name ends with an image extension the decoder understands (case-insensitive). */
+int sg_cli_is_image_name(const char *name);
+
+#endif

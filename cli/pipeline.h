@@ -1,0 +1,61 @@
+/* cli/pipeline.h — the parallel, ordered embedding pipeline.
+ *
+ *   enumerator ──> N decode workers ──> ring of R pixel batches ──> compute thread ──> writer thread
+ *   (streaming,     (read, decode,       (bounded: workers wait     (submit batch j,    (rows in input
+ *    shard/resume    resize into their    for a free batch)          collect j-1: two    order, errors
+ *    filters)        input's slot)                                    in flight)          reported here)
+ *
+ * Input i (counted after the shard and resume filters) goes to slot i % B of batch i / B, which lives in
+ * ring entry (i / B) % R; a worker waits until that entry has been handed to the backend, so memory is
+ * O(B x R x S x S x 3) however many inputs there are, and batches reach the backend — and rows the output —
+ * in input order whichever worker finishes first. Failed inputs take no place in the backend's batch (the
+ * ok pixels are packed) but keep their place in the output order. The writer prints each failure as
+ * "siglip2-embed: PATH: reason" in input order, then skips it, writes a null row, or stops the run.
+ */
+#ifndef SG_CLI_PIPELINE_H
+#define SG_CLI_PIPELINE_H
+
+#include <stdint.h>
+#include "../kernel/backend.h"
+#include "../preprocess/preprocess.h"
+#include "args.h"
+#include "inputs.h"
+#include "pathset.h"
+#include "progress.h"
+#include "writer.h"
+
+typedef struct sg_cli_pipeline_cfg {
+    sg_backend *backend;
+    sg_cli_inputs *inputs;
+    sg_cli_writer *writer;
+    const sg_preprocess_opts *pre;  /* out_size must equal the backend's image_size */
+    int batch;                      /* B, at most backend->max_batch */
+    int threads;                    /* decode workers, >= 1 */
+    int normalize;
+    sg_cli_on_error on_error;
+    int shard_k, shard_n;
+    const sg_cli_pathset *done;     /* --resume: escaped paths to skip, or NULL */
+    const char *dump_dir;           /* --dump-preprocessed, or NULL */
+    sg_cli_progress *progress;      /* may be disabled (out == NULL) */
+    uint64_t total_hint;            /* inputs expected, 0 = unknown until enumeration ends */
+} sg_cli_pipeline_cfg;
+
+typedef struct sg_cli_pipeline_stats {
+    uint64_t embedded;       /* rows with an embedding */
+    uint64_t failed;         /* inputs that could not be embedded (reported) */
+    uint64_t skipped_shard;  /* enumerated but belonging to another shard */
+    uint64_t skipped_done;   /* already in the output (--resume) */
+    uint64_t not_reached;    /* enumerated but never written because the run stopped early */
+    int stopped;             /* --on-error fail stopped the run */
+    double read_s, decode_s, resize_s;  /* summed over the workers (CPU seconds) */
+    double compute_s;        /* the compute thread's time inside submit + collect */
+    double write_s;          /* the writer's time formatting and writing */
+    double wall_s;
+} sg_cli_pipeline_stats;
+
+/* Runs everything to the end of the inputs (or the first failure with --on-error fail). Returns 0, or -1
+ * on a fatal error (backend failure, write error, unreadable --files-from list) with a message in err;
+ * stats are filled either way. */
+int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *stats, char *err, size_t errlen);
+
+#endif

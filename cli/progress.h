@@ -1,0 +1,32 @@
+/* cli/progress.h — the one-line progress display on stderr.
+ *
+ * "\r  1234/5000 images  25%  412.3 img/s  ETA 0:00:09  (3 failed)" redrawn at most every 0.2 s (so a fast
+ * run does not spend its time on the terminal); the total is shown once known (explicit file operands, or
+ * when enumeration has finished), otherwise only the count and rate. finish() ends the line. With --progress
+ * into a file or pipe the same '\r' lines are written without terminal escape codes.
+ */
+#ifndef SG_CLI_PROGRESS_H
+#define SG_CLI_PROGRESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct sg_cli_progress {
+    FILE *out;          /* NULL: disabled */
+    double t0, last;    /* start time, last redraw (seconds, monotonic) */
+    int drawn;          /* a line is on screen */
+    int tty;            /* out is a terminal: erase to end of line with ESC[K; else plain '\r' */
+} sg_cli_progress;
+
+/* Seconds on a monotonic clock. */
+double sg_cli_now(void);
+
+void sg_cli_progress_init(sg_cli_progress *p, FILE *out);
+/* Redraws if 0.2 s passed since the last redraw or force is set. total == 0: unknown. */
+void sg_cli_progress_update(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int force);
+/* Clears the line before another message is printed on stderr. */
+void sg_cli_progress_clear(sg_cli_progress *p);
+/* Draws the final state and ends the line. */
+void sg_cli_progress_finish(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total);
+
+#endif

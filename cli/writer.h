@@ -1,0 +1,54 @@
+/* cli/writer.h — the output formats, one row at a time, in input order.
+ *
+ *   json   one input: {"path":...,"embedding":[...]}; otherwise a JSON array of those, streamed ("[", rows
+ *          separated by ",\n", "]") so nothing is held back
+ *   jsonl  one object per line; flushed at every batch boundary so a pipe sees rows as batches finish
+ *   npy    NumPy format 1.0, float32 little-endian, shape (N, D); the header is written with room for any N
+ *          and rewritten with the final N at the end (NumPy allows space padding before the '\n')
+ *   fbin   uint32 N, uint32 D, then N*D float32 (DiskANN / big-ann-benchmarks); N patched at the end
+ *   fvecs  per row: int32 D then D float32 (the FAISS/TEXMEX benchmark format)
+ *   f32    raw little-endian float32 rows
+ * A failed input written as a row (--on-error null) is "embedding": null in JSON and a row of NaN in binary
+ * formats. Binary formats to a file are written to FILE.tmp.PID (and FILE.paths.tmp.PID) and renamed into
+ * place only when complete, so a FILE that exists is whole; FILE.paths holds one path per line in row order.
+ * A path containing a newline cannot be listed there, so such an input is refused (the caller reports it).
+ */
+#ifndef SG_CLI_WRITER_H
+#define SG_CLI_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "args.h"
+
+typedef struct sg_cli_writer sg_cli_writer;
+
+typedef struct sg_cli_writer_cfg {
+    const char *path;  /* NULL: stdout */
+    sg_cli_format format; /* not SG_FMT_AUTO */
+    int dim;
+    int single;        /* json: the run has exactly one input, write a bare object */
+    int append;        /* jsonl: open path for appending (--resume) */
+} sg_cli_writer_cfg;
+
+/* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe). */
+sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen);
+
+/* 1 if this writer cannot hold path (binary formats with a paths file: a newline in the path). */
+int sg_cli_writer_rejects_path(const sg_cli_writer *w, const char *path);
+
+/* Writes one row: vec holds dim floats, or NULL for a failed input kept as a null/NaN row.
+ * Returns 0, or -1 with a reason in err (write error: disk full, closed pipe). */
+int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char *err, size_t errlen);
+
+/* Pushes buffered rows to the file (called at batch boundaries). Returns 0 or -1 with a reason. */
+int sg_cli_writer_flush(sg_cli_writer *w, char *err, size_t errlen);
+
+/* Finishes the file (closing bracket, final N in the header, rename into place) and frees w. With commit
+ * == 0 (a failed run) a temporary binary output is removed instead, and text outputs are just flushed.
+ * Returns 0 or -1 with a reason. */
+int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen);
+
+/* Rows written so far. */
+uint64_t sg_cli_writer_rows(const sg_cli_writer *w);
+
+#endif

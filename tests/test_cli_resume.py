@@ -1,0 +1,134 @@
+"""tests/test_cli_resume.py — siglip2-embed never loses or duplicates work: --resume after kill -9 at random
+moments, and --shard K/N covering the input exactly once.
+
+Resume: at least 25 rounds (22 or more of them killed mid-run) of `--resume` killed with SIGKILL after a
+random delay (a few rounds also get a torn, half-written last line appended, as a crash inside write() would
+leave). After every kill the file must hold only whole, distinct rows plus at most one torn last line; after a
+final uninterrupted --resume it must hold
+every input exactly once with the same embedding as an uninterrupted run (fresh random-noise images each run;
+tolerance 1e-6 absolute on unit-norm rows, as batches are composed differently after a resume).
+Shards: --shard K/3 for K = 0, 1, 2 are disjoint, their union is the whole input, rows equal the unsharded run.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sgtest import BIN, ROOT, TMP, check, done, fail, ok  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
+IMAGES = os.path.join(ROOT, "tests/images")
+W = ["--backend", "cpu", "--weights", FIX, "-q", "-b", "4", "-j", "2"]
+work = os.path.join(TMP, "cli_resume")
+shutil.rmtree(work, ignore_errors=True)
+inp = os.path.join(work, "in")
+os.makedirs(inp)
+rng = random.Random()
+nrng = np.random.default_rng()
+
+# 60 inputs: copies of the test images and fresh random PPMs, so every run sees new pixels
+names = sorted(n for n in os.listdir(IMAGES) if n.lower().endswith((".png", ".jpg", ".bmp", ".gif", ".ppm")))
+for i in range(30):
+    n = rng.choice(names)
+    shutil.copy(os.path.join(IMAGES, n), os.path.join(inp, f"img{i:03d}{os.path.splitext(n)[1]}"))
+for i in range(30):
+    h, w = nrng.integers(8, 300, size=2)
+    px = nrng.integers(0, 256, size=(h, w, 3), dtype=np.uint8)
+    with open(os.path.join(inp, f"noise{i:03d}.ppm"), "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (w, h) + px.tobytes())
+ALL = sorted(os.path.join(inp, n) for n in os.listdir(inp))
+
+
+def read_rows(path):
+    """Whole rows of a JSONL output and whether a torn last line is present."""
+    data = open(path, "rb").read() if os.path.exists(path) else b""
+    lines = data.split(b"\n")
+    torn = lines.pop() != b""  # text after the last newline
+    return [json.loads(line) for line in lines], torn
+
+
+t0 = time.monotonic()
+ref_out = os.path.join(work, "ref.jsonl")
+r = subprocess.run([BIN] + W + [inp, "-o", ref_out], capture_output=True, timeout=600)
+full_time = time.monotonic() - t0
+ref_rows, _ = read_rows(ref_out)
+check(r.returncode == 0 and [x["path"] for x in ref_rows] == ALL,
+      f"reference run: {len(ALL)} rows in {full_time:.2f}s")
+ref = {x["path"]: np.array(x["embedding"], dtype=np.float32) for x in ref_rows}
+
+out = os.path.join(work, "r.jsonl")
+rounds, kills, completions, torn_seen, bad = 0, 0, 0, 0, []
+while (kills < 22 or rounds < 25) and rounds < 150:  # at least 22 kills mid-run, however fast the machine
+    rnd = rounds
+    rounds += 1
+    if rnd % 6 == 5 and os.path.exists(out):
+        with open(out, "ab") as f:  # simulate a crash inside write(): half a row, no newline
+            f.write(b'{"path":"' + ALL[0].encode() + b'","embedding":[0.1,0.2')
+    p = subprocess.Popen([BIN] + W + ["--resume", inp, "-o", out], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    time.sleep(rng.uniform(0.0, full_time * 0.7))  # usually before the end, whatever the machine's speed
+    if p.poll() is None:
+        p.send_signal(signal.SIGKILL)
+        kills += 1
+    rc = p.wait()
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    if rc not in (0, -signal.SIGKILL):
+        bad.append(f"round {rnd}: exit {rc}: {err[-300:]}")
+    try:
+        rows, torn = read_rows(out)
+    except ValueError as ex:
+        bad.append(f"round {rnd}: a whole line does not parse: {ex}")
+        break
+    torn_seen += torn
+    paths = [x["path"] for x in rows]
+    if len(paths) != len(set(paths)):
+        bad.append(f"round {rnd}: duplicate rows after kill")
+    if rc == 0:
+        completions += 1
+        if sorted(paths) != ALL:
+            bad.append(f"round {rnd}: completed run does not hold every input")
+        os.unlink(out)  # start over so later rounds are killed mid-run again
+check(not bad, f"{rounds} kill -9 rounds ({kills} killed mid-run, {completions} finished, {torn_seen} torn "
+      f"last lines seen): no duplicates, whole lines always parse" + (": " + "; ".join(bad[:3]) if bad else ""))
+check(kills >= 20, f"at least 20 rounds were killed mid-run ({kills})")
+
+r = subprocess.run([BIN] + W + ["--resume", inp, "-o", out], capture_output=True, timeout=600)
+rows, torn = read_rows(out)
+paths = [x["path"] for x in rows]
+check(r.returncode == 0 and not torn and sorted(paths) == ALL and len(paths) == len(set(paths)),
+      f"final --resume: every input exactly once ({len(paths)} rows, {len(set(paths))} distinct, {len(ALL)} inputs)")
+maxdiff = max(float(np.abs(np.array(x["embedding"], dtype=np.float32) - ref[x["path"]]).max()) for x in rows)
+check(maxdiff <= 1e-6, f"resumed rows equal an uninterrupted run (max abs diff {maxdiff:.1e})")
+r = subprocess.run([BIN] + W + ["--resume", inp, "-o", out], capture_output=True, timeout=600)
+check(r.returncode == 0 and read_rows(out)[0] == rows, "--resume of a finished file adds nothing")
+
+# --- shards
+seen = {}
+for k in range(3):
+    so = os.path.join(work, f"shard{k}.jsonl")
+    r = subprocess.run([BIN] + W + ["--shard", f"{k}/3", inp, "-o", so], capture_output=True, timeout=600)
+    check(r.returncode == 0, f"--shard {k}/3: exit 0")
+    for x in read_rows(so)[0]:
+        seen.setdefault(x["path"], []).append((k, x["embedding"]))
+counts = [len(v) for v in seen.values()]
+check(sorted(seen) == ALL and set(counts) == {1}, f"--shard K/3: union is the whole input, no overlaps "
+      f"({len(seen)} paths, max {max(counts)} shards each)")
+sizes = [sum(1 for v in seen.values() if v[0][0] == k) for k in range(3)]
+check(min(sizes) > 0, f"--shard K/3: every shard got work ({sizes})")
+check(all(np.array_equal(np.array(v[0][1], dtype=np.float32), ref[p]) for p, v in seen.items()),
+      "--shard: rows equal the unsharded run")
+lst = os.path.join(work, "list.txt")
+with open(lst, "w") as f:
+    f.write("\n".join(ALL) + "\n")
+a = subprocess.run([BIN] + W + ["--shard", "1/3", "--files-from", lst], capture_output=True, timeout=600)
+check([json.loads(line)["path"] for line in a.stdout.splitlines()] ==
+      [p for p in ALL if seen[p][0][0] == 1], "--shard with --files-from picks the same paths as with a directory")
+done()

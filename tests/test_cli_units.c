@@ -1,0 +1,434 @@
+/* tests/test_cli_units.c — the command's pure parts in isolation: flag parsing, shard hashing, JSON text,
+ * the resume line parser and file repair, the path set, the enumerator, and the writers' bytes.
+ * (End-to-end behaviour with the real model is in test_cli.sh and test_cli_formats.py.) */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "check.h"
+#include "../cli/args.h"
+#include "../cli/buf.h"
+#include "../cli/inputs.h"
+#include "../cli/json_text.h"
+#include "../cli/pathset.h"
+#include "../cli/resume.h"
+#include "../cli/shard.h"
+#include "../cli/writer.h"
+
+static char g_tmp[512];
+
+static int parse(sg_cli_args *a, char *err, const char *first, ...) {
+    static char *argv[64];
+    int argc = 0;
+    argv[argc++] = "siglip2-embed";
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) argv[argc++] = (char *)s;
+    va_end(ap);
+    argv[argc] = NULL;
+    return sg_cli_args_parse(argc, argv, a, err, 512);
+}
+
+static void test_args(void) {
+    sg_cli_args a;
+    char err[512];
+    CHECK(parse(&a, err, "x.jpg", NULL) == 0 && a.npaths == 1 && a.normalize == 1 && a.batch == 32 &&
+              a.format == SG_FMT_AUTO && a.on_error == SG_ON_ERROR_SKIP && a.shard_n == 0,
+          "args: defaults");
+    CHECK(parse(&a, err, "d1", "-o", "out.npy", "d2", "--batch", "7", "-j", "3", "--no-normalize", NULL) == 0 &&
+              a.npaths == 2 && strcmp(a.paths[0], "d1") == 0 && strcmp(a.paths[1], "d2") == 0 &&
+              strcmp(a.output, "out.npy") == 0 && a.batch == 7 && a.threads == 3 && a.normalize == 0,
+          "args: options after operands are parsed (GNU permutation)");
+    CHECK(parse(&a, err, "--", "-o", NULL) == 0 && a.npaths == 1 && strcmp(a.paths[0], "-o") == 0,
+          "args: -- ends options");
+    CHECK(parse(&a, err, "--shard", "3/8", "--on-error", "null", "--format", "fvecs", "--backend", "cpu",
+                "--precision", "fp8", "--resample", "bicubic", "--no-exif-rotate", "--fast-decode",
+                "--max-pixels", "4M", "--max-file-size", "10MiB", "--dump-preprocessed", "dd", "x", NULL) == 0 &&
+              a.shard_k == 3 && a.shard_n == 8 && a.on_error == SG_ON_ERROR_NULL && a.format == SG_FMT_FVECS &&
+              a.backend == SG_BACKEND_CPU && a.precision == SG_PRECISION_FP8 &&
+              a.resample == SG_RESAMPLE_BICUBIC && a.exif_rotate == 0 && a.fast_decode == 1 &&
+              a.max_pixels == 4ull << 20 && a.max_file_bytes == 10ull << 20 && strcmp(a.dump_dir, "dd") == 0,
+          "args: every pass-through option");
+    CHECK(parse(&a, err, "-", NULL) == 0 && a.npaths == 1, "args: lone - is an operand");
+    struct { const char *why; const char *v[6]; const char *needle; } bad[] = {
+        {"unknown long option", {"--frobnicate", "x"}, "--frobnicate"},
+        {"unknown short option", {"-Z", "x"}, "-Z"},
+        {"missing value", {"x", "--batch"}, "needs a value"},
+        {"batch 0", {"--batch", "0", "x"}, "--batch"},
+        {"batch not a number", {"--batch", "12abc", "x"}, "12abc"},
+        {"threads too many", {"-j", "99999", "x"}, "--threads"},
+        {"bad format", {"--format", "csv", "x"}, "csv"},
+        {"bad on-error", {"--on-error", "ignore", "x"}, "ignore"},
+        {"bad backend", {"--backend", "tpu", "x"}, "tpu"},
+        {"bad shard K>=N", {"--shard", "4/4", "x"}, "0-based"},
+        {"bad shard form", {"--shard", "1-4", "x"}, "K/N"},
+        {"no inputs", {NULL}, "no input"},
+        {"two stdin", {"-", "-"}, "only once"},
+        {"stdin twice", {"--files-from", "-", "-"}, "stdin"},
+        {"-0 without files-from", {"-0", "x"}, "-0"},
+        {"resume without -o", {"--resume", "x"}, "-o FILE"},
+        {"flag with value", {"--quiet=3", "x"}, "takes no value"},
+        {"max-pixels 0", {"--max-pixels", "0", "x"}, "--max-pixels"},
+        {"size suffix junk", {"--max-file-size", "3Q", "x"}, "3Q"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        int rc = parse(&a, err, bad[i].v[0], bad[i].v[1], bad[i].v[2], bad[i].v[3], NULL);
+        CHECK(rc == -1 && strstr(err, bad[i].needle), "args: rejects %s (message: %s)", bad[i].why, err);
+    }
+    CHECK(parse(&a, err, "--help", NULL) == 0 && a.help, "args: --help needs no input");
+    CHECK(parse(&a, err, "--version", NULL) == 0 && a.version, "args: --version");
+    CHECK(sg_cli_format_from_path("a/b.npy") == SG_FMT_NPY && sg_cli_format_from_path("x.JSONL") == SG_FMT_AUTO &&
+              sg_cli_format_from_path("x.ndjson") == SG_FMT_JSONL &&
+              sg_cli_format_from_path("dir.fbin/x") == SG_FMT_AUTO &&
+              sg_cli_format_from_path("e.fvecs") == SG_FMT_FVECS,
+          "args: format from extension");
+}
+
+static void test_shard(void) {
+    /* Published FNV-1a 64 test vectors (Fowler/Noll/Vo reference code): "" and "a" and "foobar". */
+    CHECK(sg_cli_fnv1a64("") == 0xcbf29ce484222325ull && sg_cli_fnv1a64("a") == 0xaf63dc4c8601ec8cull &&
+              sg_cli_fnv1a64("foobar") == 0x85944171f73967e8ull,
+          "shard: FNV-1a 64 matches the reference vectors");
+    int k, n;
+    char err[256];
+    CHECK(sg_cli_shard_parse("0/1", &k, &n, err, sizeof err) == 0 && k == 0 && n == 1, "shard: 0/1");
+    CHECK(sg_cli_shard_parse("-1/4", &k, &n, err, sizeof err) == -1, "shard: negative K refused");
+    CHECK(sg_cli_shard_parse("1/0", &k, &n, err, sizeof err) == -1, "shard: N = 0 refused");
+    /* every path in exactly one shard, roughly balanced */
+    int counts[7] = {0}, bad = 0;
+    for (int i = 0; i < 7000; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "photos/%05d.jpg", i);
+        int owners = 0;
+        for (int s = 0; s < 7; s++)
+            if (sg_cli_shard_keep(p, s, 7)) {
+                owners++;
+                counts[s]++;
+            }
+        bad += owners != 1;
+    }
+    int minc = 7000, maxc = 0;
+    for (int s = 0; s < 7; s++) {
+        if (counts[s] < minc) minc = counts[s];
+        if (counts[s] > maxc) maxc = counts[s];
+    }
+    CHECK(bad == 0, "shard: each of 7000 paths in exactly one of 7 shards");
+    CHECK(minc > 850 && maxc < 1150, "shard: balanced (min %d, max %d of expected 1000)", minc, maxc);
+}
+
+static void test_json(void) {
+    sg_cli_buf b = {0};
+    sg_cli_json_put_string(&b, "a\"b\\c\n\x01\x7f/é");
+    CHECK(strcmp(b.p, "\"a\\\"b\\\\c\\n\\u0001\x7f/é\"") == 0, "json: escapes quotes, backslash, controls: %s", b.p);
+    sg_cli_buf_clear(&b);
+    sg_cli_json_put_string(&b, "bad\xff\xc0\xafok\xed\xa0\x80\xf0\x9f\x98\x80");
+#define FFFD "\xEF\xBF\xBD"
+    CHECK(strcmp(b.p, "\"bad" FFFD FFFD FFFD "ok" FFFD FFFD FFFD "\xf0\x9f\x98\x80\"") == 0,
+          "json: invalid UTF-8 bytes (stray, overlong, surrogate) become U+FFFD, valid 4-byte kept");
+    sg_cli_buf_clear(&b);
+    sg_cli_buf_puts(&b, "x\xe2\x82");
+    sg_cli_buf_clear(&b);
+    sg_cli_json_put_string(&b, "\xe2\x82");
+    CHECK(strcmp(b.p, "\"\xEF\xBF\xBD\xEF\xBF\xBD\"") == 0, "json: truncated sequence at the end does not overread");
+    /* floats: %.9g round-trips every float32; check a spread of random bit patterns */
+    srand(12345);
+    int fails = 0, differ = 0;
+    char ref[64];
+    uint64_t x = (uint64_t)time(NULL) | 1; /* fresh bit patterns every run (xorshift64) */
+    for (int i = 0; i < 300000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint32_t u = (uint32_t)x;
+        float f;
+        memcpy(&f, &u, 4);
+        if (!isfinite(f)) continue;
+        sg_cli_buf_clear(&b);
+        sg_cli_json_put_float(&b, f);
+        float g = strtof(b.p, NULL);
+        fails += memcmp(&f, &g, 4) != 0;
+        snprintf(ref, sizeof ref, "%.9g", (double)f);
+        differ += strcmp(ref, b.p) != 0;
+    }
+    CHECK(fails == 0, "json: 300000 random float32 round-trip through the text exactly (%d failures)", fails);
+    /* 2 in 20 million differed in the last digit when measured: allow a handful, not a pattern */
+    CHECK(differ <= 3, "json: the fast formatter writes printf's %%.9g text (%d of 300000 differ)", differ);
+    const float edge[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.0001f, 0.00001f, 123456789.0f, 1e9f, 999999999.0f,
+                          1.17549435e-38f, 1e-45f, 3.40282347e+38f, 0.1f, 1.0f / 3.0f, 100.0f, 1e-10f};
+    int bad_edge = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        sg_cli_buf_clear(&b);
+        sg_cli_json_put_float(&b, edge[i]);
+        snprintf(ref, sizeof ref, "%.9g", (double)edge[i]);
+        if (strcmp(ref, b.p) != 0) {
+            printf("  edge case %s written as %s\n", ref, b.p);
+            bad_edge++;
+        }
+    }
+    CHECK(bad_edge == 0, "json: edge cases (zeros, powers of ten, denormals, FLT_MAX) match printf exactly");
+    sg_cli_buf_clear(&b);
+    sg_cli_json_put_float(&b, NAN);
+    sg_cli_buf_putc(&b, ',');
+    sg_cli_json_put_float(&b, -INFINITY);
+    CHECK(strcmp(b.p, "null,null") == 0, "json: NaN and inf become null");
+    sg_cli_buf_free(&b);
+}
+
+static int write_file(const char *path, const char *data) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fputs(data, f);
+    return fclose(f);
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *p = malloc(1 << 20);
+    *len = fread(p, 1, 1 << 20, f);
+    p[*len] = '\0';
+    fclose(f);
+    return p;
+}
+
+static void test_resume(void) {
+    const char *key;
+    size_t kl;
+    char err[256];
+    const char *good = "{\"path\":\"a\\\"b\",\"embedding\":[1,-2.5e-07,3]}";
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &kl, err, sizeof err) == 0 && kl == 6 &&
+              memcmp(key, "\"a\\\"b\"", 6) == 0,
+          "resume: parses our row and returns the escaped path key");
+    const char *nul = "{\"path\":\"x\",\"embedding\":null}";
+    CHECK(sg_cli_resume_parse_line(nul, strlen(nul), 3, &key, &kl, err, sizeof err) == 0, "resume: null row");
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 4, &key, &kl, err, sizeof err) == -1 &&
+              strstr(err, "expected 4"),
+          "resume: wrong dim refused (%s)", err);
+    const char *bads[] = {"{\"path\":\"x\",\"embedding\":[1,2,}", "{\"path\":\"x\",\"embedding\":[1,2,3]}x",
+                          "{\"name\":\"x\"}", "{\"path\":\"x\",\"embedding\":[1,zz,3]}", "",
+                          "{\"path\":\"x"};
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++)
+        CHECK(sg_cli_resume_parse_line(bads[i], strlen(bads[i]), 3, &key, &kl, err, sizeof err) == -1,
+              "resume: rejects '%s' (%s)", bads[i], err);
+
+    char path[600];
+    snprintf(path, sizeof path, "%s/r.jsonl", g_tmp);
+    sg_cli_pathset set = {0};
+    sg_cli_resume_info info;
+    unlink(path);
+    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 0,
+          "resume: a missing file means nothing done yet");
+    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"b\",\"embedding\":null}\n"
+                     "{\"path\":\"c\",\"embedding\":[1,2");
+    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
+              info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "\"a\"") && sg_cli_pathset_has(&set, "\"b\"") &&
+              !sg_cli_pathset_has(&set, "\"c\""),
+          "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
+    size_t len;
+    char *s = slurp(path, &len);
+    CHECK(s && len == 63 && s[len - 1] == '\n', "resume: file truncated to the last whole line (%zu bytes)", len);
+    free(s);
+    sg_cli_pathset_free(&set);
+    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"c\",\"embedding\":[1,2]}\n");
+    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 1,
+          "resume: an unparsable last line with newline is dropped too");
+    sg_cli_pathset_free(&set);
+    const char *foreign = "id,vec\n1,2\n3,4\n";
+    write_file(path, foreign);
+    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == -1 && strstr(err, ":1:"),
+          "resume: refuses a file that is not ours (%s)", err);
+    s = slurp(path, &len);
+    CHECK(s && strcmp(s, foreign) == 0, "resume: a refused file is left untouched");
+    free(s);
+    sg_cli_pathset_free(&set);
+}
+
+static void test_pathset(void) {
+    sg_cli_pathset set = {0};
+    int ok = 1;
+    for (int i = 0; i < 20000; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "k%d", i);
+        ok &= sg_cli_pathset_add(&set, p) == 1;
+    }
+    ok &= sg_cli_pathset_add(&set, "k77") == 0;
+    for (int i = 0; i < 20000; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "k%d", i);
+        ok &= sg_cli_pathset_has(&set, p);
+        snprintf(p, sizeof p, "j%d", i);
+        ok &= !sg_cli_pathset_has(&set, p);
+    }
+    CHECK(ok && set.count == 20000, "pathset: 20000 adds, duplicates and lookups");
+    sg_cli_pathset_free(&set);
+}
+
+static void touch(const char *dir, const char *name) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    write_file(p, "x");
+}
+
+static void test_inputs(void) {
+    char root[600], sub[700], sub2[800];
+    snprintf(root, sizeof root, "%s/tree", g_tmp);
+    snprintf(sub, sizeof sub, "%s/b_dir", root);
+    snprintf(sub2, sizeof sub2, "%s/z", root);
+    mkdir(root, 0777);
+    mkdir(sub, 0777);
+    mkdir(sub2, 0777);
+    touch(root, "c.png");
+    touch(root, "a.JPG");
+    touch(root, "notes.txt");
+    touch(sub, "x.jpeg");
+    touch(sub2, "y.gif");
+    char loop[900];
+    snprintf(loop, sizeof loop, "%s/loop", sub2);
+    symlink("..", loop);
+    char fifo[900];
+    snprintf(fifo, sizeof fifo, "%s/pipe.jpg", sub2);
+    mkfifo(fifo, 0666);
+    char *paths[] = {root, "missing.jpg"};
+    char err[256];
+    sg_cli_inputs *it = sg_cli_inputs_open(paths, 2, NULL, 0, 0, err, sizeof err);
+    sg_cli_buf got = {0};
+    sg_cli_input in;
+    int n = 0, loops = 0;
+    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
+        const char *rel = strncmp(in.path, root, strlen(root)) == 0 ? in.path + strlen(root) : in.path;
+        if (in.error) loops++;
+        else {
+            sg_cli_buf_puts(&got, rel);
+            sg_cli_buf_putc(&got, ';');
+        }
+        free(in.path);
+        free(in.error);
+        n++;
+    }
+    sg_cli_inputs_close(it);
+    CHECK(got.p && strcmp(got.p, "/a.JPG;/b_dir/x.jpeg;/c.png;/z/y.gif;missing.jpg;") == 0,
+          "inputs: sorted depth-first walk, image extensions only, operands as given: %s", got.p);
+    CHECK(loops == 2, "inputs: a symlink loop and a FIFO named .jpg are reported, not followed or read (%d)", loops);
+    sg_cli_buf_free(&got);
+
+    char list[700];
+    snprintf(list, sizeof list, "%s/list0", g_tmp);
+    FILE *f = fopen(list, "wb");
+    fwrite("one\0two\nlines\0\0three\0", 1, 22, f);
+    fclose(f);
+    it = sg_cli_inputs_open(NULL, 0, list, 1, 0, err, sizeof err);
+    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
+        sg_cli_buf_puts(&got, in.path);
+        sg_cli_buf_putc(&got, '|');
+        free(in.path);
+        free(in.error);
+    }
+    sg_cli_inputs_close(it);
+    CHECK(got.p && strcmp(got.p, "one|two\nlines|three|") == 0, "inputs: -0 list keeps newlines, skips empty");
+    sg_cli_buf_free(&got);
+    it = sg_cli_inputs_open(NULL, 0, list, 0, 0, err, sizeof err);
+    int rc = sg_cli_inputs_next(it, &in, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, "-0"), "inputs: NUL in a newline list is an error pointing at -0 (%s)", err);
+    sg_cli_inputs_close(it);
+    CHECK(sg_cli_inputs_open(NULL, 0, "/nonexistent/list", 0, 0, err, sizeof err) == NULL && strstr(err, "list"),
+          "inputs: unreadable --files-from reported (%s)", err);
+}
+
+static void test_writers(void) {
+    const float rows[2][3] = {{1.0f, -0.5f, 0.25f}, {3.0f, 4.0f, 5.0f}};
+    char path[700], err[256];
+    size_t len;
+    /* fbin: n, d, rows; a NaN row for the failed input */
+    snprintf(path, sizeof path, "%s/o.fbin", g_tmp);
+    sg_cli_writer_cfg c = {path, SG_FMT_FBIN, 3, 0, 0};
+    sg_cli_writer *w = sg_cli_writer_open(&c, err, sizeof err);
+    sg_cli_writer_row(w, "p0", rows[0], err, sizeof err);
+    sg_cli_writer_row(w, "p1", NULL, err, sizeof err);
+    sg_cli_writer_row(w, "p2", rows[1], err, sizeof err);
+    struct stat st;
+    CHECK(stat(path, &st) != 0, "writer: binary output is not in place before close");
+    CHECK(sg_cli_writer_rejects_path(w, "a\nb") && !sg_cli_writer_rejects_path(w, "ab"),
+          "writer: newline paths rejected for binary formats");
+    CHECK(sg_cli_writer_close(w, 1, err, sizeof err) == 0, "writer: fbin closes");
+    char *s = slurp(path, &len);
+    uint32_t hdr[2];
+    float v[9];
+    memcpy(hdr, s, 8);
+    memcpy(v, s + 8, sizeof v);
+    CHECK(len == 8 + 36 && hdr[0] == 3 && hdr[1] == 3 && v[0] == 1.0f && isnan(v[3]) && isnan(v[5]) && v[8] == 5.0f,
+          "writer: fbin header n=3 d=3 and rows (NaN row for the failure)");
+    free(s);
+    char pp[800];
+    snprintf(pp, sizeof pp, "%s.paths", path);
+    s = slurp(pp, &len);
+    CHECK(s && strcmp(s, "p0\np1\np2\n") == 0, "writer: FILE.paths lists the rows' paths");
+    free(s);
+    /* npy header */
+    snprintf(path, sizeof path, "%s/o.npy", g_tmp);
+    c.path = path;
+    c.format = SG_FMT_NPY;
+    w = sg_cli_writer_open(&c, err, sizeof err);
+    sg_cli_writer_row(w, "p0", rows[0], err, sizeof err);
+    sg_cli_writer_close(w, 1, err, sizeof err);
+    s = slurp(path, &len);
+    CHECK(len == 128 + 12 && memcmp(s, "\x93NUMPY\x01\x00", 8) == 0 && s[8] == 118 && s[9] == 0 &&
+              strstr(s + 10, "'shape': (1, 3)") && s[127] == '\n',
+          "writer: npy 1.0 header of 128 bytes with the final shape");
+    free(s);
+    /* an aborted binary run leaves nothing behind */
+    snprintf(path, sizeof path, "%s/gone.fvecs", g_tmp);
+    c.path = path;
+    c.format = SG_FMT_FVECS;
+    w = sg_cli_writer_open(&c, err, sizeof err);
+    sg_cli_writer_row(w, "p0", rows[0], err, sizeof err);
+    sg_cli_writer_close(w, 0, err, sizeof err);
+    snprintf(pp, sizeof pp, "%s.paths", path);
+    CHECK(stat(path, &st) != 0 && stat(pp, &st) != 0, "writer: aborted binary output removed");
+    /* json array and single object */
+    snprintf(path, sizeof path, "%s/o.json", g_tmp);
+    c.path = path;
+    c.format = SG_FMT_JSON;
+    w = sg_cli_writer_open(&c, err, sizeof err);
+    sg_cli_writer_row(w, "a", rows[0], err, sizeof err);
+    sg_cli_writer_row(w, "b", NULL, err, sizeof err);
+    sg_cli_writer_close(w, 1, err, sizeof err);
+    s = slurp(path, &len);
+    CHECK(s && strcmp(s, "[\n{\"path\":\"a\",\"embedding\":[1,-0.5,0.25]},\n"
+                         "{\"path\":\"b\",\"embedding\":null}\n]\n") == 0,
+          "writer: json array with a null row");
+    free(s);
+    c.single = 1;
+    w = sg_cli_writer_open(&c, err, sizeof err);
+    sg_cli_writer_row(w, "a", rows[1], err, sizeof err);
+    sg_cli_writer_close(w, 1, err, sizeof err);
+    s = slurp(path, &len);
+    CHECK(s && strcmp(s, "{\"path\":\"a\",\"embedding\":[3,4,5]}\n") == 0, "writer: json single object");
+    free(s);
+    c.path = NULL;
+    c.format = SG_FMT_NPY;
+    CHECK(sg_cli_writer_open(&c, err, sizeof err) == NULL && strstr(err, "-o"), "writer: npy to stdout refused (%s)",
+          err);
+}
+
+int main(void) {
+    const char *base = getenv("SG_TMP") ? getenv("SG_TMP") : "/tmp";
+    snprintf(g_tmp, sizeof g_tmp, "%s/cli_units.XXXXXX", base);
+    if (!mkdtemp(g_tmp)) {
+        printf("FAIL: cannot create a scratch directory under %s\n", base);
+        return 1;
+    }
+    test_args();
+    test_shard();
+    test_json();
+    test_resume();
+    test_pathset();
+    test_inputs();
+    test_writers();
+    return CHECK_DONE();
+}
