@@ -114,6 +114,9 @@ void sg_backend_describe(const sg_model *m, const sg_backend_opts *o, char *out,
                g.runtime_version / 1000, (g.runtime_version % 1000) / 10);
         sg_backend_kind k = preferred_kind(&g, why, sizeof why);
         APPEND("backend (auto): %s, because %s\n", k_names[k], why);
+        if (k == SG_BACKEND_SM90 || k == SG_BACKEND_SM100)
+            APPEND("  (if %s cannot be created here, auto falls back to cuda, then cpu; with weights, the line "
+                   "'backend chosen' says which ran)\n", k_names[k]);
     }
     if (m) {
         const sg_config *c = &m->cfg;

@@ -1,0 +1,42 @@
+/* kernel/cuda/cuda_common.h — error handling shared by the portable CUDA backend's sources.
+ *
+ * Two tiers (docs/style.md): a failing CUDA or cuBLASLt call is an environment error, so it is reported with
+ * file:line and the library's own words, never ignored. Functions that can fail return int (0 or -1) and write
+ * the message into the caller's err buffer through SG_CU_TRY / SG_LT_TRY; nothing here aborts, so that an out-of-
+ * memory or a lost device becomes a clear message from the command instead of a crash.
+ */
+#ifndef SG_CUDA_COMMON_H
+#define SG_CUDA_COMMON_H
+
+#include <cstdio>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+
+/* Evaluates a cudaError_t expression; on failure writes "file:line: expr: reason" into err and returns -1. */
+#define SG_CU_TRY(expr, err, errlen)                                                                    \
+    do {                                                                                                \
+        cudaError_t sg_e_ = (expr);                                                                     \
+        if (sg_e_ != cudaSuccess) {                                                                     \
+            snprintf((err), (errlen), "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #expr,                  \
+                     cudaGetErrorString(sg_e_), cudaGetErrorName(sg_e_));                               \
+            return -1;                                                                                  \
+        }                                                                                               \
+    } while (0)
+
+/* Same for a cublasStatus_t expression. */
+#define SG_LT_TRY(expr, err, errlen)                                                                    \
+    do {                                                                                                \
+        cublasStatus_t sg_s_ = (expr);                                                                  \
+        if (sg_s_ != CUBLAS_STATUS_SUCCESS) {                                                           \
+            snprintf((err), (errlen), "%s:%d: %s: cuBLASLt status %d", __FILE__, __LINE__, #expr,       \
+                     (int)sg_s_);                                                                       \
+            return -1;                                                                                  \
+        }                                                                                               \
+    } while (0)
+
+/* After a kernel launch: catches bad launch configurations at the place they happen. */
+#define SG_CU_LAUNCHED(err, errlen) SG_CU_TRY(cudaGetLastError(), err, errlen)
+
+static inline int sg_cu_div_up(long a, long b) { return (int)((a + b - 1) / b); }
+
+#endif

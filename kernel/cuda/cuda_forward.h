@@ -1,0 +1,56 @@
+/* kernel/cuda/cuda_forward.h — the SigLIP vision forward pass on one stream, for the portable backend.
+ *
+ * sg_cu_model owns the device weights, the cuBLASLt handle and workspace, and activation buffers sized for
+ * max_batch images. sg_cu_forward only enqueues work (kernels and cuBLASLt calls, no allocation, no sync), so
+ * the backend captures it into one CUDA graph per batch size. Per layer (M = n*T rows):
+ *   y = LN1(h) [bf16]; qkv = y Wqkv^T + b [bf16]; att = attention(qkv) [bf16]; h += att Wo^T + bo [fp32];
+ *   y = LN2(h); big = GELU(y W1^T + b1) [bf16]; h += big W2^T + b2 [fp32]
+ * then y = post-LN(h); kv = y Wkv^T + b; pooled = MAP head (q fixed) → out-proj → a; a += MLP(LN(a)).
+ * The residual stream h stays fp32; GEMM inputs are bf16 with fp32 accumulation.
+ */
+#ifndef SG_CUDA_FORWARD_H
+#define SG_CUDA_FORWARD_H
+
+#include <cstdint>
+#include "cuda_gemm.h"
+#include "cuda_weights.h"
+
+typedef struct sg_cu_plan {
+    sg_cu_gemm patch, qkv, o, fc1, fc2, hkv, hout, hfc1, hfc2;
+    int gelu_fused;                 /* 1: GELU in fc1's epilogue; 0: bias epilogue + sg_cu_gelu (also forced by
+                                       the environment variable SG_CUDA_UNFUSED_GELU, to cross-check) */
+} sg_cu_plan;
+
+typedef struct sg_cu_model {
+    sg_config cfg;
+    sg_cu_weights w;
+    cublasLtHandle_t lt;
+    void *workspace;                /* SG_CU_GEMM_WORKSPACE bytes */
+    int max_batch;
+    float *h;                       /* [M, D] residual stream */
+    sg_bf16 *y;                     /* [M, D] LayerNorm output */
+    sg_bf16 *qkv;                   /* [M + 16, 3D] (the head reuses it as kv [M, 2D]) */
+    sg_bf16 *att;                   /* [M, D] */
+    sg_bf16 *big;                   /* [M, max(F, C*P*P)]: fc1 output, and the patches */
+    sg_bf16 *hatt, *hy, *hmlp;      /* head: [n, D], [n, D], [n, F] */
+    float *pooled;                  /* [n, D] head output = pooler_output */
+    sg_cu_plan **plans;             /* [max_batch + 1], made on first use of each n */
+    void *act;                      /* one allocation holding the activations */
+} sg_cu_model;
+
+/* Checks that the config is one these kernels support (writes why not), uploads the weights, allocates
+ * activations for max_batch images on the current device. 0, or -1 with err (unsupported, out of memory with
+ * sizes, CUDA/cuBLASLt error); nothing stays allocated on failure. */
+int sg_cu_model_init(sg_cu_model *cm, const sg_model *m, int max_batch, char *err, size_t errlen);
+
+/* Makes the GEMM plans for batch size n (1..max_batch) if not made yet. Call before capturing sg_cu_forward. */
+int sg_cu_model_prepare(sg_cu_model *cm, int n, char *err, size_t errlen);
+
+/* Enqueues the forward of n images: pix is [n, S, S, 3] uint8 on the device; the result lands in cm->pooled.
+ * profile = 1 (never while capturing): times every op with events, waits, and prints a per-op summary. */
+int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, int profile, char *err,
+                  size_t errlen);
+
+void sg_cu_model_free(sg_cu_model *cm);
+
+#endif

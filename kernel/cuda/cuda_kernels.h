@@ -1,0 +1,56 @@
+/* kernel/cuda/cuda_kernels.h — the portable backend's own kernels (everything that is not a GEMM).
+ *
+ * Shapes use the legend of kernel/model.h; M = n * T token rows. Activations are row-major. Each launcher
+ * checks the launch and returns 0, or -1 with file:line in err; all run on the given stream and are safe to
+ * capture into a CUDA graph (no allocation, no synchronisation).
+ */
+#ifndef SG_CUDA_KERNELS_H
+#define SG_CUDA_KERNELS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+typedef __nv_bfloat16 sg_bf16;
+
+/* Sets the 256-entry uint8 → normalised float table the patchify kernel reads (sg_pixel_to_float of every byte
+ * value, so the GPU normalisation is bit-identical to the CPU's). Call once before any sg_cu_patchify. */
+int sg_cu_patchify_init(char *err, size_t errlen);
+
+/* pix: [n, S, S, 3] uint8 HWC. Writes patches: [M, C*P*P] bf16 in (c, ky, kx) order (the Conv2d weight's
+ * order), token m = img*T + i*G + j; and h: [M, D] fp32 = pos_b[m % T] (positions + conv bias), which the patch
+ * GEMM then accumulates into. */
+int sg_cu_patchify(const uint8_t *pix, int n, int S, int P, int D, const float *pos_b, sg_bf16 *patches,
+                   float *h, cudaStream_t st, char *err, size_t errlen);
+
+/* y[r] = LayerNorm(x[r]) * w + b for rows r < rows; x fp32 [rows, D], y bf16 [rows, D]; statistics in fp32,
+ * biased variance, as torch. D <= 1024. */
+int sg_cu_layernorm(const float *x, const float *w, const float *b, sg_bf16 *y, int rows, int D, float eps,
+                    cudaStream_t st, char *err, size_t errlen);
+
+/* x = GELU(x) in place: tanh_form 1 = gelu_pytorch_tanh, 0 = erf. For when the GEMM epilogue cannot do it. */
+int sg_cu_gelu(sg_bf16 *x, size_t count, int tanh_form, cudaStream_t st, char *err, size_t errlen);
+
+/* Multi-head self-attention over each image's T tokens, no mask. qkv: [n*T, 3D] bf16 (q | k | v, heads
+ * contiguous inside each), followed by at least 16 readable rows of padding; out: [n*T, D] bf16 with heads
+ * concatenated. Supports head_dim in {16, 32, 64, 128} and T <= 256; sg_cu_attention_supported says so. */
+int sg_cu_attention_supported(int T, int D, int H, char *why, size_t whylen);
+/* Raises the kernel's shared-memory limit for this T; once per process before the first launch (and outside
+ * graph capture). */
+int sg_cu_attention_init(int T, int D, int H, char *err, size_t errlen);
+int sg_cu_attention(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
+                    size_t errlen);
+
+/* The two implementations behind sg_cu_attention (cuda_attention_mma.cu; the WMMA one is internal). */
+size_t sg_cu_attention_mma_smem(int T, int Dh);
+int sg_cu_attention_mma_init(int T, int D, int H, char *err, size_t errlen);
+int sg_cu_attention_mma(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, int sms, cudaStream_t st,
+                        char *err, size_t errlen);
+
+/* The MAP head's attention: one query per head, q: [D] fp32 (probe projection, the same for every image);
+ * kv: [n*T, 2D] bf16 (k | v). out: [n, D] bf16. */
+int sg_cu_pool_attention(const float *q, const sg_bf16 *kv, sg_bf16 *out, int n, int T, int D, int H,
+                         cudaStream_t st, char *err, size_t errlen);
+
+#endif

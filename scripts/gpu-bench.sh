@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# scripts/gpu-bench.sh — one command on a GPU machine: our backends side by side with HF, same GPU, same run.
+#
+#   scripts/gpu-bench.sh        (results: table on stdout, gpu-bench.json under $OUT, else /tmp/sg-gpu-bench)
+#
+# 1. builds (as gpu-check.sh) and makes/reuses the full-size random checkpoint (speed does not depend on values);
+# 2. HF SiglipVisionModel sdpa bf16 at batch 1/32/256/1024 and torch.compile at 256 (scripts/hf_bench.py;
+#    SG_BENCH_COMPILE=max-autotune-no-cudagraphs for baselines.md's mode, 0 to skip);
+# 3. each of our GPU backends (cuda, sm90, sm100; 'unavailable: reason' when one does not construct) at the same
+#    batch sizes through tests/tools/sg_gpu_bench (cold start, median latency, throughput with 2 batches in
+#    flight so uploads overlap compute); and the cuda forward's CUDA graph alone with pixels already on the GPU
+#    (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed);
+# 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
+#    pipeline (.carry/bench/e2e_hf.py) and through siglip2-embed -b 256 per backend (files → npy);
+# 5. prints the table with images/s, latency and ratios to HF (scripts/gpu_report.py) and writes the JSON.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RES=${OUT:-/tmp/sg-gpu-bench}
+WORK=${SG_WORK:-/tmp/sg-gpu-work}
+mkdir -p "$RES" "$WORK"
+JOBS=$(nproc 2>/dev/null || echo 2)
+PY=${PYTHON:-python3}
+BATCHES=${SG_BENCH_BATCHES:-1,32,256,1024}
+NCORPUS=${SG_BENCH_CORPUS:-4000}
+BENCH=$ROOT/.carry/bench
+[ -d "$BENCH" ] || BENCH=$ROOT/../shared/bench
+die() { echo "gpu-bench: $*" >&2; exit 1; }
+T0=$SECONDS
+stamp() { echo "== [$((SECONDS - T0))s] $*"; }
+
+stamp "build"
+DEPS=()
+[ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
+make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tools/sg_gpu_bench build/tools/sg_gpu_graph_bench >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; die "build failed"; }
+BIN=$ROOT/siglip2-embed
+CKPT=$WORK/siglip2-base-random
+if [ ! -f "$CKPT/model.safetensors" ]; then
+    stamp "checkpoint"
+    $PY scripts/make_fixtures.py --full-size "$CKPT" >"$WORK/ckpt.log" 2>&1 || { tail "$WORK/ckpt.log"; die "checkpoint"; }
+fi
+# Warm the page cache so cold start measures the load from cache, as the issue defines it.
+cat "$CKPT/model.safetensors" >/dev/null
+
+stamp "HF encoder"
+$PY scripts/hf_bench.py "$BATCHES" | tee "$WORK/hf_bench.jsonl" || echo "hf_bench failed"
+
+: >"$WORK/ours.jsonl"
+for B in cuda sm90 sm100; do
+    stamp "ours: $B"
+    build/tools/sg_gpu_bench "$CKPT" "$B" "$BATCHES" 2>"$WORK/bench-$B.err" | tee -a "$WORK/ours.jsonl"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 0 ]; then
+        reason=$(tail -1 "$WORK/bench-$B.err" | sed "s/^unavailable: //")
+        echo "{\"backend\": \"$B\", \"unavailable\": $(printf '%s' "$reason" | $PY -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" |
+            tee -a "$WORK/ours.jsonl"
+    fi
+done
+
+stamp "ours: cuda forward graph replays, pixels already on the GPU (as HF is timed)"
+build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" 2>"$WORK/graph-bench.err" | tee "$WORK/ours_graph.jsonl" ||
+    tail -3 "$WORK/graph-bench.err"
+
+PHOTOS=$ROOT/.carry/photos
+if [ ! -d "$PHOTOS" ]; then
+    PHOTOS=$WORK/photos
+    [ -d "$PHOTOS" ] || sh "$BENCH/get-photos.sh" "$PHOTOS" >/dev/null 2>&1
+fi
+CORPUS=$WORK/corpus$NCORPUS
+if [ ! -d "$CORPUS" ]; then
+    stamp "corpus of $NCORPUS JPEGs"
+    $PY "$BENCH/make_corpus.py" "$PHOTOS" "$CORPUS" "$NCORPUS" || die "make_corpus failed"
+fi
+stamp "end to end: HF DataLoader"
+OUT=$WORK $PY "$BENCH/e2e_hf.py" "$CORPUS" >"$WORK/e2e_hf.log" 2>&1 || { tail "$WORK/e2e_hf.log"; echo "e2e_hf failed"; }
+tail -12 "$WORK/e2e_hf.log"
+: >"$WORK/e2e_ours.jsonl"
+for B in cuda sm90 sm100; do
+    grep -q "\"backend\": \"$B\", \"load_s\"" "$WORK/ours.jsonl" || continue
+    stamp "end to end: siglip2-embed --backend $B"
+    rm -f "$WORK/e2e-$B.npy"
+    t=$EPOCHREALTIME
+    if "$BIN" --weights "$CKPT" --backend "$B" -b 256 -q -f npy -o "$WORK/e2e-$B.npy" "$CORPUS" 2>"$WORK/e2e-$B.err"; then
+        t1=$EPOCHREALTIME
+        $PY -c "import json, numpy as np; n = np.load('$WORK/e2e-$B.npy').shape[0]; s = $t1 - $t; \
+print(json.dumps({'backend': '$B', 'images': n, 'seconds': round(s, 3), 'img_s': round(n / s, 1)}))" |
+            tee -a "$WORK/e2e_ours.jsonl"
+    else
+        tail -3 "$WORK/e2e-$B.err"
+    fi
+done
+stamp "report"
+$PY scripts/gpu_report.py "$WORK" "$RES/gpu-bench.json"

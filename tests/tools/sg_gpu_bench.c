@@ -1,0 +1,122 @@
+/* tests/tools/sg_gpu_bench.c — times one backend through the backend API, for scripts/gpu-bench.sh.
+ *
+ *   sg_gpu_bench WEIGHTS BACKEND BATCH[,BATCH...]     e.g. sg_gpu_bench /tmp/full cuda 1,32,256,1024
+ *
+ * Prints one JSON object per line: first {"load_s", "create_s", "first_embed_s"} (cold start: model load from
+ * the page cache, weight upload + setup, first batch including graph capture), then per batch size:
+ *   latency_ms: median wall time of one submit+collect (pixels uploaded, graph launched, embeddings copied back);
+ *   img_s: steady-state throughput with two batches in flight (the upload of one overlaps the other's compute,
+ *          so this is the encoder's rate with pixels effectively on the GPU, as long as the copy is faster).
+ * Uses only sg_backend_* so every backend is timed the same way. Exit 2 when the backend cannot be created
+ * (its reason on stderr), 1 on any other failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/backend.h"
+#include "weights/model_load.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s WEIGHTS BACKEND BATCH[,BATCH...]\n", argv[0]);
+        return 1;
+    }
+    int batches[16], nb = 0, max_batch = 1;
+    for (char *s = strtok(argv[3], ","); s && nb < 16; s = strtok(NULL, ",")) {
+        batches[nb] = atoi(s);
+        if (batches[nb] < 1) {
+            fprintf(stderr, "bad batch size '%s'\n", s);
+            return 1;
+        }
+        if (batches[nb] > max_batch) max_batch = batches[nb];
+        nb++;
+    }
+    sg_backend_opts o = {SG_BACKEND_AUTO, 0, max_batch, 0, SG_PRECISION_AUTO};
+    if (sg_backend_parse(argv[2], &o.kind) != 0) {
+        fprintf(stderr, "unknown backend '%s'\n", argv[2]);
+        return 1;
+    }
+    char err[2048], why[1024];
+    double t0 = now();
+    sg_model *m = sg_model_load(argv[1], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    double t1 = now();
+    /* Random pixels, made outside the timed steps (150 MB of them take longer than the cold start itself). */
+    const size_t img = (size_t)m->cfg.image_size * m->cfg.image_size * 3;
+    uint8_t *pix = malloc(img * max_batch);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < img * max_batch; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        pix[i] = (uint8_t)(x >> 56);
+    }
+    const double t1b = now();
+    sg_backend *b = sg_backend_create(m, &o, why, sizeof why, err, sizeof err);
+    if (!b) {
+        fprintf(stderr, "unavailable: %s\n", err);
+        sg_model_free(m);
+        free(pix);
+        return 2;
+    }
+    double t2 = now();
+    float *out = malloc((size_t)max_batch * b->dim * sizeof(float));
+    if (sg_backend_embed(b, pix, 1, out, err, sizeof err)) goto fail;
+    double t3 = now();
+    printf("{\"backend\": \"%s\", \"load_s\": %.4f, \"create_s\": %.4f, \"first_embed_s\": %.4f, \"cold_start_s\": %.4f}\n",
+           b->name, t1 - t0, t2 - t1b, t3 - t2, (t1 - t0) + (t2 - t1b) + (t3 - t2));
+    for (int k = 0; k < nb; k++) {
+        const int n = batches[k];
+        /* iterations: enough for a stable median without spending more than a few seconds at n = 1024 */
+        const int iters = n <= 1 ? 200 : n <= 32 ? 60 : n <= 256 ? 20 : 10;
+        /* the first call at a new size pays setup (GEMM plans, warm-up run, graph capture per staging slot) */
+        double f0 = now();
+        if (sg_backend_embed(b, pix, n, out, err, sizeof err)) goto fail;
+        const double first = now() - f0;
+        for (int w = 0; w < 3; w++)
+            if (sg_backend_embed(b, pix, n, out, err, sizeof err)) goto fail;
+        double lat[200];
+        for (int i = 0; i < iters; i++) {
+            double a = now();
+            if (sg_backend_embed(b, pix, n, out, err, sizeof err)) goto fail;
+            lat[i] = now() - a;
+        }
+        qsort(lat, iters, sizeof lat[0], cmp_double);
+        const int rounds = iters * 2;
+        double a = now();
+        if (b->submit(b, pix, n, err, sizeof err)) goto fail;
+        for (int i = 1; i < rounds; i++) {
+            if (b->submit(b, pix, n, err, sizeof err) || b->collect(b, out, err, sizeof err)) goto fail;
+        }
+        if (b->collect(b, out, err, sizeof err)) goto fail;
+        const double thr = (double)n * rounds / (now() - a);
+        printf("{\"backend\": \"%s\", \"batch\": %d, \"latency_ms\": %.4f, \"latency_min_ms\": %.4f, \"img_s\": %.1f, "
+               "\"first_call_ms\": %.1f}\n",
+               b->name, n, lat[iters / 2] * 1e3, lat[0] * 1e3, thr, first * 1e3);
+        fflush(stdout);
+    }
+    sg_backend_destroy(b);
+    sg_model_free(m);
+    free(pix);
+    free(out);
+    return 0;
+fail:
+    fprintf(stderr, "%s\n", err);
+    return 1;
+}

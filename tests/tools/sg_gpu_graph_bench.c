@@ -1,0 +1,57 @@
+/* tests/tools/sg_gpu_graph_bench.c — the cuda backend's encoder time with pixels already on the GPU.
+ *
+ *   sg_gpu_graph_bench WEIGHTS BATCH[,BATCH...]
+ *
+ * One JSON line per batch size: the median of CUDA-event-timed replays of the forward's CUDA graph, the way
+ * scripts/hf_bench.py times HF (no host staging, no copies). sg_gpu_bench times the backend API instead (with
+ * uploads). The timing function lives in kernel/cuda/cuda_backend.cu and is a weak reference here, so this
+ * tool also links in a build without CUDA, where it says so and exits 2.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/gpu.h"
+#include "kernel/model.h"
+#include "weights/model_load.h"
+
+int sg_cuda_time_graph(const sg_model *m, int device, int n, int iters, double *median_ms, char *err,
+                       size_t errlen) __attribute__((weak));
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s WEIGHTS BATCH[,BATCH...]\n", argv[0]);
+        return 1;
+    }
+    /* Naming the cuda backend's constructor makes the linker take its object from the library, and with it
+     * sg_cuda_time_graph (a weak reference alone pulls nothing out of an archive). */
+    sg_backend *(*volatile keep)(const sg_model *, const sg_backend_opts *, char *, size_t) = sg_cuda_backend_create;
+    (void)keep;
+    if (!sg_cuda_time_graph) {
+        fprintf(stderr, "unavailable: built without CUDA\n");
+        return 2;
+    }
+    char err[2048];
+    sg_model *m = sg_model_load(argv[1], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    int rc = 0;
+    for (char *s = strtok(argv[2], ","); s; s = strtok(NULL, ",")) {
+        const int n = atoi(s);
+        /* replays: enough for a stable median without spending more than a couple of seconds at n = 1024 */
+        const int iters = n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
+        double ms = 0;
+        if (n < 1 || sg_cuda_time_graph(m, 0, n, iters, &ms, err, sizeof err) != 0) {
+            fprintf(stderr, "batch %s: %s\n", s, n < 1 ? "bad batch size" : err);
+            rc = 1;
+            continue;
+        }
+        printf("{\"backend\": \"cuda-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", n, ms,
+               n / ms * 1e3);
+        fflush(stdout);
+    }
+    sg_model_free(m);
+    return rc;
+}
