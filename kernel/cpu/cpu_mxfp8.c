@@ -1,0 +1,444 @@
+/* kernel/cpu/cpu_mxfp8.c — MXFP8 quantisation, the reference block-scaled product and the emulated
+ * forward pass of the SM100 numerics (see cpu_mxfp8.h).
+ *
+ * Design: the forward follows kernel/cpu/cpu_encoder.c step for step (same op order, same LayerNorm in
+ * double statistics, same vectorised softmax/GELU), and inserts a rounding of every product operand where the
+ * SM100 kernel would store it in a narrow format:
+ *   - Linear weights: rounded once at creation (the kernel quantises them at load), then packed;
+ *   - Linear inputs (LN1/LN2 outputs, attention output, GELU output, im2col pixels, the head's inputs):
+ *     rounded row by row just before the GEMM (the kernel quantises them in the producing epilogue);
+ *   - attention: Q, K, V rounded after the QKV GEMM and P after the softmax (bf16 in TMEM on SM100).
+ * Products then run in the fp32 packed GEMM on the dequantised values. A scaled E4M3 value has at most 4
+ * significant bits and a bf16 value 8, so each product is exact in fp32 (barring underflow below 2^-149,
+ * which needs scales near 2^-127) and only the fp32 summation order differs from the block model of
+ * sg_mxfp8_gemm_ref. Residual stream, LayerNorm, softmax, GELU and biases stay fp32 as planned for the
+ * kernel's epilogues.
+ */
+#include "cpu_mxfp8.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sm100/sm100_desc.h"
+#include "cpu_gemm.h"
+#include "cpu_math.h"
+#include "cpu_packed.h"
+
+#define SG_MX_CHUNK_IMAGES 4 /* images per chunk: 784 token rows, tall enough for the GEMM blocking */
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Quantisation
+ * ------------------------------------------------------------------------------------------------------- */
+
+void sg_mxfp8_quantize(const float *x, size_t ldx, int rows, int k, uint8_t *q, uint8_t *s) {
+    const int nb = (k + SG_MX_BLOCK - 1) / SG_MX_BLOCK;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ldx;
+        for (int b = 0; b < nb; b++) {
+            int k0 = b * SG_MX_BLOCK, k1 = k0 + SG_MX_BLOCK < k ? k0 + SG_MX_BLOCK : k;
+            float amax = 0.0f;
+            for (int i = k0; i < k1; i++) {
+                float a = fabsf(xr[i]);
+                if (a > amax) amax = a; /* NaN compares false: it never becomes amax */
+            }
+            uint8_t u = sg_ue8m0_for_amax(amax);
+            s[(size_t)r * nb + b] = u;
+            /* x / 2^e as x * 2^-e in double: exact for every float and e in [-127, 127] */
+            double inv = ldexp(1.0, 127 - (int)u);
+            for (int i = k0; i < k1; i++) q[(size_t)r * k + i] = sg_e4m3_encode((float)((double)xr[i] * inv));
+        }
+    }
+}
+
+void sg_mxfp8_dequantize(const uint8_t *q, const uint8_t *s, int rows, int k, float *y, size_t ldy) {
+    const int nb = (k + SG_MX_BLOCK - 1) / SG_MX_BLOCK;
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < k; i++) {
+            double v = (double)sg_e4m3_decode(q[(size_t)r * k + i]) *
+                       ldexp(1.0, (int)s[(size_t)r * nb + i / SG_MX_BLOCK] - 127);
+            y[(size_t)r * ldy + i] = (float)v;
+        }
+}
+
+/* One row of k values through MXFP8 and back, in place. */
+static void mx_round_row(float *x, int k) {
+    for (int k0 = 0; k0 < k; k0 += SG_MX_BLOCK) {
+        int k1 = k0 + SG_MX_BLOCK < k ? k0 + SG_MX_BLOCK : k;
+        float amax = 0.0f;
+        for (int i = k0; i < k1; i++) {
+            float a = fabsf(x[i]);
+            if (a > amax) amax = a;
+        }
+        int e = (int)sg_ue8m0_for_amax(amax) - 127;
+        double inv = ldexp(1.0, -e), sc = ldexp(1.0, e);
+        for (int i = k0; i < k1; i++) x[i] = (float)((double)sg_e4m3_decode(sg_e4m3_encode((float)(x[i] * inv))) * sc);
+    }
+}
+
+void sg_mx_round_rows(float *x, size_t ldx, int rows, int k, sg_mx_format fmt) {
+    if (fmt == SG_MX_FP32) return;
+    for (int r = 0; r < rows; r++) {
+        float *xr = x + (size_t)r * ldx;
+        if (fmt == SG_MX_BF16) {
+            for (int i = 0; i < k; i++) xr[i] = sg_bf16_round(xr[i]);
+        } else {
+            mx_round_row(xr, k);
+        }
+    }
+}
+
+/* The same over rows in parallel. */
+static void round_rows_par(float *x, size_t ldx, int rows, int k, sg_mx_format fmt, int threads) {
+    if (fmt == SG_MX_FP32) return;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
+    for (int r = 0; r < rows; r++) sg_mx_round_rows(x + (size_t)r * ldx, ldx, 1, k, fmt);
+}
+
+void sg_mxfp8_gemm_ref(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, const uint8_t *sb, int m, int n,
+                       int k, float *y) {
+    const int nb = (k + SG_MX_BLOCK - 1) / SG_MX_BLOCK;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                int k0 = b * SG_MX_BLOCK, k1 = k0 + SG_MX_BLOCK < k ? k0 + SG_MX_BLOCK : k;
+                /* E4M3 values are multiples of 2^-9 below 2^9, so each product is a multiple of 2^-18 below
+                 * 2^18 and a 32-term sum is an integer multiple of 2^-18 below 2^23 (41 bits): exact in
+                 * double. The 2^(SA+SB-254) scaling is exact too; the one rounding is the fp32 add. */
+                double dot = 0.0;
+                for (int t = k0; t < k1; t++)
+                    dot += (double)sg_e4m3_decode(qa[(size_t)i * k + t]) * (double)sg_e4m3_decode(qb[(size_t)j * k + t]);
+                int e = (int)sa[(size_t)i * nb + b] + (int)sb[(size_t)j * nb + b] - 254;
+                acc += (float)ldexp(dot, e);
+            }
+            y[(size_t)i * n + j] = acc;
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Prepared model
+ * ------------------------------------------------------------------------------------------------------- */
+
+typedef struct mx_layer {
+    sg_cpu_wpack qkv, o, fc1, fc2; /* qkv: [3D, D] rows q | k | v */
+    float *qkv_b;                  /* [3D] */
+} mx_layer;
+
+struct sg_mx_model {
+    const sg_model *m;
+    sg_mx_numerics num;
+    sg_cpu_wpack patch, head_kv, head_out, head_fc1, head_fc2;
+    mx_layer *layers;
+    float *probe_q; /* [D]: rounded per num.attention, as the kernel would hold it */
+    sg_mx_format fw[6], fx[6]; /* per Linear kind (bit index of SG_MX_LIN_*): weight and input format */
+    float **bufs;   /* every allocation, freed together */
+    int nbufs, capbufs;
+};
+
+static float *mx_alloc(sg_mx_model *mx, size_t n) {
+    if (mx->nbufs == mx->capbufs) {
+        int cap = mx->capbufs ? 2 * mx->capbufs : 64;
+        float **b = realloc(mx->bufs, (size_t)cap * sizeof *b);
+        if (!b) return NULL;
+        mx->bufs = b;
+        mx->capbufs = cap;
+    }
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (p) mx->bufs[mx->nbufs++] = p;
+    return p;
+}
+
+/* Rounds the [n, k] matrix made of nseg stacked segments (each [n/nseg, k], row-major) per fmt and packs it.
+ * tmp holds n*k floats. */
+static int mx_pack(sg_mx_model *mx, const float *const *seg, int nseg, int n, int k, sg_mx_format fmt, float *tmp,
+                   sg_cpu_wpack *out, int threads) {
+    int per = n / nseg;
+    for (int s = 0; s < nseg; s++) memcpy(tmp + (size_t)s * per * k, seg[s], (size_t)per * k * sizeof(float));
+    round_rows_par(tmp, (size_t)k, n, k, fmt, threads);
+    out->p = mx_alloc(mx, sg_cpu_pack_size(n, k));
+    if (!out->p) return -1;
+    out->n = n;
+    out->k = k;
+    sg_cpu_pack_nk(tmp, (size_t)k, n, k, out->p);
+    return 0;
+}
+
+void sg_mx_model_free(sg_mx_model *mx) {
+    if (!mx) return;
+    for (int i = 0; i < mx->nbufs; i++) free(mx->bufs[i]);
+    free(mx->bufs);
+    free(mx->layers);
+    free(mx);
+}
+
+sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threads, char *err, size_t errlen) {
+    const sg_config *c = &m->cfg;
+    if (c->hidden_size <= 0 || c->intermediate_size <= 0 || c->num_heads <= 0 || c->num_layers <= 0 ||
+        c->image_size <= 0 || c->patch_size <= 0 || c->hidden_size % c->num_heads != 0 ||
+        c->image_size % c->patch_size != 0 || c->num_channels != 3) {
+        snprintf(err, errlen, "mxfp8 emulation: unsupported config (hidden %d, heads %d, image %d, patch %d, "
+                 "channels %d)", c->hidden_size, c->num_heads, c->image_size, c->patch_size, c->num_channels);
+        return NULL;
+    }
+    if ((unsigned)num.linear_w > SG_MX_MXFP8 || (unsigned)num.linear_x > SG_MX_MXFP8 ||
+        (unsigned)num.attention > SG_MX_BF16) {
+        snprintf(err, errlen, "mxfp8 emulation: bad numerics (weights %d, inputs %d, attention %d; attention takes "
+                 "only fp32 or bf16)", (int)num.linear_w, (int)num.linear_x, (int)num.attention);
+        return NULL;
+    }
+    const int D = c->hidden_size, F = c->intermediate_size, L = c->num_layers, K = sg_config_patch_dim(c);
+    const int nt = sg_cpu_threads(threads);
+    sg_mx_model *mx = calloc(1, sizeof *mx);
+    if (!mx) goto oom;
+    mx->m = m;
+    mx->num = num;
+    mx->layers = calloc((size_t)L, sizeof *mx->layers);
+    size_t tmpn = (size_t)D * (size_t)(K > 3 * D ? K : 3 * D); /* the largest [n, k] rounded at once */
+    if ((size_t)F * D > tmpn) tmpn = (size_t)F * D;
+    tmpn += (size_t)D; /* the probe row, after the D*D of Wq */
+    float *tmp = mx->layers ? mx_alloc(mx, tmpn) : NULL;
+    if (!tmp) goto oom;
+    for (int kind = 0; kind < 6; kind++) {
+        int b = (num.bf16_linears >> kind) & 1;
+        mx->fw[kind] = b ? SG_MX_BF16 : num.linear_w;
+        mx->fx[kind] = b ? SG_MX_BF16 : num.linear_x;
+    }
+    const sg_mx_format *fw = mx->fw;
+    if (mx_pack(mx, &m->patch_w, 1, D, K, fw[0], tmp, &mx->patch, nt)) goto oom;
+    for (int l = 0; l < L; l++) {
+        const sg_layer *ly = &m->layers[l];
+        mx_layer *xl = &mx->layers[l];
+        const float *qkv[3] = {ly->q_w, ly->k_w, ly->v_w};
+        if (mx_pack(mx, qkv, 3, 3 * D, D, fw[1], tmp, &xl->qkv, nt) ||
+            mx_pack(mx, &ly->o_w, 1, D, D, fw[2], tmp, &xl->o, nt) ||
+            mx_pack(mx, &ly->fc1_w, 1, F, D, fw[3], tmp, &xl->fc1, nt) ||
+            mx_pack(mx, &ly->fc2_w, 1, D, F, fw[4], tmp, &xl->fc2, nt))
+            goto oom;
+        if (!(xl->qkv_b = mx_alloc(mx, (size_t)3 * D))) goto oom;
+        memcpy(xl->qkv_b, ly->q_b, (size_t)D * sizeof(float));
+        memcpy(xl->qkv_b + D, ly->k_b, (size_t)D * sizeof(float));
+        memcpy(xl->qkv_b + 2 * D, ly->v_b, (size_t)D * sizeof(float));
+    }
+    const float *kv = m->head_in_w + (size_t)D * D;
+    if (mx_pack(mx, &kv, 1, 2 * D, D, fw[5], tmp, &mx->head_kv, nt) ||
+        mx_pack(mx, &m->head_out_w, 1, D, D, fw[5], tmp, &mx->head_out, nt) ||
+        mx_pack(mx, &m->head_fc1_w, 1, F, D, fw[5], tmp, &mx->head_fc1, nt) ||
+        mx_pack(mx, &m->head_fc2_w, 1, D, F, fw[5], tmp, &mx->head_fc2, nt))
+        goto oom;
+    /* The probe's query is image-independent: one emulated Linear (probe row through linear_x, Wq through
+     * linear_w), then rounded like every attention operand. */
+    sg_cpu_wpack wq;
+    if (mx_pack(mx, &m->head_in_w, 1, D, D, fw[5], tmp, &wq, nt)) goto oom;
+    float *pr = tmp + (size_t)D * D; /* tmp holds >= 2*D*D floats; the first D*D went into wq already */
+    memcpy(pr, m->probe, (size_t)D * sizeof(float));
+    sg_mx_round_rows(pr, (size_t)D, 1, D, mx->fx[5]);
+    if (!(mx->probe_q = mx_alloc(mx, (size_t)D))) goto oom;
+    sg_cpu_gemm(pr, (size_t)D, 1, &wq, m->head_in_b, mx->probe_q, (size_t)D, SG_GEMM_STORE, 1);
+    sg_mx_round_rows(mx->probe_q, (size_t)D, 1, D, num.attention);
+    return mx;
+oom:
+    snprintf(err, errlen, "mxfp8 emulation: out of memory preparing the weights");
+    sg_mx_model_free(mx);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Forward
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* y = LN(x) * g + b per row, statistics in double (as cpu_encoder.c). */
+static void layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
+                       int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * D;
+        float *yr = y + (size_t)r * D;
+        double mean = 0, var = 0;
+        for (int i = 0; i < D; i++) mean += xr[i];
+        mean /= D;
+        for (int i = 0; i < D; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= D;
+        float mu = (float)mean, rstd = (float)(1.0 / sqrt(var + (double)eps));
+        for (int i = 0; i < D; i++) yr[i] = (xr[i] - mu) * rstd * g[i] + b[i];
+    }
+}
+
+typedef struct mx_bufs {
+    float *h, *y, *qkv, *att, *mlp, *scratch, *ha, *hz, *hm;
+    size_t scratch_per;
+} mx_bufs;
+
+static void mx_bufs_free(mx_bufs *b) {
+    free(b->h); free(b->y); free(b->qkv); free(b->att); free(b->mlp); free(b->scratch);
+    free(b->ha); free(b->hz); free(b->hm);
+}
+
+static float *falloc(size_t n) { return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64); }
+
+static int mx_bufs_alloc(mx_bufs *b, const sg_config *c, int images, int threads) {
+    const size_t D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size, T = (size_t)sg_config_tokens(c);
+    const size_t Dh = (size_t)sg_config_head_dim(c), K = (size_t)sg_config_patch_dim(c), M = (size_t)images * T;
+    memset(b, 0, sizeof *b);
+    b->scratch_per = (sg_cpu_pack_size((int)T, (int)Dh) + sg_cpu_pack_size((int)Dh, (int)T) + T * T + 15) / 16 * 16;
+    b->h = falloc(M * D);
+    b->y = falloc(M * D);
+    b->qkv = falloc(M * 3 * D);
+    b->att = falloc(M * D);
+    b->mlp = falloc(M * (F > K ? F : K));
+    b->scratch = falloc((size_t)threads * b->scratch_per);
+    b->ha = falloc((size_t)images * D);
+    b->hz = falloc((size_t)images * D);
+    b->hm = falloc((size_t)images * F);
+    if (!b->h || !b->y || !b->qkv || !b->att || !b->mlp || !b->scratch || !b->ha || !b->hz || !b->hm) {
+        mx_bufs_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+/* Self-attention of one layer on rounded Q, K, V; P is rounded per fmt before P·V. */
+static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, mx_bufs *bufs,
+                           sg_mx_format fmt, int threads) {
+    const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
+    const float scale = 1.0f / sqrtf((float)Dh); /* 0.125 exactly for Dh = 64 */
+    const size_t ld = (size_t)3 * D;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        float *scr = bufs->scratch + (size_t)omp_get_thread_num() * bufs->scratch_per;
+        float *kp = scr, *vp = kp + sg_cpu_pack_size(T, Dh), *s = vp + sg_cpu_pack_size(Dh, T);
+#pragma omp for schedule(dynamic, 1)
+        for (int task = 0; task < nb * H; task++) {
+            int b = task / H, h = task % H;
+            const float *q = qkv + (size_t)b * T * ld + (size_t)h * Dh, *k = q + D, *v = q + 2 * D;
+            sg_cpu_pack_nk(k, ld, T, Dh, kp);
+            sg_cpu_wpack wk = {kp, T, Dh};
+            sg_cpu_gemm_range(q, ld, &wk, NULL, s, (size_t)T, 0, T, 0, T, SG_GEMM_STORE);
+            for (int i = 0; i < T; i++) sg_cpu_softmax_row(s + (size_t)i * T, T, scale);
+            sg_mx_round_rows(s, (size_t)T, T, T, fmt);
+            sg_cpu_pack_kn(v, ld, T, Dh, vp);
+            sg_cpu_wpack wv = {vp, Dh, T};
+            sg_cpu_gemm_range(s, (size_t)T, &wv, NULL, att + (size_t)b * T * D + (size_t)h * Dh, (size_t)D, 0, T, 0,
+                              Dh, SG_GEMM_STORE);
+        }
+    }
+}
+
+/* MAP-head attention: the (rounded) probe query over each image's T rounded keys/values (kv [nb*T, 2D]). */
+static void head_attention(const float *probe_q, const float *kv, float *out, int nb, const sg_config *cfg,
+                           mx_bufs *bufs, sg_mx_format fmt) {
+    const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
+    const float scale = 1.0f / sqrtf((float)Dh);
+    const size_t ld = (size_t)2 * D;
+    float *s = bufs->scratch;
+    for (int task = 0; task < nb * H; task++) {
+        int b = task / H, h = task % H;
+        const float *q = probe_q + (size_t)h * Dh;
+        const float *k0 = kv + (size_t)b * T * ld + (size_t)h * Dh, *v0 = k0 + D;
+        for (int j = 0; j < T; j++) {
+            float d = 0; /* fp32 accumulation, as the tensor core's */
+            for (int i = 0; i < Dh; i++) d += q[i] * k0[(size_t)j * ld + i];
+            s[j] = d;
+        }
+        sg_cpu_softmax_row(s, T, scale);
+        sg_mx_round_rows(s, (size_t)T, 1, T, fmt);
+        float *o = out + (size_t)b * D + (size_t)h * Dh;
+        for (int i = 0; i < Dh; i++) {
+            float a = 0;
+            for (int j = 0; j < T; j++) a += s[j] * v0[(size_t)j * ld + i];
+            o[i] = a;
+        }
+    }
+}
+
+/* X[b*T + p] = the (c, ky, kx)-ordered pixels of patch p of image b. */
+static void im2col(const float *px, int nb, const sg_config *cfg, float *x) {
+    const int S = cfg->image_size, P = cfg->patch_size, G = sg_config_grid(cfg), T = G * G;
+    const int C = cfg->num_channels, K = sg_config_patch_dim(cfg);
+    for (int row = 0; row < nb * T; row++) {
+        int b = row / T, p = row % T, gi = p / G, gj = p % G;
+        for (int c = 0; c < C; c++)
+            for (int ky = 0; ky < P; ky++)
+                memcpy(x + (size_t)row * K + (size_t)(c * P + ky) * P,
+                       px + (((size_t)b * C + c) * S + (size_t)gi * P + ky) * S + (size_t)gj * P,
+                       (size_t)P * sizeof(float));
+    }
+}
+
+static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float *pooled, float *last_hidden,
+                          mx_bufs *c, int nt) {
+    const sg_model *m = mx->m;
+    const sg_config *cfg = &m->cfg;
+    const int D = cfg->hidden_size, F = cfg->intermediate_size, T = sg_config_tokens(cfg), M = nb * T;
+    const int K = sg_config_patch_dim(cfg);
+    const size_t Dz = (size_t)D;
+    const float eps = cfg->layer_norm_eps;
+    const sg_mx_format *fx = mx->fx, fa = mx->num.attention; /* fx[kind]: 0 patch 1 qkv 2 out 3 fc1 4 fc2 5 head */
+    const sg_gemm_epilogue act = cfg->activation == SG_ACT_GELU_ERF ? SG_GEMM_GELU_ERF : SG_GEMM_GELU_TANH;
+
+    im2col(px, nb, cfg, c->mlp);
+    round_rows_par(c->mlp, (size_t)K, M, K, fx[0], nt);
+    for (int b = 0; b < nb; b++) memcpy(c->h + (size_t)b * T * Dz, m->pos, (size_t)T * Dz * sizeof(float));
+    sg_cpu_gemm(c->mlp, (size_t)K, M, &mx->patch, m->patch_b, c->h, Dz, SG_GEMM_ADD, nt);
+
+    for (int l = 0; l < cfg->num_layers; l++) {
+        const sg_layer *ly = &m->layers[l];
+        const mx_layer *xl = &mx->layers[l];
+        layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, nt);
+        round_rows_par(c->y, Dz, M, D, fx[1], nt);
+        sg_cpu_gemm(c->y, Dz, M, &xl->qkv, xl->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, nt);
+        round_rows_par(c->qkv, 3 * Dz, M, 3 * D, fa, nt);
+        self_attention(c->qkv, c->att, nb, cfg, c, fa, nt);
+        round_rows_par(c->att, Dz, M, D, fx[2], nt);
+        sg_cpu_gemm(c->att, Dz, M, &xl->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, nt);
+        layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, nt);
+        round_rows_par(c->y, Dz, M, D, fx[3], nt);
+        sg_cpu_gemm(c->y, Dz, M, &xl->fc1, ly->fc1_b, c->mlp, (size_t)F, act, nt);
+        round_rows_par(c->mlp, (size_t)F, M, F, fx[4], nt);
+        sg_cpu_gemm(c->mlp, (size_t)F, M, &xl->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, nt);
+    }
+    layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, nt);
+    if (last_hidden) memcpy(last_hidden, c->y, (size_t)M * Dz * sizeof(float));
+    if (!pooled) return;
+
+    round_rows_par(c->y, Dz, M, D, fx[5], nt);
+    sg_cpu_gemm(c->y, Dz, M, &mx->head_kv, m->head_in_b + D, c->qkv, 2 * Dz, SG_GEMM_STORE, nt);
+    round_rows_par(c->qkv, 2 * Dz, M, 2 * D, fa, nt);
+    head_attention(mx->probe_q, c->qkv, c->hz, nb, cfg, c, fa);
+    round_rows_par(c->hz, Dz, nb, D, fx[5], nt);
+    sg_cpu_gemm(c->hz, Dz, nb, &mx->head_out, m->head_out_b, c->ha, Dz, SG_GEMM_STORE, nt);
+    layer_norm(c->ha, c->hz, nb, D, m->head_ln_w, m->head_ln_b, eps, nt);
+    round_rows_par(c->hz, Dz, nb, D, fx[5], nt);
+    sg_cpu_gemm(c->hz, Dz, nb, &mx->head_fc1, m->head_fc1_b, c->hm, (size_t)F, act, nt);
+    round_rows_par(c->hm, (size_t)F, nb, F, fx[5], nt);
+    sg_cpu_gemm(c->hm, (size_t)F, nb, &mx->head_fc2, m->head_fc2_b, c->ha, Dz, SG_GEMM_ADD, nt);
+    memcpy(pooled, c->ha, (size_t)nb * Dz * sizeof(float));
+}
+
+int sg_mx_forward(const sg_mx_model *mx, const float *pixel_values, int n, float *pooled, float *last_hidden,
+                  int threads, char *err, size_t errlen) {
+    if (n < 0) {
+        snprintf(err, errlen, "mxfp8 emulation: batch size %d is negative", n);
+        return -1;
+    }
+    if (n == 0) return 0;
+    const sg_config *cfg = &mx->m->cfg;
+    const int T = sg_config_tokens(cfg), D = cfg->hidden_size, S = cfg->image_size, C = cfg->num_channels;
+    const int nt = sg_cpu_threads(threads);
+    int chunk = n < SG_MX_CHUNK_IMAGES ? n : SG_MX_CHUNK_IMAGES;
+    mx_bufs bufs;
+    if (mx_bufs_alloc(&bufs, cfg, chunk, nt) != 0) {
+        snprintf(err, errlen, "mxfp8 emulation: out of memory for the activations of %d images", chunk);
+        return -1;
+    }
+    for (int i0 = 0; i0 < n; i0 += chunk) {
+        int nb = n - i0 < chunk ? n - i0 : chunk;
+        forward_chunk(mx, pixel_values + (size_t)i0 * C * S * S, nb, pooled ? pooled + (size_t)i0 * D : NULL,
+                      last_hidden ? last_hidden + (size_t)i0 * T * D : NULL, &bufs, nt);
+    }
+    mx_bufs_free(&bufs);
+    return 0;
+}

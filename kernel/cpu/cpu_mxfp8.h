@@ -1,0 +1,99 @@
+/* kernel/cpu/cpu_mxfp8.h — a CPU emulation of the numerics planned for the Blackwell (sm_100a) megakernel:
+ * MXFP8 Linear layers (E4M3 values, one UE8M0 scale per 32 consecutive K elements of a row) and bf16
+ * attention products, run over the whole SigLIP vision tower.
+ *
+ * It answers, without a B200, "is MXFP8 accurate enough for this model?". The quantisers are bit-faithful
+ * (the same converters as the kernel: kernel/sm100/sm100_desc.h). The block-scaled product is modelled as
+ * "each scaled E4M3 product exact, sums in fp32": sg_mxfp8_gemm_ref computes every 32-element block exactly
+ * (in double, where it is exact) and adds the blocks into an fp32 accumulator, and the forward pass runs the
+ * packed fp32 GEMM of kernel/cpu on dequantised operands (every product of two scaled E4M3 values is exact
+ * in fp32, only the summation order differs; tests/test_mxfp8.c bounds the difference). The tensor core's
+ * exact internal accumulation is not documented, so neither model is claimed to be bit-exact against it.
+ *
+ * This is a test/measurement path, not a backend: it keeps its own copy of the quantised weights and is
+ * slower than the fp32 CPU encoder.
+ */
+#ifndef SG_CPU_MXFP8_H
+#define SG_CPU_MXFP8_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SG_MX_BLOCK 32 /* K elements per UE8M0 scale (OCP MX block size) */
+
+/* Number formats an operand can be rounded to before a product. */
+typedef enum {
+    SG_MX_FP32 = 0,  /* unchanged */
+    SG_MX_BF16 = 1,  /* bf16, round to nearest even */
+    SG_MX_MXFP8 = 2  /* E4M3 with one UE8M0 scale per 32 elements along K (only for GEMM operands) */
+} sg_mx_format;
+
+/* What the emulated forward rounds. linear_w / linear_x: weights and inputs of every Linear layer (patch
+ * embedding, QKV, out-proj, FC1, FC2, the head's K/V, probe query, out-proj, FC1, FC2). attention: Q, K, V
+ * and the softmax probabilities P (SG_MX_MXFP8 is not allowed there). LayerNorm, softmax, GELU, biases and
+ * residuals always stay fp32. */
+typedef struct sg_mx_numerics {
+    sg_mx_format linear_w, linear_x, attention;
+    unsigned bf16_linears; /* SG_MX_LIN_* bits: these Linear kinds use bf16 (weights and inputs) instead of
+                            * linear_w / linear_x, to measure which layers need more than MXFP8 */
+} sg_mx_numerics;
+
+/* Linear kinds for sg_mx_numerics.bf16_linears. */
+enum {
+    SG_MX_LIN_PATCH = 1u << 0, /* patch embedding */
+    SG_MX_LIN_QKV = 1u << 1,
+    SG_MX_LIN_OUT = 1u << 2,   /* attention out-proj */
+    SG_MX_LIN_FC1 = 1u << 3,
+    SG_MX_LIN_FC2 = 1u << 4,
+    SG_MX_LIN_HEAD = 1u << 5   /* every Linear of the MAP head (K/V, probe query, out-proj, FC1, FC2) */
+};
+
+/* The SM100 plan: MXFP8 Linear layers, bf16 attention products (kernel-notes.md §4). */
+static inline sg_mx_numerics sg_mx_numerics_sm100(void) {
+    sg_mx_numerics n = {SG_MX_MXFP8, SG_MX_MXFP8, SG_MX_BF16, 0};
+    return n;
+}
+
+/* Quantises rows x k values (row stride ldx) to E4M3 codes q [rows, k] (row stride k) and UE8M0 scale codes
+ * s [rows, ceil(k/32)]: per 32-element block of a row, u = sg_ue8m0_for_amax(amax), q = e4m3(x / 2^(u-127)).
+ * A last partial block (k % 32 != 0) takes its amax over the elements it has. NaN elements become the E4M3
+ * NaN code and do not take part in amax. */
+void sg_mxfp8_quantize(const float *x, size_t ldx, int rows, int k, uint8_t *q, uint8_t *s);
+
+/* y [rows, k] (row stride ldy) = q * 2^(s-127), the inverse of sg_mxfp8_quantize up to rounding. */
+void sg_mxfp8_dequantize(const uint8_t *q, const uint8_t *s, int rows, int k, float *y, size_t ldy);
+
+/* In place: x = dequantize(quantize(x)) for rows x k (row stride ldx) in the given format
+ * (SG_MX_BF16: element-wise bf16 rounding; SG_MX_FP32: nothing). */
+void sg_mx_round_rows(float *x, size_t ldx, int rows, int k, sg_mx_format fmt);
+
+/* Reference block-scaled product Y [m, n] = (Aq·sa)(Bq·sb)ᵀ with A [m, k] and B [n, k] both K-major, as the
+ * block-scaled MMA computes D += Σ_k A·2^(SA-127) · B·2^(SB-127): per 32-element block the dot product of
+ * the E4M3 values is exact (double), scaled by 2^(SA+SB-254) and added to an fp32 accumulator in block
+ * order. y has row stride n. */
+void sg_mxfp8_gemm_ref(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, const uint8_t *sb, int m, int n,
+                       int k, float *y);
+
+/* Prepared (rounded and packed) weights of the emulated model. */
+typedef struct sg_mx_model sg_mx_model;
+
+/* Rounds m's Linear weights per num.linear_w and packs them for the CPU GEMM. NULL with a reason on
+ * allocation failure or an unsupported config / numerics. The model must outlive the result. */
+sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threads, char *err, size_t errlen);
+void sg_mx_model_free(sg_mx_model *mx);
+
+/* The emulated forward: the contract of sg_cpu_forward (pixel_values [n, C, S, S] normalised, pooled [n, D]
+ * and/or last_hidden [n, T, D], either may be NULL), with the numerics given at creation. Returns 0, or -1
+ * with a reason in err. */
+int sg_mx_forward(const sg_mx_model *mx, const float *pixel_values, int n, float *pooled, float *last_hidden,
+                  int threads, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,256 @@
+// kernel/sm100/sm100_mxf8_tile.cu — one 128x128 output tile per CTA of D = (A·2^SA)(B·2^SB)ᵀ with the Blackwell
+// block-scaled MMA: the MMA / accumulator layer of the SM100 megakernel in isolation (docs/megakernel.md,
+// "SM100 (Blackwell) design"). NOT RUN ON HARDWARE: no B200 has been available; it is checked offline only
+// (ptxas for sm_100a with no warnings or spills; scripts/sm100-sass-check.sh for the expected SASS opcodes).
+//
+// Per K block of 128 (one thread issues everything, the simplest correct order; the megakernel splits these
+// roles over producer / MMA / epilogue warps and rings of stages):
+//   TMA 2D tile loads of A [128 x 128 B] and B [128 x 128 B] with 128-byte swizzle, plus a 1D bulk copy of
+//   the two 512-byte 128x4 scale atoms, all completing on one mbarrier (expect_tx) ->
+//   tcgen05.cp .32x128b.warpx4 of SFA and SFB into TMEM (4 columns each) ->
+//   4 x tcgen05.mma .kind::mxf8f6f4 .block_scale (K = 32 each, scale-factor id = K-step) into a 128 x 128 fp32
+//   accumulator in TMEM -> tcgen05.commit to an mbarrier, waited before the smem is overwritten.
+// Epilogue: warp w reads TMEM lanes 32w..32w+31 (rows) with tcgen05.ld .32x32b.x16 and stores fp32.
+// TMEM: 256 columns (128 accumulator + 4 SFA + 4 SFB, rounded up to a power of two), one CTA per SM.
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#include "sm100_desc.h"
+#include "sm100_mxf8_tile.h"
+
+#define SG_CK(call)                                                                                   \
+    do {                                                                                              \
+        cudaError_t e_ = (call);                                                                      \
+        if (e_ != cudaSuccess) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
+            abort();                                                                                  \
+        }                                                                                             \
+    } while (0)
+
+#define SG_TILE 128                       // M, N and K per block: MXF8 1-CTA MMA needs M = 128
+#define SG_TILE_BYTES (SG_TILE * SG_TILE) // one E4M3 operand tile, 16 KiB
+#define SG_SF_BYTES 512                   // one 128x4 scale atom
+#define SG_SMEM_USED (2 * SG_TILE_BYTES + 2 * SG_SF_BYTES + 8 + 8 + 4)
+#define SG_SMEM_DYN (SG_SMEM_USED + 1024) // slack to align the swizzled tiles to 1024 bytes
+#define SG_TMEM_COLS 256
+
+// ---------------------------------------------------------------------------------------------------- device
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
+__device__ __forceinline__ void sg_mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void sg_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void sg_mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n"
+        "SG_WAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra SG_WAIT_%=;\n\t}" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void sg_tma_2d(uint32_t dst, const CUtensorMap *map, int x, int y, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
+            "r"(dst),
+        "l"(map), "r"(x), "r"(y), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ void sg_bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void sg_tc_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
+__device__ __forceinline__ void sg_tc_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
+
+__device__ __forceinline__ void sg_mma_mxf8(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                            uint32_t sfa_tmem, uint32_t sfb_tmem, uint32_t accumulate) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "setp.ne.b32 p, %6, 0;\n\t"
+        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], p;\n\t}" ::"r"(
+            d_tmem),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(accumulate)
+        : "memory");
+}
+
+__global__ void __launch_bounds__(128, 1)
+    sg_sm100_mxf8_tile_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                              const uint8_t *__restrict__ sfa, const uint8_t *__restrict__ sfb, float *__restrict__ d,
+                              int N, int K) {
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    const uint32_t s_a = (uint32_t)__cvta_generic_to_shared(sm), s_b = s_a + SG_TILE_BYTES;
+    const uint32_t s_sfa = s_b + SG_TILE_BYTES, s_sfb = s_sfa + SG_SF_BYTES;
+    const uint32_t bar_full = s_sfb + SG_SF_BYTES, bar_mma = bar_full + 8, slot = bar_mma + 8;
+    volatile uint32_t *slot_ptr = (volatile uint32_t *)(sm + (slot - s_a));
+    const int warp = threadIdx.x / 32, m0 = blockIdx.y * SG_TILE, n0 = blockIdx.x * SG_TILE;
+    const int kblocks = K / SG_TILE, kb32 = K / 32;
+
+    if (threadIdx.x == 0) {
+        sg_mbar_init(bar_full, 1);
+        sg_mbar_init(bar_mma, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(&map_a) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(&map_b) : "memory");
+    }
+    if (warp == 0) {
+        asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(slot), "r"(SG_TMEM_COLS)
+                     : "memory");
+        asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+    }
+    sg_tc_fence_before();
+    __syncthreads();
+    sg_tc_fence_after();
+    const uint32_t tmem = *slot_ptr;
+    const uint32_t d_tmem = tmem, sfa_tmem = tmem + SG_TILE, sfb_tmem = tmem + SG_TILE + 4;
+
+    if (threadIdx.x == 0) {
+        for (int kb = 0; kb < kblocks; kb++) {
+            sg_mbar_expect_tx(bar_full, 2 * SG_TILE_BYTES + 2 * SG_SF_BYTES);
+            sg_tma_2d(s_a, &map_a, kb * SG_TILE, m0, bar_full);
+            sg_tma_2d(s_b, &map_b, kb * SG_TILE, n0, bar_full);
+            sg_bulk_copy(s_sfa, sfa + sg_sm100_sf_offset((uint32_t)m0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
+                         bar_full);
+            sg_bulk_copy(s_sfb, sfb + sg_sm100_sf_offset((uint32_t)n0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
+                         bar_full);
+            sg_mbar_wait(bar_full, kb & 1);
+            sg_tc_fence_after();
+            asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(sfa_tmem),
+                         "l"(sg_sm100_smem_desc_sf(s_sfa))
+                         : "memory");
+            asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(sfb_tmem),
+                         "l"(sg_sm100_smem_desc_sf(s_sfb))
+                         : "memory");
+            const uint64_t a_desc = sg_sm100_smem_desc_kmajor_sw128(s_a), b_desc = sg_sm100_smem_desc_kmajor_sw128(s_b);
+#pragma unroll
+            for (int s = 0; s < 4; s++) // K-step of 32 E4M3 = 32 bytes = +2 in the descriptor's address>>4 field
+                sg_mma_mxf8(d_tmem, a_desc + 2 * s, b_desc + 2 * s, sg_sm100_idesc_mxf8(SG_TILE, SG_TILE, s), sfa_tmem,
+                            sfb_tmem, (kb | s) != 0);
+            asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(bar_mma)
+                         : "memory");
+            sg_mbar_wait(bar_mma, kb & 1); // smem and the TMEM scale columns are reused by the next block
+        }
+    }
+    __syncthreads();
+    sg_tc_fence_after();
+
+    // Epilogue: output row m0 + 32*warp + lane = TMEM lane 32*warp + lane (data path layout D, M = 128).
+    const int row = m0 + 32 * warp + (threadIdx.x % 32);
+    for (int c = 0; c < SG_TILE; c += 16) {
+        uint32_t v[16];
+        asm volatile(
+            "tcgen05.ld.sync.aligned.32x32b.x16.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
+            "%15}, [%16];"
+            : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7]),
+              "=r"(v[8]), "=r"(v[9]), "=r"(v[10]), "=r"(v[11]), "=r"(v[12]), "=r"(v[13]), "=r"(v[14]), "=r"(v[15])
+            : "r"(d_tmem + ((uint32_t)(32 * warp) << 16) + (uint32_t)c));
+        asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+        float4 *dst = (float4 *)(d + (size_t)row * N + n0 + c);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            dst[i] = make_float4(__uint_as_float(v[4 * i]), __uint_as_float(v[4 * i + 1]), __uint_as_float(v[4 * i + 2]),
+                                 __uint_as_float(v[4 * i + 3]));
+    }
+    sg_tc_fence_before();
+    __syncthreads();
+    if (warp == 0)
+        asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(tmem), "r"(SG_TMEM_COLS) : "memory");
+}
+#else
+__global__ void sg_sm100_mxf8_tile_kernel(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
+                                          const uint8_t *, const uint8_t *, float *, int, int) {}
+#endif
+
+// ---------------------------------------------------------------------------------------------------- host
+static PFN_cuTensorMapEncodeTiled_v12000 sg_tile_encode_fn(void) {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = NULL;
+    if (!fn) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !p) {
+            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
+            abort();
+        }
+        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    return fn;
+}
+
+// 2D uint8 tensor map over a row-major [rows, cols] E4M3 matrix, box 128 x 128 bytes, 128-byte swizzle (the
+// K-major SW128 layout sg_sm100_smem_desc_kmajor_sw128 describes).
+static CUtensorMap sg_tile_tmap(const void *base, uint64_t rows, uint64_t cols) {
+    CUtensorMap m;
+    const cuuint64_t dims[2] = {cols, rows};
+    const cuuint64_t strides[1] = {cols};
+    const cuuint32_t box[2] = {SG_TILE, SG_TILE};
+    const cuuint32_t estr[2] = {1, 1};
+    CUresult r = sg_tile_encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void *>(base), dims, strides, box,
+                                     estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu\n", __FILE__, __LINE__, (int)r,
+                (unsigned long long)rows, (unsigned long long)cols);
+        abort();
+    }
+    return m;
+}
+
+// Row-major [rows, kb32] UE8M0 codes into the 128x4 atom layout.
+static std::vector<uint8_t> sg_tile_sf_layout(const uint8_t *s, int rows, int kb32) {
+    std::vector<uint8_t> out(sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)kb32), 0);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < kb32; j++) out[sg_sm100_sf_offset((uint32_t)r, (uint32_t)j, (uint32_t)kb32)] = s[(size_t)r * kb32 + j];
+    return out;
+}
+
+extern "C" int sg_sm100_mxf8_tile_gemm(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, const uint8_t *sb,
+                                       int M, int N, int K, float *d, char *err, size_t errlen) {
+    if (M <= 0 || N <= 0 || K <= 0 || M % SG_TILE || N % SG_TILE || K % SG_TILE) {
+        snprintf(err, errlen, "sm100 mxf8 tile: M %d, N %d, K %d must be positive multiples of %d", M, N, K, SG_TILE);
+        return -1;
+    }
+    int dev = 0;
+    cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        snprintf(err, errlen, "sm100 mxf8 tile: no CUDA device");
+        return -1;
+    }
+    if (prop.major != 10) {
+        snprintf(err, errlen, "sm100 mxf8 tile: needs an sm_100 (B200/B300) device, got sm_%d%d (%s)", prop.major,
+                 prop.minor, prop.name);
+        return -1;
+    }
+    const int kb32 = K / 32;
+    std::vector<uint8_t> lsa = sg_tile_sf_layout(sa, M, kb32), lsb = sg_tile_sf_layout(sb, N, kb32);
+    uint8_t *da = NULL, *db = NULL, *dsa = NULL, *dsb = NULL;
+    float *dd = NULL;
+    SG_CK(cudaMalloc(&da, (size_t)M * K));
+    SG_CK(cudaMalloc(&db, (size_t)N * K));
+    SG_CK(cudaMalloc(&dsa, lsa.size()));
+    SG_CK(cudaMalloc(&dsb, lsb.size()));
+    SG_CK(cudaMalloc(&dd, (size_t)M * N * sizeof(float)));
+    SG_CK(cudaMemcpy(da, qa, (size_t)M * K, cudaMemcpyHostToDevice));
+    SG_CK(cudaMemcpy(db, qb, (size_t)N * K, cudaMemcpyHostToDevice));
+    SG_CK(cudaMemcpy(dsa, lsa.data(), lsa.size(), cudaMemcpyHostToDevice));
+    SG_CK(cudaMemcpy(dsb, lsb.data(), lsb.size(), cudaMemcpyHostToDevice));
+    SG_CK(cudaMemset(dd, 0xFF, (size_t)M * N * sizeof(float))); // NaN poison: every element must be written
+    CUtensorMap ma = sg_tile_tmap(da, (uint64_t)M, (uint64_t)K), mb = sg_tile_tmap(db, (uint64_t)N, (uint64_t)K);
+    SG_CK(cudaFuncSetAttribute(sg_sm100_mxf8_tile_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_SMEM_DYN));
+    sg_sm100_mxf8_tile_kernel<<<dim3(N / SG_TILE, M / SG_TILE), 128, SG_SMEM_DYN>>>(ma, mb, dsa, dsb, dd, N, K);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    SG_CK(cudaMemcpy(d, dd, (size_t)M * N * sizeof(float), cudaMemcpyDeviceToHost));
+    SG_CK(cudaFree(da));
+    SG_CK(cudaFree(db));
+    SG_CK(cudaFree(dsa));
+    SG_CK(cudaFree(dsb));
+    SG_CK(cudaFree(dd));
+    return 0;
+}
