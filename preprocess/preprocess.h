@@ -24,6 +24,8 @@ typedef struct sg_preprocess_opts {
     int fast_decode;         /* 1: JPEG DCT-domain downscale before the exact resize (not bit-exact) */
     uint64_t max_file_bytes; /* files larger than this are refused */
     uint64_t max_pixels;     /* decoded width*height above this is refused */
+    int pillow_major;        /* resize pass order of this Pillow major version: 0 = latest (13: vertical pass
+                                first for some size pairs), 12 = Pillow <= 12 (horizontal pass always first) */
 } sg_preprocess_opts;
 
 /* Fills opts with the defaults: S = 224, bilinear, EXIF on, exact decode, and the default caps. */
@@ -49,6 +51,9 @@ int sg_decode_rgb(const uint8_t *data, size_t len, const sg_preprocess_opts *opt
 /* Pillow's Image.resize for an RGB image: separable, antialiased, 22-bit fixed point with an 8-bit
  * intermediate; same size returns a copy. dst holds dw*dh*3 bytes. Returns 0, or -1 (bad sizes). */
 int sg_resize_rgb(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, sg_resample filter);
+/* The same with the pass order of Pillow major version pillow_major (see sg_preprocess_opts.pillow_major). */
+int sg_resize_rgb_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, sg_resample filter,
+                         int pillow_major);
 
 /* Decode + convert + orient + resize. out holds opts->out_size^2 * 3 bytes. Returns 0, or -1 with a reason
  * (without the path: callers prefix it). */

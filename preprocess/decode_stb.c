@@ -1,0 +1,101 @@
+/* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
+ *
+ * Only the formats we need are compiled in (PNG, BMP, TGA, PNM, PSD). JPEG goes through libjpeg-turbo
+ * (Pillow's decoder, bit-exact) and GIF through decode_gif.c (stb paints transparent pixels black where
+ * Pillow shows their palette colour). No stdio: we always decode from memory. stb's failure
+ * reason is thread-local in C11 (STBI_THREAD_LOCAL), so these wrappers are thread-safe. Its warnings are
+ * silenced here and only here.
+ */
+#include "preprocess/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STBI_ONLY_PNG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_TGA
+#define STBI_ONLY_PNM
+#define STBI_ONLY_PSD
+#define STBI_NO_STDIO
+#define STBI_NO_LINEAR
+#define STBI_NO_HDR
+/* A side longer than 1<<24 is refused inside stb; the real limit is our pixel cap, checked before decoding. */
+#define STBI_MAX_DIMENSIONS (1 << 24)
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+/* stb declares its API static (STB_IMAGE_STATIC) and gcc reports the unused ones at the end of the file, so this one
+ * stays off for the whole file */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wshift-negative-value"
+#include "stb_image.h"
+#pragma GCC diagnostic pop
+
+static int sg_stb_len(size_t len, char *err, size_t errlen) {
+    if (len > (size_t)0x7fffffff) return sg_pre_err(err, errlen, "file of %zu bytes is too large for stb_image (max 2 GiB)", len);
+    return 0;
+}
+
+static const char *sg_stb_reason(void) {
+    const char *r = stbi_failure_reason();
+    return r ? r : "unknown error";
+}
+
+int sg_stb_info(const uint8_t *data, size_t len, int *w, int *h, int *comp, char *err, size_t errlen) {
+    if (sg_stb_len(len, err, errlen)) return -1;
+    if (!stbi_info_from_memory(data, (int)len, w, h, comp))
+        return sg_pre_err(err, errlen, "cannot read the header: %s", sg_stb_reason());
+    return 0;
+}
+
+uint8_t *sg_stb_load8(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen) {
+    int comp;
+    if (sg_stb_len(len, err, errlen)) return NULL;
+    uint8_t *p = stbi_load_from_memory(data, (int)len, w, h, &comp, req_comp);
+    if (!p) sg_pre_err(err, errlen, "decode failed: %s", sg_stb_reason());
+    return p;
+}
+
+uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen) {
+    int comp;
+    if (sg_stb_len(len, err, errlen)) return NULL;
+    uint16_t *p = stbi_load_16_from_memory(data, (int)len, w, h, &comp, req_comp);
+    if (!p) sg_pre_err(err, errlen, "decode failed: %s", sg_stb_reason());
+    return p;
+}
+
+int sg_stb_is_tga(const uint8_t *data, size_t len) {
+    if (len > (size_t)0x7fffffff) return 0;
+    stbi__context s;
+    stbi__start_mem(&s, data, (int)len);
+    return stbi__tga_test(&s);
+}
+
+int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
+                      sg_rgb_image *out, char *err, size_t errlen) {
+    int w, h, comp;
+    if (strcmp(fmt, "PNM") == 0 && sg_pre_check_pnm_header(data, len, err, errlen)) return -1;
+    if (sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", err ? err : "");
+        return sg_pre_err(err, errlen, "%s: %s", fmt, why);
+    }
+    if (sg_pre_check_dims(fmt, (uint64_t)w, (uint64_t)h, opts->max_pixels, err, errlen)) return -1;
+    if (sg_pre_check_complete(fmt, data, len, err, errlen)) return -1;
+    if (stbi_is_16_bit_from_memory(data, (int)len))
+        return sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
+    uint8_t *rgb = sg_stb_load8(data, len, 3, &w, &h, err, errlen);
+    if (!rgb) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", err ? err : "");
+        return sg_pre_err(err, errlen, "%s: %s", fmt, why);
+    }
+    out->w = w, out->h = h, out->rgb = rgb;
+    return 0;
+}

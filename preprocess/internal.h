@@ -1,0 +1,71 @@
+/* preprocess/internal.h — what the files of preprocess/ share and nothing outside uses.
+ *
+ * Each decoder turns encoded bytes into an RGB image with Pillow's convert("RGB") rules, after checking the
+ * declared size against the pixel cap (before any pixel buffer is allocated). EXIF orientation is found by
+ * the container parsers (JPEG APP1, PNG eXIf/iTXt) and applied once, in sg_pre_orient.
+ */
+#ifndef SG_PREPROCESS_INTERNAL_H
+#define SG_PREPROCESS_INTERNAL_H
+
+#include "preprocess/preprocess.h"
+
+#include <stdarg.h>
+
+/* Writes a printf-style reason into err (if err and errlen) and returns -1, so callers can `return sg_pre_err(...)`. */
+int sg_pre_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Returns 0 when w x h is a positive size within max_pixels (and fits size_t as RGB), else -1 with a reason
+ * naming fmt, the declared size and the cap. */
+int sg_pre_check_dims(const char *fmt, uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen);
+
+/* Allocates img->rgb for w x h (checked by sg_pre_check_dims first). Returns 0 or -1 with a reason. */
+int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);
+
+/* JPEG via libjpeg-turbo with Pillow's settings. *orientation receives the EXIF orientation (1 when none). */
+int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                       int *orientation, char *err, size_t errlen);
+
+/* PNG: chunk walk (CRC, IHDR, eXIf, XMP) then pixels through stb_image with Pillow's mode rules. */
+int sg_pre_decode_png(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      int *orientation, char *err, size_t errlen);
+
+/* GIF first frame with Pillow's rules for transparent pixels (palette colour, not black). */
+int sg_pre_decode_gif(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      char *err, size_t errlen);
+
+/* 16-bit BMP (uncompressed or BI_BITFIELDS): Pillow's v*255/31 widening, not stb's bit replication. */
+int sg_pre_is_bmp16(const uint8_t *data, size_t len);
+int sg_pre_decode_bmp16(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                        char *err, size_t errlen);
+
+/* BMP, TGA, PNM (P5/P6), PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
+int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
+                      sg_rgb_image *out, char *err, size_t errlen);
+
+/* Refuses a BMP/PNM/PSD/TGA file shorter than its header implies (stb would read zeros past the end).
+ * fmt is "BMP", "PNM", "PSD" or "TGA". Returns 0 or -1 with a reason. */
+int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
+/* Validates a PNM header's tokens before stb_image parses it (stb overflows an int on long numbers). */
+int sg_pre_check_pnm_header(const uint8_t *data, size_t len, char *err, size_t errlen);
+
+/* --- decode_stb.c: the only file that compiles stb_image ------------------------------------------- */
+/* Header-only size query. Returns 0 and w, h, channels in the file, or -1 with stb's reason. */
+int sg_stb_info(const uint8_t *data, size_t len, int *w, int *h, int *comp, char *err, size_t errlen);
+/* Decodes with req_comp channels (8-bit). Returns a malloc'd buffer (free with free) or NULL with a reason. */
+uint8_t *sg_stb_load8(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
+/* Decodes with req_comp channels, 16 bits each. NULL with a reason on failure. */
+uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
+/* 1 if stb's TGA probe accepts data (TGA has no magic number). */
+int sg_stb_is_tga(const uint8_t *data, size_t len);
+
+/* --- exif.c ------------------------------------------------------------------------------------------ */
+/* Orientation (1..8) from a TIFF-structured EXIF block (after the "Exif\0\0" prefix), or 0 when it has none
+ * or is malformed. Every offset is bounds-checked against len. */
+int sg_exif_orientation(const uint8_t *tiff, size_t len);
+/* Orientation from XMP text (Pillow's regex tiff:Orientation(="|>)([0-9])), or 0 when absent. */
+int sg_xmp_orientation(const uint8_t *xmp, size_t len);
+/* Applies Pillow's transpose for orientation 2..8 to img in place (new buffer). Others: no change.
+ * Returns 0, or -1 when out of memory. */
+int sg_pre_orient(sg_rgb_image *img, int orientation, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,120 @@
+/* preprocess/truncation.c — refuses truncated BMP, PNM, PSD and TGA files before stb_image sees them.
+ *
+ * stb_image reads past the end of these formats as zeros and returns a partly black image, where Pillow
+ * raises "image file is truncated". For the uncompressed layouts the pixel data size follows from the
+ * header, so we compare it with the file length; PSD's RLE has a byte-count table and TGA's RLE packets are
+ * walked without decoding. BMP RLE streams are left to stb. Every header read is bounds-checked.
+ */
+#include "preprocess/internal.h"
+
+#include <string.h>
+
+static uint32_t sg_le16(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8); }
+static uint32_t sg_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
+static uint32_t sg_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+static int sg_need(const char *fmt, uint64_t need, size_t len, char *err, size_t errlen) {
+    if (need > len)
+        return sg_pre_err(err, errlen, "%s: the file is truncated: %zu bytes, the header implies %llu", fmt, len, (unsigned long long)need);
+    return 0;
+}
+
+static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    if (len < 30) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
+    uint32_t off = sg_le32(d + 10), hsize = sg_le32(d + 14);
+    if (hsize < 40) return 0; /* OS/2 core headers: rare, left to stb */
+    if (len < 14 + 40) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
+    int32_t w = (int32_t)sg_le32(d + 18), h = (int32_t)sg_le32(d + 22);
+    uint32_t bpp = sg_le16(d + 28), comp = sg_le32(d + 30);
+    if (comp != 0 && comp != 3) return 0; /* RLE or JPEG/PNG-in-BMP: sized only by decoding */
+    uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), ah = (uint64_t)(h < 0 ? -(int64_t)h : h);
+    uint64_t stride = ((bpp * aw + 31) / 32) * 4; /* rows are padded to 4 bytes */
+    return sg_need("BMP", (uint64_t)off + stride * ah, len, err, errlen);
+}
+
+/* PNM P5/P6 header: magic, then width, height, maxval as decimal tokens separated by whitespace and
+ * '#' comments, then exactly one whitespace byte before the pixels. A number longer than 9 digits is refused
+ * here: stb_image 2.27 would overflow an int parsing it. On success *data_start is the pixels' offset. */
+static int sg_parse_pnm(const uint8_t *d, size_t len, uint64_t v[3], size_t *data_start, char *err, size_t errlen) {
+    size_t p = 2;
+    for (int i = 0; i < 3; i++) {
+        for (;;) {
+            while (p < len && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' || d[p] == '\v' || d[p] == '\f')) p++;
+            if (p < len && d[p] == '#') {
+                while (p < len && d[p] != '\n' && d[p] != '\r') p++;
+                continue;
+            }
+            break;
+        }
+        if (p >= len || d[p] < '0' || d[p] > '9') return sg_pre_err(err, errlen, "PNM: bad or truncated header at byte %zu", p);
+        v[i] = 0;
+        int digits = 0;
+        while (p < len && d[p] >= '0' && d[p] <= '9') {
+            if (++digits > 9) return sg_pre_err(err, errlen, "PNM: number with more than 9 digits in the header at byte %zu", p);
+            v[i] = v[i] * 10 + (uint64_t)(d[p++] - '0');
+        }
+    }
+    *data_start = p + 1; /* the single whitespace byte after maxval */
+    return 0;
+}
+
+int sg_pre_check_pnm_header(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    uint64_t v[3];
+    size_t start;
+    return sg_parse_pnm(d, len, v, &start, err, errlen);
+}
+
+static int sg_check_pnm(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    uint64_t v[3];
+    size_t p;
+    if (sg_parse_pnm(d, len, v, &p, err, errlen)) return -1;
+    if (v[2] != 255)
+        return sg_pre_err(err, errlen, "PNM: maxval %llu is not supported (only 255: Pillow rescales other ranges)", (unsigned long long)v[2]);
+    uint64_t ch = d[1] == '6' ? 3 : 1;
+    return sg_need("PNM", (uint64_t)p + v[0] * v[1] * ch, len, err, errlen);
+}
+
+static int sg_check_psd(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    if (len < 26) return sg_pre_err(err, errlen, "PSD: truncated header (%zu bytes)", len);
+    uint64_t ch = sg_be16(d + 12), h = sg_be32(d + 14), w = sg_be32(d + 18), depth = sg_be16(d + 22);
+    uint64_t p = 26;
+    for (int s = 0; s < 3; s++) { /* colour mode data, image resources, layer and mask info */
+        if (sg_need("PSD", p + 4, len, err, errlen)) return -1;
+        p += 4 + (uint64_t)sg_be32(d + p);
+    }
+    if (sg_need("PSD", p + 2, len, err, errlen)) return -1;
+    uint32_t comp = sg_be16(d + p);
+    p += 2;
+    if (comp == 0) return sg_need("PSD", p + ch * h * w * (depth / 8), len, err, errlen);
+    if (comp != 1) return 0; /* stb refuses other compressions with its own message */
+    uint64_t rows = ch * h, sum = 0;
+    if (sg_need("PSD", p + rows * 2, len, err, errlen)) return -1;
+    for (uint64_t r = 0; r < rows; r++) sum += sg_be16(d + p + 2 * r);
+    return sg_need("PSD", p + rows * 2 + sum, len, err, errlen);
+}
+
+static int sg_check_tga(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    if (len < 18) return sg_pre_err(err, errlen, "TGA: truncated header (%zu bytes)", len);
+    uint32_t idlen = d[0], cmtype = d[1], type = d[2], cmlen = sg_le16(d + 5), cmbits = d[7];
+    uint32_t w = sg_le16(d + 12), h = sg_le16(d + 14), bpp = d[16];
+    uint64_t cm = cmtype ? (uint64_t)cmlen * ((cmbits + 7) / 8) : 0, px = (bpp + 7) / 8, p = 18ull + idlen + cm;
+    if (type == 1 || type == 2 || type == 3) return sg_need("TGA", p + (uint64_t)w * h * px, len, err, errlen);
+    if (type != 9 && type != 10 && type != 11) return 0; /* stb refuses other types with its own message */
+    /* RLE: walk the packets (a header byte, then one pixel repeated or n literal pixels) over w*h pixels */
+    for (uint64_t done = 0, total = (uint64_t)w * h; done < total;) {
+        if (p >= len) return sg_need("TGA", p + 1, len, err, errlen);
+        uint64_t n = (uint64_t)(d[p] & 0x7f) + 1;
+        p += 1 + ((d[p] & 0x80) ? px : n * px);
+        done += n;
+    }
+    return sg_need("TGA", p, len, err, errlen);
+}
+
+int sg_pre_check_complete(const char *fmt, const uint8_t *d, size_t len, char *err, size_t errlen) {
+    if (strcmp(fmt, "BMP") == 0) return sg_check_bmp(d, len, err, errlen);
+    if (strcmp(fmt, "PNM") == 0) return sg_check_pnm(d, len, err, errlen);
+    if (strcmp(fmt, "PSD") == 0) return sg_check_psd(d, len, err, errlen);
+    if (strcmp(fmt, "TGA") == 0) return sg_check_tga(d, len, err, errlen);
+    return 0;
+}

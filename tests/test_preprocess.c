@@ -1,0 +1,174 @@
+/* tests/test_preprocess.c — decode and resize are 0 LSB from Pillow on every golden.
+ *
+ * tests/images/goldens.txt (made by scripts/make_goldens.py with Pillow; versions on its first line) holds
+ * FNV-1a 64 hashes of Pillow's RGB bytes for each committed image: decoded (with and without EXIF
+ * transpose) and resized to 224 with BILINEAR and BICUBIC, JPEGs also through draft() (our --fast-decode); plus resizes of hash-noise images at odd and
+ * random size pairs, regenerated here from the same seed. Output buffers are poisoned before each run, so a
+ * function that writes nothing cannot pass. Also checks the same-size copy rule, the pixel and file caps,
+ * and that sg_preprocess_file agrees with decode + resize.
+ */
+#include "preprocess/preprocess.h"
+#include "tests/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint8_t *noise(uint32_t seed, int w, int h) {
+    size_t n = (size_t)w * h * 3;
+    uint8_t *p = malloc(n);
+    for (size_t i = 0; i < n; i++) { /* lowbias32 of seed*golden + i, as scripts/make_goldens.py */
+        uint32_t x = seed * 0x9E3779B9u + (uint32_t)i;
+        x ^= x >> 16, x *= 0x7feb352du, x ^= x >> 15, x *= 0x846ca68bu, x ^= x >> 16;
+        p[i] = (uint8_t)x;
+    }
+    return p;
+}
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+int main(void) {
+    const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/tests/images/goldens.txt", root);
+    FILE *g = fopen(path, "r");
+    CHECK(g != NULL, "open %s", path);
+    if (!g) return CHECK_DONE();
+    int ndecode = 0, nresize = 0, nnoise = 0, bad = 0;
+    uint8_t *out = malloc(224 * 224 * 3);
+    while (fgets(line, sizeof line, g)) {
+        char kind[16], name[256];
+        unsigned long long want;
+        if (line[0] == '#' || sscanf(line, "%15s", kind) != 1) continue;
+        if (strcmp(kind, "noise") == 0) {
+            unsigned seed;
+            int sw, sh, dw, dh, filt;
+            if (sscanf(line, "noise %u %d %d %d %d %d %llx", &seed, &sw, &sh, &dw, &dh, &filt, &want) != 7) continue;
+            uint8_t *src = noise(seed, sw, sh), *dst = malloc((size_t)dw * dh * 3);
+            memset(dst, 0xA5, (size_t)dw * dh * 3);
+            int rc = sg_resize_rgb(src, sw, sh, dst, dw, dh, (sg_resample)filt);
+            uint64_t got = fnv1a64(dst, (size_t)dw * dh * 3);
+            CHECK(rc == 0 && got == want, "resize noise seed %u %dx%d -> %dx%d filter %d: 0 LSB from Pillow (hash %016llx, Pillow %016llx)",
+                  seed, sw, sh, dw, dh, filt, (unsigned long long)got, want);
+            bad += !(rc == 0 && got == want);
+            nnoise++;
+            free(src), free(dst);
+            continue;
+        }
+        int exif;
+        if (sscanf(line, "%*s %255s %d", name, &exif) != 2) continue;
+        snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
+        size_t len = 0;
+        uint8_t *data = read_all(path, &len);
+        sg_preprocess_opts o;
+        sg_preprocess_opts_default(&o);
+        o.exif_rotate = exif;
+        char err[512] = "";
+        int fast = strncmp(kind, "draft", 5) == 0; /* --fast-decode must equal Pillow's draft() */
+        o.fast_decode = fast;
+        if (strcmp(kind, "decode") == 0 || strcmp(kind, "draft") == 0) {
+            int w, h;
+            if (sscanf(line, "%*s %*s %*d %d %d %llx", &w, &h, &want) != 3) { free(data); continue; }
+            sg_rgb_image img = {0};
+            int rc = data ? sg_decode_rgb(data, len, &o, &img, err, sizeof err) : -1;
+            uint64_t got = rc == 0 ? fnv1a64(img.rgb, (size_t)img.w * img.h * 3) : 0;
+            int ok = rc == 0 && img.w == w && img.h == h && got == want;
+            CHECK(ok, "%s %s exif=%d: %dx%d, 0 LSB from Pillow (got %dx%d hash %016llx, Pillow %016llx; %s)", kind, name, exif, w, h,
+                  img.w, img.h, (unsigned long long)got, want, rc ? err : "ok");
+            bad += !ok;
+            ndecode++;
+            sg_rgb_image_free(&img);
+        } else if (strcmp(kind, "resize") == 0 || strcmp(kind, "draftresize") == 0) {
+            int filt, s;
+            if (sscanf(line, "%*s %*s %*d %d %d %llx", &filt, &s, &want) != 3 || s != 224) { free(data); continue; }
+            o.resample = (sg_resample)filt;
+            memset(out, 0xA5, 224 * 224 * 3);
+            int rc = data ? sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) : -1;
+            uint64_t got = fnv1a64(out, 224 * 224 * 3);
+            int ok = rc == 0 && got == want;
+            CHECK(ok, "preprocess%s %s exif=%d filter=%d -> 224x224: 0 LSB from Pillow%s (hash %016llx, Pillow %016llx; %s)",
+                  fast ? " --fast-decode" : "", name, exif, filt, fast ? " draft()" : "", (unsigned long long)got, want, rc ? err : "ok");
+            bad += !ok;
+            nresize++;
+            if (filt == 2 && exif == 1 && !fast) { /* the file entry point gives the same bytes */
+                uint8_t *out2 = malloc(224 * 224 * 3);
+                memset(out2, 0x5A, 224 * 224 * 3);
+                sg_preprocess_stats st = {0};
+                int rc2 = sg_preprocess_file(path, &o, out2, &st, err, sizeof err);
+                CHECK(rc2 == 0 && memcmp(out, out2, 224 * 224 * 3) == 0 && st.decode_s > 0,
+                      "sg_preprocess_file %s equals sg_preprocess_memory and reports decode time", name);
+                free(out2);
+            }
+        }
+        free(data);
+    }
+    fclose(g);
+    /* Pillow <= 12 runs the horizontal pass first on every size pair: its hashes, made with Pillow 12.3 */
+    snprintf(path, sizeof path, "%s/tests/images/goldens_pillow12.txt", root);
+    g = fopen(path, "r");
+    CHECK(g != NULL, "open %s", path);
+    int n12 = 0, bad12 = 0;
+    while (g && fgets(line, sizeof line, g)) {
+        unsigned seed;
+        int sw, sh, dw, dh, filt;
+        unsigned long long want;
+        if (sscanf(line, "noise12 %u %d %d %d %d %d %llx", &seed, &sw, &sh, &dw, &dh, &filt, &want) != 7) continue;
+        uint8_t *src = noise(seed, sw, sh), *dst = malloc((size_t)dw * dh * 3);
+        memset(dst, 0xA5, (size_t)dw * dh * 3);
+        int rc = sg_resize_rgb_pillow(src, sw, sh, dst, dw, dh, (sg_resample)filt, 12);
+        int ok = rc == 0 && fnv1a64(dst, (size_t)dw * dh * 3) == want;
+        bad12 += !ok;
+        n12++;
+        if (!ok) CHECK(0, "pillow_major=12: noise seed %u %dx%d -> %dx%d filter %d differs from Pillow 12.3", seed, sw, sh, dw, dh, filt);
+        free(src), free(dst);
+    }
+    if (g) fclose(g);
+    CHECK(n12 >= 100 && bad12 == 0, "pillow_major=12: %d resizes 0 LSB from Pillow 12.3 (%d differ)", n12, bad12);
+    CHECK(ndecode >= 50 && nresize >= 100 && nnoise >= 100, "goldens found: %d decode, %d resize, %d noise (expected >= 50/100/100)",
+          ndecode, nresize, nnoise);
+    CHECK(bad == 0, "all %d goldens are 0 LSB from Pillow (%d differ)", ndecode + nresize + nnoise, bad);
+
+    /* same size: Pillow returns an unfiltered copy */
+    uint8_t *src = noise(99, 224, 224);
+    memset(out, 0, 224 * 224 * 3);
+    CHECK(sg_resize_rgb(src, 224, 224, out, 224, 224, SG_RESAMPLE_BICUBIC) == 0 && memcmp(src, out, 224 * 224 * 3) == 0,
+          "224x224 input is copied, not filtered");
+    CHECK(sg_resize_rgb(src, 0, 224, out, 224, 224, SG_RESAMPLE_BILINEAR) == -1 &&
+              sg_resize_rgb(src, 224, 224, out, 224, 224, (sg_resample)7) == -1,
+          "resize refuses an empty size and an unknown filter");
+    free(src);
+
+    /* caps: a real image just over the pixel cap and the file cap fails with a message naming the cap */
+    snprintf(path, sizeof path, "%s/tests/images/jpeg_big_800x600.jpg", root);
+    sg_preprocess_opts o;
+    sg_preprocess_opts_default(&o);
+    CHECK(o.out_size == 224 && o.resample == SG_RESAMPLE_BILINEAR && o.exif_rotate == 1 && o.fast_decode == 0 &&
+              o.max_pixels == 178956970ull,
+          "defaults: 224, bilinear, EXIF on, exact decode, pixel cap = Pillow's bomb threshold 178956970");
+    char err[512] = "";
+    o.max_pixels = 800 * 600 - 1;
+    int rc = sg_preprocess_file(path, &o, out, NULL, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, "exceeds the cap of 479999 pixels"), "pixel cap refuses 800x600 at 479999 (%s)", err);
+    o.max_pixels = 800 * 600;
+    CHECK(sg_preprocess_file(path, &o, out, NULL, err, sizeof err) == 0, "pixel cap admits 800x600 at 480000");
+    o.max_file_bytes = 1000;
+    rc = sg_preprocess_file(path, &o, out, NULL, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, "exceeds the cap of 1000 bytes"), "file-size cap refuses before reading (%s)", err);
+    free(out);
+    return CHECK_DONE();
+}

@@ -1,0 +1,108 @@
+/* tests/tools/sg_pre_bench.c — times preprocess/ per image on one thread: decode, resize, total, fast decode.
+ *
+ *   build/tools/sg_pre_bench [--reps N] [--size S] FILE...
+ *
+ * Each file is read into memory once (file I/O is not timed, as in the Pillow side of
+ * scripts/bench_preprocess.py); then, N times, the exact path (sg_decode_rgb, then sg_resize_rgb to S x S)
+ * and the --fast-decode path (sg_preprocess_memory with fast_decode) are timed. Per image the median
+ * over the N reps is kept; the tool prints the mean over images of those medians in ms, and the pixel
+ * difference of fast decode from the exact output (max and mean |delta| over all values). Times are this
+ * thread's CPU time, so that other processes on a shared machine do not inflate them.
+ */
+#include "preprocess/preprocess.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the build machine is shared, wall time is not ours */
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv) {
+    int reps = 3, size = 224, first = 1;
+    while (first < argc && strncmp(argv[first], "--", 2) == 0) {
+        if (!strcmp(argv[first], "--reps") && first + 1 < argc) reps = atoi(argv[first + 1]), first += 2;
+        else if (!strcmp(argv[first], "--size") && first + 1 < argc) size = atoi(argv[first + 1]), first += 2;
+        else {
+            fprintf(stderr, "usage: %s [--reps N] [--size S] FILE...\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 100 || size < 1 || first >= argc) {
+        fprintf(stderr, "usage: %s [--reps N] [--size S] FILE...\n", argv[0]);
+        return 2;
+    }
+    size_t npx = (size_t)size * size * 3;
+    uint8_t *exact = malloc(npx), *fast = malloc(npx);
+    double *td = malloc(sizeof(double) * reps), *tr = malloc(sizeof(double) * reps), *tf = malloc(sizeof(double) * reps);
+    double sum_d = 0, sum_r = 0, sum_f = 0, sum_abs = 0;
+    long n_ok = 0, n_bad = 0;
+    int max_abs = 0;
+    for (int i = first; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        if (!f) { n_bad++; continue; }
+        fseek(f, 0, SEEK_END);
+        long len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        uint8_t *data = malloc(len > 0 ? (size_t)len : 1);
+        size_t got = fread(data, 1, (size_t)len, f);
+        fclose(f);
+        sg_preprocess_opts o;
+        sg_preprocess_opts_default(&o);
+        o.out_size = size;
+        char err[512];
+        int ok = 1;
+        for (int r = 0; r < reps && ok; r++) {
+            sg_rgb_image img;
+            double t0 = now();
+            if (sg_decode_rgb(data, got, &o, &img, err, sizeof err)) { ok = 0; break; }
+            double t1 = now();
+            sg_resize_rgb(img.rgb, img.w, img.h, exact, size, size, o.resample);
+            double t2 = now();
+            sg_rgb_image_free(&img);
+            sg_preprocess_opts of = o;
+            of.fast_decode = 1;
+            double t3 = now();
+            if (sg_preprocess_memory(data, got, &of, fast, NULL, err, sizeof err)) { ok = 0; break; }
+            tf[r] = now() - t3, td[r] = t1 - t0, tr[r] = t2 - t1;
+        }
+        free(data);
+        if (!ok) {
+            fprintf(stderr, "%s: %s\n", argv[i], err);
+            n_bad++;
+            continue;
+        }
+        sum_d += median(td, reps), sum_r += median(tr, reps), sum_f += median(tf, reps);
+        for (size_t k = 0; k < npx; k++) {
+            int d = abs((int)exact[k] - (int)fast[k]);
+            sum_abs += d;
+            if (d > max_abs) max_abs = d;
+        }
+        n_ok++;
+    }
+    if (n_ok == 0) {
+        fprintf(stderr, "no image decoded\n");
+        return 1;
+    }
+    printf("images %ld (failed %ld), reps %d, median per image, mean over images, one thread\n", n_ok, n_bad, reps);
+    printf("ours exact: decode %.2f ms  resize %.2f ms  total %.2f ms\n", 1e3 * sum_d / n_ok, 1e3 * sum_r / n_ok,
+           1e3 * (sum_d + sum_r) / n_ok);
+    printf("ours fast-decode: total %.2f ms  |delta| vs exact: max %d mean %.3f\n", 1e3 * sum_f / n_ok, max_abs,
+           sum_abs / ((double)n_ok * npx));
+    free(exact), free(fast), free(td), free(tr), free(tf);
+    return 0;
+}
