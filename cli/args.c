@@ -106,6 +106,8 @@ void sg_cli_usage(FILE *f) {
         "      --no-exif-rotate  ignore EXIF orientation\n"
         "      --resample NAME   bilinear (default, what SigLIP2 uses) | bicubic\n"
         "      --fast-decode     JPEG DCT-domain downscale before the resize (faster, not bit-exact)\n"
+        "      --pillow-version V 13 (default) | 12: match that Pillow's resize pass order (they differ\n"
+        "                        on some tall, narrow images)\n"
         "      --max-pixels N    refuse images with more than N decoded pixels\n"
         "      --max-file-size B refuse files larger than B bytes (K/M/G suffixes allowed)\n"
         "\n"
@@ -130,7 +132,7 @@ void sg_cli_usage(FILE *f) {
 enum {
     OPT_FILES_FROM = 256, OPT_ALL_FILES, OPT_SHARD, OPT_NORMALIZE, OPT_NO_NORMALIZE, OPT_RESUME, OPT_ON_ERROR,
     OPT_DUMP, OPT_WEIGHTS, OPT_BACKEND, OPT_DEVICE, OPT_PRECISION, OPT_NO_EXIF, OPT_RESAMPLE, OPT_FAST_DECODE,
-    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_PROGRESS, OPT_INFO, OPT_VERSION
+    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_PROGRESS, OPT_INFO, OPT_VERSION, OPT_PILLOW
 };
 
 static const struct option k_long[] = {
@@ -154,6 +156,7 @@ static const struct option k_long[] = {
     {"no-exif-rotate", no_argument, 0, OPT_NO_EXIF},
     {"resample", required_argument, 0, OPT_RESAMPLE},
     {"fast-decode", no_argument, 0, OPT_FAST_DECODE},
+    {"pillow-version", required_argument, 0, OPT_PILLOW},
     {"max-pixels", required_argument, 0, OPT_MAX_PIXELS},
     {"max-file-size", required_argument, 0, OPT_MAX_FILE_SIZE},
     {"progress", no_argument, 0, OPT_PROGRESS},
@@ -242,6 +245,12 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
             else USAGE_ERR("--resample: expected bilinear or bicubic, got '%s'", optarg);
             break;
         case OPT_FAST_DECODE: a->fast_decode = 1; break;
+        case OPT_PILLOW:
+            /* Pillow 13 runs the vertical resize pass first for some size pairs; <= 12 always horizontal first */
+            if (strcmp(optarg, "13") == 0) a->pillow_major = 0;
+            else if (strcmp(optarg, "12") == 0) a->pillow_major = 12;
+            else USAGE_ERR("--pillow-version: expected 12 or 13, got '%s'", optarg);
+            break;
         case OPT_MAX_PIXELS:
             if (sg_cli_parse_size(optarg, &a->max_pixels) != 0 || a->max_pixels == 0)
                 USAGE_ERR("--max-pixels: expected a positive count (K/M/G suffixes allowed), got '%s'", optarg);

@@ -50,6 +50,7 @@ typedef struct sg_cli_args {
     int exif_rotate;         /* 1 (default), 0 with --no-exif-rotate */
     sg_resample resample;
     int fast_decode;
+    int pillow_major;        /* resize pass order of this Pillow version: 0 = latest (13), 12 = Pillow <= 12 */
     uint64_t max_pixels;     /* 0 = preprocess default */
     uint64_t max_file_bytes; /* 0 = preprocess default */
     const char *dump_dir;    /* --dump-preprocessed DIR, or NULL */

@@ -179,6 +179,7 @@ int main(int argc, char **argv) {
     pre.resample = a.resample;
     pre.exif_rotate = a.exif_rotate;
     pre.fast_decode = a.fast_decode;
+    pre.pillow_major = a.pillow_major;
     if (a.max_pixels) pre.max_pixels = a.max_pixels;
     if (a.max_file_bytes) pre.max_file_bytes = a.max_file_bytes;
 

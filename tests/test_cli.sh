@@ -15,14 +15,14 @@ out=$("$B" --help); rc=$?
 check "--help exits 0" test $rc -eq 0
 for opt in --files-from --null --all-files --shard --output --format --normalize --no-normalize --resume \
            --on-error --dump-preprocessed --weights --backend --device --precision --batch --threads \
-           --no-exif-rotate --resample --fast-decode --max-pixels --max-file-size --progress --quiet \
+           --no-exif-rotate --resample --fast-decode --pillow-version --max-pixels --max-file-size --progress --quiet \
            --verbose --info --version "Exit status"; do
     grep -q -- "$opt" <<<"$out" || fail "--help mentions $opt"
 done
 pass "--help documents every option and the exit status"
 check "--version prints a version" bash -c "'$B' --version | grep -Eq '^siglip2-embed [0-9]+\.[0-9]+'"
 for bad in "--bogus x" "--batch 0 x" "--format xml x" "--on-error maybe x" "--shard 2/2 x" "-j -3 x" "" \
-           "--backend quantum x" "--resume x"; do
+           "--backend quantum x" "--resume x" "--pillow-version 11 x"; do
     # shellcheck disable=SC2086
     err=$("$B" $bad 2>&1 >/dev/null); rc=$?
     if [ $rc -eq 2 ] && grep -q "^siglip2-embed: " <<<"$err" && grep -q -- "--help" <<<"$err"; then
@@ -132,6 +132,13 @@ d_exact=$(dump d5 "$SG_ROOT/tests/images/jpeg_big_800x600.jpg")
 check "--no-exif-rotate changes the pixels of an EXIF-rotated JPEG" test -n "$d_def" -a "$d_def" != "$d_noexif"
 check "--resample bicubic changes the pixels" test -n "$d_bicubic" -a "$d_def" != "$d_bicubic"
 check "--fast-decode changes the pixels of a large JPEG (DCT-domain downscale)" test -n "$d_fast" -a "$d_fast" != "$d_exact"
+# A tall, narrow noise image: Pillow 13 resizes it vertical pass first, Pillow 12 horizontal first.
+"$PY" -c "import random, sys; r = random.Random(7); w, h = 333, 999
+sys.stdout.buffer.write(b'P6 %d %d 255\\n' % (w, h) + bytes(r.randrange(256) for _ in range(w * h * 3)))" >"$T/tall.ppm"
+d_p13=$(dump d6 "$T/tall.ppm"); d_p12=$(dump d7 "$T/tall.ppm" --pillow-version 12)
+d_p13b=$(dump d8 "$T/tall.ppm" --pillow-version 13)
+check "--pillow-version 12 changes the resize of a tall, narrow image; 13 is the default" \
+    test -n "$d_p12" -a "$d_p13" != "$d_p12" -a "$d_p13" = "$d_p13b"
 err=$("$B" "${W[@]}" -q --max-pixels 1000 "$T/imgs/a.jpg" 2>&1 >/dev/null); rc=$?
 check "--max-pixels is passed on (a larger image is refused, exit 1)" test $rc -eq 1 -a -n "$err"
 
