@@ -29,23 +29,6 @@ static float *falloc(size_t n) {
     return aligned_alloc(64, bytes);
 }
 
-/* y[r] = LN(x[r]) * g + b over D for each of rows rows: biased variance, eps inside the sqrt. */
-static void layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
-                       int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
-    for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * D;
-        float *yr = y + (size_t)r * D;
-        double mean = 0, var = 0;
-        for (int i = 0; i < D; i++) mean += xr[i];
-        mean /= D;
-        for (int i = 0; i < D; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= D;
-        float mu = (float)mean, rstd = (float)(1.0 / sqrt(var + (double)eps));
-        for (int i = 0; i < D; i++) yr[i] = (xr[i] - mu) * rstd * g[i] + b[i];
-    }
-}
-
 /* Activations of one chunk; sizes for up to `images` images. */
 typedef struct chunk_bufs {
     float *h;       /* [M, D]  residual stream */
@@ -177,15 +160,15 @@ static void forward_chunk(const sg_cpu_pack *pk, const float *px, int nb, float 
     for (int l = 0; l < cfg->num_layers; l++) {
         const sg_layer *ly = &m->layers[l];
         const sg_cpu_layer_pack *lp = &pk->layers[l];
-        layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, threads);
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, threads);
         sg_cpu_gemm(c->y, Dz, M, &lp->qkv, lp->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, threads);
         self_attention(c->qkv, c->att, nb, cfg, c, threads);
         sg_cpu_gemm(c->att, Dz, M, &lp->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, threads);
-        layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, threads);
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, threads);
         sg_cpu_gemm(c->y, Dz, M, &lp->fc1, ly->fc1_b, c->mlp, (size_t)cfg->intermediate_size, act, threads);
         sg_cpu_gemm(c->mlp, (size_t)cfg->intermediate_size, M, &lp->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, threads);
     }
-    layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, threads);
+    sg_cpu_layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, threads);
     if (last_hidden) memcpy(last_hidden, c->y, (size_t)M * Dz * sizeof(float));
     if (!pooled) return;
 
@@ -194,7 +177,7 @@ static void forward_chunk(const sg_cpu_pack *pk, const float *px, int nb, float 
     sg_cpu_gemm(c->y, Dz, M, &pk->head_kv, m->head_in_b + D, c->qkv, 2 * Dz, SG_GEMM_STORE, threads);
     head_attention(pk->probe_q, c->qkv, c->hz, nb, cfg, c, threads);
     sg_cpu_gemm(c->hz, Dz, nb, &pk->head_out, m->head_out_b, c->ha, Dz, SG_GEMM_STORE, threads);
-    layer_norm(c->ha, c->hz, nb, D, m->head_ln_w, m->head_ln_b, eps, threads);
+    sg_cpu_layer_norm(c->ha, c->hz, nb, D, m->head_ln_w, m->head_ln_b, eps, threads);
     sg_cpu_gemm(c->hz, Dz, nb, &pk->head_fc1, m->head_fc1_b, c->hm, (size_t)cfg->intermediate_size, act, threads);
     sg_cpu_gemm(c->hm, (size_t)cfg->intermediate_size, nb, &pk->head_fc2, m->head_fc2_b, c->ha, Dz, SG_GEMM_ADD,
                 threads);

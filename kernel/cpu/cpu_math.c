@@ -73,3 +73,19 @@ void sg_cpu_softmax_row(float *s, int n, float scale) {
     float inv = (float)(1.0 / sum);
     for (int j = 0; j < n; j++) s[j] *= inv;
 }
+
+void sg_cpu_layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
+                       int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * D;
+        float *yr = y + (size_t)r * D;
+        double mean = 0, var = 0;
+        for (int i = 0; i < D; i++) mean += xr[i];
+        mean /= D;
+        for (int i = 0; i < D; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= D;
+        float mu = (float)mean, rstd = (float)(1.0 / sqrt(var + (double)eps));
+        for (int i = 0; i < D; i++) yr[i] = (xr[i] - mu) * rstd * g[i] + b[i];
+    }
+}

@@ -11,6 +11,11 @@
 
 /* x[i] = gelu_tanh(x[i]) for i < n, computed as x / (1 + exp(-2u)), u = sqrt(2/pi)(x + 0.044715x^3):
  * the same function as 0.5x(1 + tanh(u)), without tanh's cancellation near 0. */
+/* y[r] = LN(x[r]) * g + b over D for each of `rows` rows: biased variance, eps inside the sqrt, statistics in
+ * double (so the reference's rounding stays far below the 1e-4 gate). Rows are split across `threads`. */
+void sg_cpu_layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
+                       int threads);
+
 void sg_cpu_gelu_tanh_inplace(float *x, int n);
 
 /* x[i] = gelu_erf(x[i]) (exact erf GELU, libm erff; only for checkpoints that ask for it). */

@@ -250,23 +250,6 @@ oom:
  * Forward
  * ------------------------------------------------------------------------------------------------------- */
 
-/* y = LN(x) * g + b per row, statistics in double (as cpu_encoder.c). */
-static void layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
-                       int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
-    for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * D;
-        float *yr = y + (size_t)r * D;
-        double mean = 0, var = 0;
-        for (int i = 0; i < D; i++) mean += xr[i];
-        mean /= D;
-        for (int i = 0; i < D; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= D;
-        float mu = (float)mean, rstd = (float)(1.0 / sqrt(var + (double)eps));
-        for (int i = 0; i < D; i++) yr[i] = (xr[i] - mu) * rstd * g[i] + b[i];
-    }
-}
-
 typedef struct mx_bufs {
     float *h, *y, *qkv, *att, *mlp, *scratch, *ha, *hz, *hm;
     size_t scratch_per;
@@ -387,20 +370,20 @@ static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float 
     for (int l = 0; l < cfg->num_layers; l++) {
         const sg_layer *ly = &m->layers[l];
         const mx_layer *xl = &mx->layers[l];
-        layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, nt);
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, nt);
         round_rows_par(c->y, Dz, M, D, fx[1], nt);
         sg_cpu_gemm(c->y, Dz, M, &xl->qkv, xl->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, nt);
         round_rows_par(c->qkv, 3 * Dz, M, 3 * D, fa, nt);
         self_attention(c->qkv, c->att, nb, cfg, c, fa, nt);
         round_rows_par(c->att, Dz, M, D, fx[2], nt);
         sg_cpu_gemm(c->att, Dz, M, &xl->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, nt);
-        layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, nt);
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, nt);
         round_rows_par(c->y, Dz, M, D, fx[3], nt);
         sg_cpu_gemm(c->y, Dz, M, &xl->fc1, ly->fc1_b, c->mlp, (size_t)F, act, nt);
         round_rows_par(c->mlp, (size_t)F, M, F, fx[4], nt);
         sg_cpu_gemm(c->mlp, (size_t)F, M, &xl->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, nt);
     }
-    layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, nt);
+    sg_cpu_layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, nt);
     if (last_hidden) memcpy(last_hidden, c->y, (size_t)M * Dz * sizeof(float));
     if (!pooled) return;
 
@@ -410,7 +393,7 @@ static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float 
     head_attention(mx->probe_q, c->qkv, c->hz, nb, cfg, c, fa);
     round_rows_par(c->hz, Dz, nb, D, fx[5], nt);
     sg_cpu_gemm(c->hz, Dz, nb, &mx->head_out, m->head_out_b, c->ha, Dz, SG_GEMM_STORE, nt);
-    layer_norm(c->ha, c->hz, nb, D, m->head_ln_w, m->head_ln_b, eps, nt);
+    sg_cpu_layer_norm(c->ha, c->hz, nb, D, m->head_ln_w, m->head_ln_b, eps, nt);
     round_rows_par(c->hz, Dz, nb, D, fx[5], nt);
     sg_cpu_gemm(c->hz, Dz, nb, &mx->head_fc1, m->head_fc1_b, c->hm, (size_t)F, act, nt);
     round_rows_par(c->hm, (size_t)F, nb, F, fx[5], nt);
