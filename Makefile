@@ -73,7 +73,10 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
-.PHONY: all deps test asan fuzz clean check-build
+.PHONY: all deps test asan fuzz clean
+# Keep the test programs' objects: they are intermediates of a pattern chain, which make would otherwise delete
+# after the run (printing after the test summary) and rebuild every time.
+.SECONDARY:
 all: $(BIN) $(TEST_BIN) $(TOOL_BIN)
 
 # Debian packages: the C libraries, the test consumers (numpy, faiss) for /usr/bin/python3, and clang for
