@@ -82,7 +82,7 @@ static int graph_for(cuda_impl *c, int n, int s, cudaGraphExec_t *out, char *err
         // SG_CUDA_PROFILE=1 prints where this run's time goes, and the setup steps' times (stderr).
         const bool prof = getenv("SG_CUDA_PROFILE") != nullptr;
         const double t0 = wall_s();
-        if (sg_cu_model_prepare(&c->cm, n, err, errlen)) return -1;
+        if (sg_cu_model_prepare(&c->cm, n, c->compute, err, errlen)) return -1;
         const double t1 = wall_s();
         if (sg_cu_forward(&c->cm, c->slots[s].d_pix, n, c->compute, prof, err, errlen)) return -1;
         SG_CU_TRY(cudaStreamSynchronize(c->compute), err, errlen);

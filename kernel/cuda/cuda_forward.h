@@ -43,8 +43,11 @@ typedef struct sg_cu_model {
  * sizes, CUDA/cuBLASLt error); nothing stays allocated on failure. */
 int sg_cu_model_init(sg_cu_model *cm, const sg_model *m, int max_batch, char *err, size_t errlen);
 
-/* Makes the GEMM plans for batch size n (1..max_batch) if not made yet. Call before capturing sg_cu_forward. */
-int sg_cu_model_prepare(sg_cu_model *cm, int n, char *err, size_t errlen);
+/* Makes the GEMM plans for batch size n (1..max_batch) if not made yet and, only when the environment sets
+ * SG_CUDA_GEMM_TUNE=1 and st is not capturing, times each GEMM's heuristic candidates on st to pick the fastest
+ * (sg_cu_gemm_tune). It overwrites the activation buffers, after work already queued on st. Call before
+ * capturing sg_cu_forward. */
+int sg_cu_model_prepare(sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen);
 
 /* Enqueues the forward of n images: pix is [n, S, S, 3] uint8 on the device; the result lands in cm->pooled.
  * profile = 1 (never while capturing): times every op with events, waits, and prints a per-op summary. */

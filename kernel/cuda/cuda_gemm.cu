@@ -4,6 +4,12 @@
 // so Y^T[N, M] = W[N, K] X^T[K, M] is computed as: A = W viewed col-major [K, N] with op T, B = X viewed col-
 // major [K, M] with op N, C = D = Y viewed col-major [N, M]. The bias then runs along D's rows (N, the output
 // features), which is what the epilogue broadcasts. Compute type fp32 (bf16 products, fp32 sums).
+// Algorithm choice: a plan keeps up to SG_CU_GEMM_CANDIDATES heuristic results; sg_cu_gemm_tune times them once
+// per batch size on the real operands and keeps the fastest. At one image (M = 196) that picks smaller or split-K
+// tiles over the heuristic's first choice (batch-1 forward ~17 us faster: docs/perf-notes.d/cuda.md, v4). Every
+// candidate accumulates in fp32, so accuracy does not depend on which wins; the choice is made by timing and may
+// differ between processes (results then differ by rounding only).
+#include <cmath>
 #include <cstring>
 #include "cuda_gemm.h"
 #include "cuda_common.h"
@@ -33,17 +39,73 @@ int sg_cu_gemm_plan(sg_cu_gemm *g, cublasLtHandle_t lt, int M, int N, int K, cud
     const size_t ws = SG_CU_GEMM_WORKSPACE;
     cublasStatus_t s =
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    cublasLtMatmulHeuristicResult_t res;
+    cublasLtMatmulHeuristicResult_t res[SG_CU_GEMM_CANDIDATES];
     int count = 0;
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasLtMatmulAlgoGetHeuristic(lt, g->op, g->la, g->lb, g->lc, g->lc, pref, 1, &res, &count);
+        s = cublasLtMatmulAlgoGetHeuristic(lt, g->op, g->la, g->lb, g->lc, g->lc, pref, SG_CU_GEMM_CANDIDATES, res,
+                                           &count);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || count == 0) {
         snprintf(err, errlen, "%s:%d: cuBLASLt has no algorithm for %d x %d x %d (out %s, epilogue %d): status %d",
                  __FILE__, __LINE__, M, N, K, out_type == CUDA_R_32F ? "fp32" : "bf16", (int)epi, (int)s);
         return -1;
     }
-    g->algo = res.algo;
+    for (int i = 0; i < count; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS) g->cand[g->ncand++] = res[i].algo;
+    if (g->ncand == 0) {
+        snprintf(err, errlen, "%s:%d: cuBLASLt's algorithms for %d x %d x %d all report a failed state", __FILE__,
+                 __LINE__, M, N, K);
+        return -1;
+    }
+    g->algo = g->cand[0];
+    return 0;
+}
+
+static float median3(float a, float b, float c) { return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c)); }
+
+int sg_cu_gemm_tune(sg_cu_gemm *g, cublasLtHandle_t lt, const void *X, const void *W, const void *bias, void *Y,
+                    void *workspace, cudaStream_t st, char *err, size_t errlen) {
+    if (g->ncand < 2) return 0;
+    // 3 rounds of k_reps back-to-back runs per candidate, median round: one round of a 196-row GEMM is ~50 us,
+    // long against the event resolution (~0.5 us) and short for the whole tuning (~9 GEMMs x 8 x 3 rounds).
+    constexpr int k_reps = 5, k_rounds = 3;
+    cudaEvent_t ev[k_rounds + 1];
+    for (int i = 0; i <= k_rounds; i++) SG_CU_TRY(cudaEventCreate(&ev[i]), err, errlen);
+    const cublasLtMatmulAlgo_t first = g->cand[0];
+    float best_ms = 0.f, first_ms = 0.f;
+    int best = -1, rc = 0;
+    for (int c = 0; c < g->ncand && rc == 0; c++) {
+        g->algo = g->cand[c];
+        char ignored[256];
+        if (sg_cu_gemm_run(g, lt, X, W, bias, Y, workspace, st, ignored, sizeof ignored)) continue;  // warm-up
+        float t[k_rounds];
+        bool ok = true;
+        for (int r = 0; r < k_rounds && ok; r++) {
+            if (cudaEventRecord(ev[r], st) != cudaSuccess) rc = -1;
+            for (int i = 0; i < k_reps && ok; i++)
+                ok = sg_cu_gemm_run(g, lt, X, W, bias, Y, workspace, st, ignored, sizeof ignored) == 0;
+            if (cudaEventRecord(ev[r + 1], st) != cudaSuccess || cudaEventSynchronize(ev[r + 1]) != cudaSuccess ||
+                cudaEventElapsedTime(&t[r], ev[r], ev[r + 1]) != cudaSuccess)
+                rc = -1;
+        }
+        if (rc || !ok) continue;
+        const float ms = median3(t[0], t[1], t[2]);
+        if (c == 0) first_ms = ms;
+        if (best < 0 || ms < best_ms) {
+            best = c;
+            best_ms = ms;
+        }
+    }
+    for (int i = 0; i <= k_rounds; i++) cudaEventDestroy(ev[i]);
+    if (rc) {
+        snprintf(err, errlen, "%s:%d: timing GEMM candidates for %d x %d x %d: %s", __FILE__, __LINE__, g->M, g->N,
+                 g->K, cudaGetErrorString(cudaGetLastError()));
+        g->algo = first;
+        return -1;
+    }
+    // Keep the first choice unless the winner is clearly faster (3%: above run-to-run noise of these timings).
+    g->chosen = (best >= 0 && !(first_ms > 0.f && best_ms > 0.97f * first_ms)) ? best : 0;
+    g->algo = g->cand[g->chosen];
     return 0;
 }
 

@@ -16,6 +16,10 @@
 
 typedef enum { SG_EPI_NONE = 0, SG_EPI_BIAS, SG_EPI_BIAS_GELU } sg_cu_epilogue;
 
+/* How many of cuBLASLt's heuristic results a plan keeps for timing: at M = 196 (one image) the first choice is
+ * often a large tile that leaves most SMs idle, and a later candidate (smaller tiles, split-K) is faster. */
+#define SG_CU_GEMM_CANDIDATES 8
+
 typedef struct sg_cu_gemm {
     int M, N, K;
     cudaDataType_t out_type;
@@ -23,7 +27,10 @@ typedef struct sg_cu_gemm {
     int accumulate;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t algo;      /* the one run: heuristic's first choice, or the fastest after sg_cu_gemm_tune */
+    int chosen;                     /* index of algo in cand (SG_CUDA_PROFILE=1 prints it) */
+    int ncand;                      /* heuristic's candidates kept for sg_cu_gemm_tune, best-ranked first */
+    cublasLtMatmulAlgo_t cand[SG_CU_GEMM_CANDIDATES];
 } sg_cu_gemm;
 
 /* Bytes of workspace every plan may use; the caller allocates one buffer of this size per stream. */
@@ -37,6 +44,14 @@ int sg_cu_gemm_plan(sg_cu_gemm *g, cublasLtHandle_t lt, int M, int N, int K, cud
 /* Enqueues Y = ... on st. bias may be NULL only with SG_EPI_NONE. */
 int sg_cu_gemm_run(sg_cu_gemm *g, cublasLtHandle_t lt, const void *X, const void *W, const void *bias, void *Y,
                    void *workspace, cudaStream_t st, char *err, size_t errlen);
+
+/* Times every kept candidate on the real operands (a few runs each, on st, which must not be capturing; Y and
+ * the workspace are overwritten with meaningless values) and keeps the fastest in g->algo. The heuristic's first
+ * choice stays unless another is at least 3% faster (below that it is timing noise, and the first choice keeps
+ * results identical to an untuned plan). Returns 0, or -1 with err on a CUDA error; a candidate that fails to
+ * run is skipped. */
+int sg_cu_gemm_tune(sg_cu_gemm *g, cublasLtHandle_t lt, const void *X, const void *W, const void *bias, void *Y,
+                    void *workspace, cudaStream_t st, char *err, size_t errlen);
 
 void sg_cu_gemm_free(sg_cu_gemm *g);
 
