@@ -17,7 +17,7 @@ OUTDIR gets:
                         and every BF16 bit pattern ("b")
 
 make_malformed.py {F32,F16,BF16} OUTDIR writes instead a checkpoint of the real base vision shapes (for timing
-the loader; see docs/perf-notes.d/weights.md).
+the loader; see docs/perf-notes.md, weights/ section).
 """
 import json
 import os

@@ -343,7 +343,7 @@ static void test_forward(const char *root, const char *name) {
     int rc1 = mx ? sg_mx_forward(mx, px, n, out2, NULL, 1, err, sizeof err) : -1;
     c = rc == 0 ? cos_min(out, ref, n, D, &mab) : 0;
     /* MXFP8 must change the result (it rounds every operand) but stay close: a 3-bit mantissa gives about
-     * 256x bf16's 1 - cos (see docs/perf-notes.d/sm100.md); 0.98 leaves room for the tiny model's noise. */
+     * 256x bf16's 1 - cos (see docs/perf-notes.md, kernel/sm100 section); 0.98 leaves room for the tiny model's noise. */
     CHECK(rc == 0 && c >= 0.98 && mab > 1e-4, "%s: emulated MXFP8 vs HF fp32: cos %.5f max|d| %.3g (must differ, "
           "cos >= 0.98)", name, c, mab);
     CHECK(rc1 == 0 && memcmp(out, out2, (size_t)n * D * sizeof(float)) == 0,

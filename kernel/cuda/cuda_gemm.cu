@@ -6,7 +6,7 @@
 // features), which is what the epilogue broadcasts. Compute type fp32 (bf16 products, fp32 sums).
 // Algorithm choice: a plan keeps up to SG_CU_GEMM_CANDIDATES heuristic results; sg_cu_gemm_tune times them once
 // per batch size on the real operands and keeps the fastest. At one image (M = 196) that picks smaller or split-K
-// tiles over the heuristic's first choice (batch-1 forward ~17 us faster: docs/perf-notes.d/cuda.md, v4). Every
+// tiles over the heuristic's first choice (batch-1 forward ~17 us faster: docs/perf-notes.md, portable CUDA backend, v4). Every
 // candidate accumulates in fp32, so accuracy does not depend on which wins; the choice is made by timing and may
 // differ between processes (results then differ by rounding only).
 #include <cmath>

@@ -64,7 +64,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
     sg_sm90_ring ring = {0, 0};
     // Column tile fastest: the CTAs running at one time share a few A row blocks, so A (up to 154 MB at
     // M = 25,088) is read from HBM once and the weights (<= 4.7 MB) stay in L2. Row-fastest re-read A once per
-    // column tile and ran at 129-252 TFLOP/s (docs/perf-notes.d/sm90.md, v1).
+    // column tile and ran at 129-252 TFLOP/s (docs/perf-notes.md, kernel/sm90 section, v1).
     if (wg == 0) {
         sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
         if (threadIdx.x == 0) {
