@@ -4,11 +4,12 @@
 // so Y^T[N, M] = W[N, K] X^T[K, M] is computed as: A = W viewed col-major [K, N] with op T, B = X viewed col-
 // major [K, M] with op N, C = D = Y viewed col-major [N, M]. The bias then runs along D's rows (N, the output
 // features), which is what the epilogue broadcasts. Compute type fp32 (bf16 products, fp32 sums).
-// Algorithm choice: a plan keeps up to SG_CU_GEMM_CANDIDATES heuristic results; sg_cu_gemm_tune times them once
-// per batch size on the real operands and keeps the fastest. At one image (M = 196) that picks smaller or split-K
-// tiles over the heuristic's first choice (batch-1 forward ~17 us faster: docs/perf-notes.md, portable CUDA backend, v4). Every
-// candidate accumulates in fp32, so accuracy does not depend on which wins; the choice is made by timing and may
-// differ between processes (results then differ by rounding only).
+// Algorithm choice: a plan runs the heuristic's first result (deterministic for a given GPU and cuBLAS) and
+// keeps up to SG_CU_GEMM_CANDIDATES more; when SG_CUDA_GEMM_TUNE=1, sg_cu_gemm_tune times them once per batch
+// size on the real operands and keeps the fastest. At one image (M = 196) that picks smaller or split-K tiles
+// (batch-1 forward 10-28 us faster: docs/perf-notes.md, portable CUDA backend, v4). Every candidate accumulates
+// in fp32, so accuracy does not depend on which wins, but the choice is made by timing and may differ between
+// processes (results then differ by rounding), which is why it is opt-in.
 #include <cmath>
 #include <cstring>
 #include "cuda_gemm.h"
