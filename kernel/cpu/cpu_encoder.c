@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cpu_math.h"
+#include "cpu_bufs.h"
 #include "cpu_packed.h"
 
 #define SG_CPU_CHUNK_ROWS 2048 /* token rows per chunk: 10 images of 196 tokens, ~60 MB of activations at base */
@@ -29,24 +30,12 @@ static float *falloc(size_t n) {
     return aligned_alloc(64, bytes);
 }
 
-/* Activations of one chunk; sizes for up to `images` images. */
-typedef struct chunk_bufs {
-    float *h;       /* [M, D]  residual stream */
-    float *y;       /* [M, D]  LayerNorm output */
-    float *qkv;     /* [M, 3D] q | k | v per token (the head uses [M, 2D] k | v) */
-    float *att;     /* [M, D]  attention output, heads concatenated */
-    float *mlp;     /* [M, max(F, C*P*P)]  FC1 output; im2col patches before the first layer */
-    float *scratch; /* threads x scratch_per: packed K, packed V, scores */
-    size_t scratch_per;
-    float *ha, *hz, *hm; /* head: [images, D] attention out / LN out, [images, F] MLP */
-} chunk_bufs;
-
-static void free_bufs(chunk_bufs *c) {
+void sg_cpu_bufs_free(sg_cpu_bufs *c) {
     free(c->h); free(c->y); free(c->qkv); free(c->att); free(c->mlp); free(c->scratch);
     free(c->ha); free(c->hz); free(c->hm);
 }
 
-static int alloc_bufs(chunk_bufs *c, const sg_config *cfg, int images, int threads) {
+int sg_cpu_bufs_alloc(sg_cpu_bufs *c, const sg_config *cfg, int images, int threads) {
     const size_t D = (size_t)cfg->hidden_size, F = (size_t)cfg->intermediate_size;
     const size_t T = (size_t)sg_config_tokens(cfg), Dh = (size_t)sg_config_head_dim(cfg);
     const size_t K = (size_t)sg_config_patch_dim(cfg), M = (size_t)images * T;
@@ -62,14 +51,14 @@ static int alloc_bufs(chunk_bufs *c, const sg_config *cfg, int images, int threa
     c->hz = falloc((size_t)images * D);
     c->hm = falloc((size_t)images * F);
     if (!c->h || !c->y || !c->qkv || !c->att || !c->mlp || !c->scratch || !c->ha || !c->hz || !c->hm) {
-        free_bufs(c);
+        sg_cpu_bufs_free(c);
         return -1;
     }
     return 0;
 }
 
 /* X[b*T + p] = the (c, ky, kx)-ordered pixels of patch p = gi*G + gj of image b (the conv as a GEMM). */
-static void im2col(const float *px, int nb, const sg_config *cfg, float *x, int threads) {
+void sg_cpu_im2col(const float *px, int nb, const sg_config *cfg, float *x, int threads) {
     const int S = cfg->image_size, P = cfg->patch_size, G = sg_config_grid(cfg), T = G * G;
     const int C = cfg->num_channels, K = sg_config_patch_dim(cfg);
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -85,7 +74,7 @@ static void im2col(const float *px, int nb, const sg_config *cfg, float *x, int 
 }
 
 /* Multi-head self-attention of one layer: att[b*T + i, h*Dh:(h+1)*Dh] = softmax(q kᵀ / sqrt(Dh)) v. */
-static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, chunk_bufs *bufs,
+static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, sg_cpu_bufs *bufs,
                            int threads) {
     const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
     const float scale = 1.0f / sqrtf((float)Dh); /* HF: head_dim**-0.5; exact (0.125) for Dh = 64 */
@@ -113,7 +102,7 @@ static void self_attention(const float *qkv, float *att, int nb, const sg_config
 /* MAP head attention: one query (the probe's, precomputed) over the T tokens of each image.
  * kv: [nb*T, 2D] (k | v); out: [nb, D]. */
 static void head_attention(const float *probe_q, const float *kv, float *out, int nb, const sg_config *cfg,
-                           chunk_bufs *bufs, int threads) {
+                           sg_cpu_bufs *bufs, int threads) {
     const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
     const float scale = 1.0f / sqrtf((float)Dh);
     const size_t ld = (size_t)2 * D;
@@ -145,7 +134,7 @@ static void head_attention(const float *probe_q, const float *kv, float *out, in
 /* The forward of nb images (px: [nb, C, S, S]) into pooled [nb, D] and last_hidden [nb, T, D] (each may be
  * NULL). */
 static void forward_chunk(const sg_cpu_pack *pk, const float *px, int nb, float *pooled, float *last_hidden,
-                          chunk_bufs *c, int threads) {
+                          sg_cpu_bufs *c, int threads) {
     const sg_model *m = pk->m;
     const sg_config *cfg = &m->cfg;
     const int D = cfg->hidden_size, T = sg_config_tokens(cfg), M = nb * T;
@@ -153,7 +142,7 @@ static void forward_chunk(const sg_cpu_pack *pk, const float *px, int nb, float 
     const float eps = cfg->layer_norm_eps;
     const sg_gemm_epilogue act = cfg->activation == SG_ACT_GELU_ERF ? SG_GEMM_GELU_ERF : SG_GEMM_GELU_TANH;
 
-    im2col(px, nb, cfg, c->mlp, threads);
+    sg_cpu_im2col(px, nb, cfg, c->mlp, threads);
     for (int b = 0; b < nb; b++) memcpy(c->h + (size_t)b * T * Dz, m->pos, (size_t)T * Dz * sizeof(float));
     sg_cpu_gemm(c->mlp, (size_t)sg_config_patch_dim(cfg), M, &pk->patch, m->patch_b, c->h, Dz, SG_GEMM_ADD, threads);
 
@@ -197,8 +186,8 @@ int sg_cpu_forward_packed(const sg_cpu_pack *pk, const float *pixel_values, int 
     int chunk = SG_CPU_CHUNK_ROWS / T;
     if (chunk < 1) chunk = 1;
     if (chunk > n) chunk = n;
-    chunk_bufs bufs;
-    if (alloc_bufs(&bufs, cfg, chunk, nt) != 0) {
+    sg_cpu_bufs bufs;
+    if (sg_cpu_bufs_alloc(&bufs, cfg, chunk, nt) != 0) {
         snprintf(err, errlen, "cpu encoder: out of memory for the activations of %d images (%d tokens, width %d)",
                  chunk, T, D);
         return -1;
@@ -208,7 +197,7 @@ int sg_cpu_forward_packed(const sg_cpu_pack *pk, const float *pixel_values, int 
         forward_chunk(pk, pixel_values + (size_t)i0 * C * S * S, nb, pooled ? pooled + (size_t)i0 * D : NULL,
                       last_hidden ? last_hidden + (size_t)i0 * T * D : NULL, &bufs, nt);
     }
-    free_bufs(&bufs);
+    sg_cpu_bufs_free(&bufs);
     return 0;
 }
 

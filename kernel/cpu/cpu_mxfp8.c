@@ -24,6 +24,7 @@
 
 #include "../sm100/sm100_desc.h"
 #include "cpu_gemm.h"
+#include "cpu_bufs.h"
 #include "cpu_math.h"
 #include "cpu_packed.h"
 
@@ -250,41 +251,8 @@ oom:
  * Forward
  * ------------------------------------------------------------------------------------------------------- */
 
-typedef struct mx_bufs {
-    float *h, *y, *qkv, *att, *mlp, *scratch, *ha, *hz, *hm;
-    size_t scratch_per;
-} mx_bufs;
-
-static void mx_bufs_free(mx_bufs *b) {
-    free(b->h); free(b->y); free(b->qkv); free(b->att); free(b->mlp); free(b->scratch);
-    free(b->ha); free(b->hz); free(b->hm);
-}
-
-static float *falloc(size_t n) { return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64); }
-
-static int mx_bufs_alloc(mx_bufs *b, const sg_config *c, int images, int threads) {
-    const size_t D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size, T = (size_t)sg_config_tokens(c);
-    const size_t Dh = (size_t)sg_config_head_dim(c), K = (size_t)sg_config_patch_dim(c), M = (size_t)images * T;
-    memset(b, 0, sizeof *b);
-    b->scratch_per = (sg_cpu_pack_size((int)T, (int)Dh) + sg_cpu_pack_size((int)Dh, (int)T) + T * T + 15) / 16 * 16;
-    b->h = falloc(M * D);
-    b->y = falloc(M * D);
-    b->qkv = falloc(M * 3 * D);
-    b->att = falloc(M * D);
-    b->mlp = falloc(M * (F > K ? F : K));
-    b->scratch = falloc((size_t)threads * b->scratch_per);
-    b->ha = falloc((size_t)images * D);
-    b->hz = falloc((size_t)images * D);
-    b->hm = falloc((size_t)images * F);
-    if (!b->h || !b->y || !b->qkv || !b->att || !b->mlp || !b->scratch || !b->ha || !b->hz || !b->hm) {
-        mx_bufs_free(b);
-        return -1;
-    }
-    return 0;
-}
-
 /* Self-attention of one layer on rounded Q, K, V; P is rounded per fmt before P·V. */
-static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, mx_bufs *bufs,
+static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, sg_cpu_bufs *bufs,
                            sg_mx_format fmt, int threads) {
     const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
     const float scale = 1.0f / sqrtf((float)Dh); /* 0.125 exactly for Dh = 64 */
@@ -312,7 +280,7 @@ static void self_attention(const float *qkv, float *att, int nb, const sg_config
 
 /* MAP-head attention: the (rounded) probe query over each image's T rounded keys/values (kv [nb*T, 2D]). */
 static void head_attention(const float *probe_q, const float *kv, float *out, int nb, const sg_config *cfg,
-                           mx_bufs *bufs, sg_mx_format fmt) {
+                           sg_cpu_bufs *bufs, sg_mx_format fmt) {
     const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
     const float scale = 1.0f / sqrtf((float)Dh);
     const size_t ld = (size_t)2 * D;
@@ -337,22 +305,8 @@ static void head_attention(const float *probe_q, const float *kv, float *out, in
     }
 }
 
-/* X[b*T + p] = the (c, ky, kx)-ordered pixels of patch p of image b. */
-static void im2col(const float *px, int nb, const sg_config *cfg, float *x) {
-    const int S = cfg->image_size, P = cfg->patch_size, G = sg_config_grid(cfg), T = G * G;
-    const int C = cfg->num_channels, K = sg_config_patch_dim(cfg);
-    for (int row = 0; row < nb * T; row++) {
-        int b = row / T, p = row % T, gi = p / G, gj = p % G;
-        for (int c = 0; c < C; c++)
-            for (int ky = 0; ky < P; ky++)
-                memcpy(x + (size_t)row * K + (size_t)(c * P + ky) * P,
-                       px + (((size_t)b * C + c) * S + (size_t)gi * P + ky) * S + (size_t)gj * P,
-                       (size_t)P * sizeof(float));
-    }
-}
-
 static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float *pooled, float *last_hidden,
-                          mx_bufs *c, int nt) {
+                          sg_cpu_bufs *c, int nt) {
     const sg_model *m = mx->m;
     const sg_config *cfg = &m->cfg;
     const int D = cfg->hidden_size, F = cfg->intermediate_size, T = sg_config_tokens(cfg), M = nb * T;
@@ -362,7 +316,7 @@ static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float 
     const sg_mx_format *fx = mx->fx, fa = mx->num.attention; /* fx[kind]: 0 patch 1 qkv 2 out 3 fc1 4 fc2 5 head */
     const sg_gemm_epilogue act = cfg->activation == SG_ACT_GELU_ERF ? SG_GEMM_GELU_ERF : SG_GEMM_GELU_TANH;
 
-    im2col(px, nb, cfg, c->mlp);
+    sg_cpu_im2col(px, nb, cfg, c->mlp, nt);
     round_rows_par(c->mlp, (size_t)K, M, K, fx[0], nt);
     for (int b = 0; b < nb; b++) memcpy(c->h + (size_t)b * T * Dz, m->pos, (size_t)T * Dz * sizeof(float));
     sg_cpu_gemm(c->mlp, (size_t)K, M, &mx->patch, m->patch_b, c->h, Dz, SG_GEMM_ADD, nt);
@@ -412,8 +366,8 @@ int sg_mx_forward(const sg_mx_model *mx, const float *pixel_values, int n, float
     const int T = sg_config_tokens(cfg), D = cfg->hidden_size, S = cfg->image_size, C = cfg->num_channels;
     const int nt = sg_cpu_threads(threads);
     int chunk = n < SG_MX_CHUNK_IMAGES ? n : SG_MX_CHUNK_IMAGES;
-    mx_bufs bufs;
-    if (mx_bufs_alloc(&bufs, cfg, chunk, nt) != 0) {
+    sg_cpu_bufs bufs;
+    if (sg_cpu_bufs_alloc(&bufs, cfg, chunk, nt) != 0) {
         snprintf(err, errlen, "mxfp8 emulation: out of memory for the activations of %d images", chunk);
         return -1;
     }
@@ -422,6 +376,6 @@ int sg_mx_forward(const sg_mx_model *mx, const float *pixel_values, int n, float
         forward_chunk(mx, pixel_values + (size_t)i0 * C * S * S, nb, pooled ? pooled + (size_t)i0 * D : NULL,
                       last_hidden ? last_hidden + (size_t)i0 * T * D : NULL, &bufs, nt);
     }
-    mx_bufs_free(&bufs);
+    sg_cpu_bufs_free(&bufs);
     return 0;
 }
