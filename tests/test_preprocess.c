@@ -30,18 +30,6 @@ static uint8_t *noise(uint32_t seed, int w, int h) {
     return p;
 }
 
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-    *len = fread(b, 1, (size_t)n, f);
-    fclose(f);
-    return b;
-}
-
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
     char path[4096], line[1024];
@@ -74,7 +62,7 @@ int main(void) {
         if (sscanf(line, "%*s %255s %d", name, &exif) != 2) continue;
         snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
         size_t len = 0;
-        uint8_t *data = read_all(path, &len);
+        uint8_t *data = sg_test_read_file(path, &len);
         sg_preprocess_opts o;
         sg_preprocess_opts_default(&o);
         o.exif_rotate = exif;

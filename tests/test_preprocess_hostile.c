@@ -13,18 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-    *len = fread(b, 1, (size_t)n, f);
-    fclose(f);
-    return b;
-}
-
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
     char path[4096], line[1024];
@@ -71,7 +59,7 @@ int main(void) {
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         snprintf(path, sizeof path, "%s/tests/images/%s", root, names[k]);
         size_t len = 0;
-        uint8_t *data = read_all(path, &len);
+        uint8_t *data = sg_test_read_file(path, &len);
         int silent = 0, fails = 0, tries = 0;
         size_t step = len / 97 + 1; /* about 100 cut points per file */
         for (size_t cut = 0; data && cut < len; cut += step) {
