@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include "cuda_forward.h"
+#include "cuda_backend.h"
 #include "cuda_common.h"
 #include "../gpu.h"
 
@@ -172,8 +173,8 @@ static int soft(cudaError_t e, const char *what, char *err, size_t errlen) {
     return -1;
 }
 
-extern "C" sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backend_opts *o, char *err,
-                                               size_t errlen) {
+sg_backend *sg_cu_backend_create_ops(const sg_model *m, const sg_backend_opts *o, const sg_cu_encoder_ops *ops,
+                                     char *err, size_t errlen) {
     sg_gpu_info gi;
     char gerr[512];
     if (sg_gpu_query(o->device, &gi, gerr, sizeof gerr) != 0) {
@@ -198,6 +199,7 @@ extern "C" sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backen
     CREATE_TRY(soft(cudaSetDevice(o->device), "cudaSetDevice", err, errlen));
     const double t0 = wall_s();
     CREATE_TRY(sg_cu_model_init(&c->cm, m, max_batch, err, errlen));
+    if (ops) CREATE_TRY(sg_cu_model_set_encoder(&c->cm, m, ops, err, errlen));
     if (getenv("SG_CUDA_PROFILE"))
         fprintf(stderr, "sg-cuda setup: weights %.1f MiB uploaded, activations for batch %d, cuBLASLt: %.1f ms\n",
                 c->cm.w.bytes / 1048576.0, max_batch, (wall_s() - t0) * 1e3);
@@ -223,7 +225,7 @@ extern "C" sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backen
         free(b);
         return NULL;
     }
-    b->name = "cuda";
+    b->name = ops ? ops->name : "cuda";
     b->dim = D;
     b->image_size = S;
     b->max_batch = max_batch;
@@ -232,6 +234,11 @@ extern "C" sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backen
     b->collect = cuda_collect;
     b->destroy = cuda_destroy;
     return b;
+}
+
+extern "C" sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backend_opts *o, char *err,
+                                               size_t errlen) {
+    return sg_cu_backend_create_ops(m, o, nullptr, err, errlen);
 }
 
 // --- pixels-on-GPU timing for tests/tools/sg_gpu_graph_bench (gpu-bench.sh): the issue's encoder figures are
@@ -282,17 +289,27 @@ static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, cudaStrea
     return 0;
 }
 
-/* Times one graph replay of the forward of n images (median of iters, after warm-up) on device `device`.
- * Returns 0, or -1 with err. */
-extern "C" int sg_cuda_time_graph(const sg_model *m, int device, int n, int iters, double *median_ms, char *err,
-                                  size_t errlen) {
+/* Times one graph replay of the forward of n images (median of iters, after warm-up) on device `device`, with
+ * the encoder layers of `backend` ("cuda": the portable ones; "sm90", "sm100": that megakernel, which must be
+ * able to run on this device). Returns 0, or -1 with err. */
+extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters,
+                                  double *median_ms, char *err, size_t errlen) {
     if (n < 1 || iters < 1) {
         snprintf(err, errlen, "sg_cuda_time_graph: n %d, iters %d", n, iters);
         return -1;
     }
+    const sg_cu_encoder_ops *ops = nullptr;
+    if (strcmp(backend, "cuda") != 0) {
+        ops = sg_cu_encoder_ops_for(backend, m, device, err, errlen);
+        if (!ops) return -1;
+    }
     SG_CU_TRY(cudaSetDevice(device), err, errlen);
     sg_cu_model cm;
     if (sg_cu_model_init(&cm, m, n, err, errlen)) return -1;
+    if (ops && sg_cu_model_set_encoder(&cm, m, ops, err, errlen)) {
+        sg_cu_model_free(&cm);
+        return -1;
+    }
     const size_t count = (size_t)n * m->cfg.image_size * m->cfg.image_size * 3;
     uint8_t *pix = nullptr;
     cudaStream_t st = nullptr;
@@ -309,4 +326,12 @@ extern "C" int sg_cuda_time_graph(const sg_model *m, int device, int n, int iter
     if (pix) cudaFree(pix);
     sg_cu_model_free(&cm);
     return rc;
+}
+
+const sg_cu_encoder_ops *sg_cu_encoder_ops_for(const char *name, const sg_model *m, int device, char *err,
+                                               size_t errlen) {
+    if (strcmp(name, "sm90") == 0) return sg_sm90_encoder_ops(m, device, err, errlen);
+    if (strcmp(name, "sm100") == 0) return sg_sm100_encoder_ops(m, device, err, errlen);
+    snprintf(err, errlen, "no megakernel backend named '%s'", name);
+    return nullptr;
 }

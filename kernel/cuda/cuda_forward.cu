@@ -230,7 +230,10 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
     prof.mark(what)
     RUN("patchify", sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
     RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
-    for (int l = 0; l < c->num_layers; l++) {
+    if (cm->enc) {
+        RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, n, st, err, errlen));
+    }
+    for (int l = 0; !cm->enc && l < c->num_layers; l++) {
         const sg_cu_layer *L = &w->layers[l];
         RUN("layernorm", sg_cu_layernorm(cm->h, L->ln1_w, L->ln1_b, cm->y, M, D, eps, st, err, errlen));
         RUN("gemm_qkv", sg_cu_gemm_run(&p->qkv, lt, cm->y, L->qkv_w, L->qkv_b, cm->qkv, ws, st, err, errlen));
@@ -243,7 +246,9 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
         }
         RUN("gemm_fc2", sg_cu_gemm_run(&p->fc2, lt, cm->big, L->fc2_w, L->fc2_b, cm->h, ws, st, err, errlen));
     }
-    RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));
+    if (!cm->enc) {
+        RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));
+    }
     RUN("head_kv", sg_cu_gemm_run(&p->hkv, lt, cm->y, w->head_kv_w, w->head_kv_b, cm->qkv, ws, st, err, errlen));
     RUN("head_rest", sg_cu_pool_attention(w->head_q, cm->qkv, cm->hatt, n, T, D, H, st, err, errlen));
     RUN("head_rest",
@@ -261,7 +266,17 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
     return 0;
 }
 
+int sg_cu_model_set_encoder(sg_cu_model *cm, const sg_model *m, const sg_cu_encoder_ops *ops, char *err,
+                            size_t errlen) {
+    void *ctx = nullptr;
+    if (ops->init(&ctx, m, cm, err, errlen)) return -1;
+    cm->enc = ops;
+    cm->enc_ctx = ctx;
+    return 0;
+}
+
 void sg_cu_model_free(sg_cu_model *cm) {
+    if (cm->enc && cm->enc_ctx) cm->enc->destroy(cm->enc_ctx);
     if (cm->plans) {
         for (int i = 0; i <= cm->max_batch; i++)
             if (cm->plans[i]) plan_free(cm->plans[i]);

@@ -21,8 +21,26 @@ typedef struct sg_cu_plan {
                                        the environment variable SG_CUDA_UNFUSED_GELU, to cross-check) */
 } sg_cu_plan;
 
+struct sg_cu_model;
+
+/* A replacement for the encoder layers (the megakernels of kernel/sm90 and kernel/sm100 plug in here): the
+ * backend keeps the portable path's staging, graphs, patch embedding and pooling head, and hands the layers
+ * over. Contract of run: on entry cm->h [n*T, D] fp32 holds the patch embeddings (plus positions); it enqueues
+ * work on st only (no allocation, no sync: it is captured into the backend's CUDA graph; the first call for each
+ * n happens outside capture, so lazy set-up per batch size may happen there) and leaves cm->y [n*T, D] bf16 =
+ * post_layernorm(encoder(h)), which the head reads. init runs once after sg_cu_model_init, with the weights
+ * uploaded and the activations allocated; destroy frees what init made. Both return 0 or -1 with err. */
+typedef struct sg_cu_encoder_ops {
+    const char *name;  /* the backend's name: "sm90", "sm100" */
+    int (*init)(void **ctx, const sg_model *m, struct sg_cu_model *cm, char *err, size_t errlen);
+    int (*run)(void *ctx, struct sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen);
+    void (*destroy)(void *ctx);
+} sg_cu_encoder_ops;
+
 typedef struct sg_cu_model {
     sg_config cfg;
+    const sg_cu_encoder_ops *enc;   /* NULL: the portable layers below */
+    void *enc_ctx;
     sg_cu_weights w;
     cublasLtHandle_t lt;
     void *workspace;                /* SG_CU_GEMM_WORKSPACE bytes */
@@ -53,6 +71,11 @@ int sg_cu_model_prepare(sg_cu_model *cm, int n, cudaStream_t st, char *err, size
  * profile = 1 (never while capturing): times every op with events, waits, and prints a per-op summary. */
 int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, int profile, char *err,
                   size_t errlen);
+
+/* Hands the encoder layers to ops (see sg_cu_encoder_ops); ops->init runs now. 0, or -1 with err (cm keeps the
+ * portable layers). */
+int sg_cu_model_set_encoder(sg_cu_model *cm, const sg_model *m, const sg_cu_encoder_ops *ops, char *err,
+                            size_t errlen);
 
 void sg_cu_model_free(sg_cu_model *cm);
 

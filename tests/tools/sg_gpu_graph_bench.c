@@ -1,7 +1,9 @@
 /* tests/tools/sg_gpu_graph_bench.c — the cuda backend's encoder time with pixels already on the GPU.
  *
- *   sg_gpu_graph_bench WEIGHTS BATCH[,BATCH...]
+ *   sg_gpu_graph_bench WEIGHTS BATCH[,BATCH...] [BACKEND]
  *
+ * BACKEND: cuda (default: the portable encoder layers), sm90 or sm100 (that megakernel's layers inside the same
+ * graph, with the same patch embedding and head).
  * One JSON line per batch size: the median of CUDA-event-timed replays of the forward's CUDA graph, the way
  * scripts/hf_bench.py times HF (no host staging, no copies). sg_gpu_bench times the backend API instead (with
  * uploads). The timing function lives in kernel/cuda/cuda_backend.cu and is a weak reference here, so this
@@ -15,12 +17,12 @@
 #include "kernel/model.h"
 #include "weights/model_load.h"
 
-int sg_cuda_time_graph(const sg_model *m, int device, int n, int iters, double *median_ms, char *err,
-                       size_t errlen) __attribute__((weak));
+int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double *median_ms,
+                       char *err, size_t errlen) __attribute__((weak));
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s WEIGHTS BATCH[,BATCH...]\n", argv[0]);
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: %s WEIGHTS BATCH[,BATCH...] [cuda|sm90|sm100]\n", argv[0]);
         return 1;
     }
     /* Naming the cuda backend's constructor makes the linker take its object from the library, and with it
@@ -37,18 +39,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
+    const char *backend = argc == 4 ? argv[3] : "cuda";
     int rc = 0;
     for (char *s = strtok(argv[2], ","); s; s = strtok(NULL, ",")) {
         const int n = atoi(s);
         /* replays: enough for a stable median without spending more than a couple of seconds at n = 1024 */
         const int iters = n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
         double ms = 0;
-        if (n < 1 || sg_cuda_time_graph(m, 0, n, iters, &ms, err, sizeof err) != 0) {
+        if (n < 1 || sg_cuda_time_graph(m, 0, backend, n, iters, &ms, err, sizeof err) != 0) {
             fprintf(stderr, "batch %s: %s\n", s, n < 1 ? "bad batch size" : err);
             rc = 1;
             continue;
         }
-        printf("{\"backend\": \"cuda-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", n, ms,
+        printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", backend, n, ms,
                n / ms * 1e3);
         fflush(stdout);
     }
