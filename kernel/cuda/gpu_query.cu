@@ -64,5 +64,13 @@ extern "C" int sg_gpu_query(int device, sg_gpu_info *info, char *err, size_t err
     info->cc_minor = p.minor;
     info->sm_count = p.multiProcessorCount;
     info->total_mem = p.totalGlobalMem;
+    // The identity the self-check cache is keyed on (kernel/selfcheck.c): stable across CUDA_VISIBLE_DEVICES
+    // renumbering, unlike the ordinal. Both come with the properties already read, so they cost nothing.
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    snprintf(info->uuid, sizeof info->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+             u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.0", (unsigned)p.pciDomainID,
+             (unsigned)p.pciBusID, (unsigned)p.pciDeviceID);
     return 0;
 }

@@ -43,92 +43,97 @@ __device__ __forceinline__ void sg_sm90_attn_produce(const CUtensorMap *mapQKV, 
     phase ^= 1u;
 }
 
-// Consumer: all 128 threads of consumer warpgroup wg (0 or 1).
-__device__ __forceinline__ void sg_sm90_attn_consume(int wg, int img, int head, __nv_bfloat16 *out, int ldo,
-                                                     const sg_sm90_attn_smem &sm, uint32_t &phase) {
+// One 64-query block rb (0..3) of one (image, head) by the 128 threads of a warpgroup, with Q, K, V already in
+// shared memory (q, k, v: 256 x 64 bf16 SW128 boxes, 1024-byte aligned).
+__device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, const uint8_t *k, const uint8_t *v,
+                                                   int img, int head, __nv_bfloat16 *out, int ldo) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // softmax(0.125 s) = exp2(0.125 log2(e) (s - max)) / sum: one FMUL+EX2 per element.
     const float scale_log2 = 0.125f * 1.4426950408889634f;
-    sg_mbar_wait(sm.full, phase);
-    const uint64_t dk = sg_smem_desc(sm.k, 16, 1024);
+    const uint64_t dk = sg_smem_desc(k, 16, 1024);
     // V as the MN-major B operand: one 64-wide N block (LBO unused), 8-key groups 1024 bytes apart; each k16
     // step of P.V covers 16 keys = 2048 bytes.
-    const uint64_t dv = sg_smem_desc(sm.v, SG_ATTN_TILE_BYTES, 1024);
-    for (int rb = wg; rb < 4; rb += 2) {
-        float s[SG_ATTN_KPAD / 2];
+    const uint64_t dv = sg_smem_desc(v, SG_ATTN_TILE_BYTES, 1024);
+    float s[SG_ATTN_KPAD / 2];
 #pragma unroll
-        for (int i = 0; i < SG_ATTN_KPAD / 2; i++) s[i] = 0.0f;
-        const uint64_t dq = sg_smem_desc(sm.q + rb * 64 * 128, 16, 1024);
-        sg_wgmma_fence_regs(s);
-        sg_wgmma_fence();
+    for (int i = 0; i < SG_ATTN_KPAD / 2; i++) s[i] = 0.0f;
+    const uint64_t dq = sg_smem_desc(q + rb * 64 * 128, 16, 1024);
+    sg_wgmma_fence_regs(s);
+    sg_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < SG_ATTN_DH / 16; kk++) sg_wgmma_ss_n208(s, dq + 2 * kk, dk + 2 * kk, kk > 0);
-        sg_wgmma_commit();
-        sg_wgmma_wait<0>();
-        sg_wgmma_fence_regs(s);
+    for (int kk = 0; kk < SG_ATTN_DH / 16; kk++) sg_wgmma_ss_n208(s, dq + 2 * kk, dk + 2 * kk, kk > 0);
+    sg_wgmma_commit();
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(s);
 
-        // Register k holds row r + 8 ((k/2)%2), column 8 (k/4) + 2 (lane%4) + k%2 (sm90_ptx.cuh).
-        float mx[2] = {-INFINITY, -INFINITY};
+    // Register k holds row r + 8 ((k/2)%2), column 8 (k/4) + 2 (lane%4) + k%2 (sm90_ptx.cuh).
+    float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-        for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
-            const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
-            if (col < SG_ATTN_T) mx[(k / 2) % 2] = fmaxf(mx[(k / 2) % 2], s[k]);
-        }
+    for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
+        const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
+        if (col < SG_ATTN_T) mx[(k / 2) % 2] = fmaxf(mx[(k / 2) % 2], s[k]);
+    }
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        }
-        float sum[2] = {0.0f, 0.0f};
+    for (int h = 0; h < 2; h++) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+    }
+    float sum[2] = {0.0f, 0.0f};
 #pragma unroll
-        for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
-            const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
-            const float p = col < SG_ATTN_T ? exp2f((s[k] - mx[(k / 2) % 2]) * scale_log2) : 0.0f;
-            s[k] = p;
-            sum[(k / 2) % 2] += p;
-        }
+    for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
+        const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
+        const float p = col < SG_ATTN_T ? exp2f((s[k] - mx[(k / 2) % 2]) * scale_log2) : 0.0f;
+        s[k] = p;
+        sum[(k / 2) % 2] += p;
+    }
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
-            sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
-        }
+    for (int h = 0; h < 2; h++) {
+        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
+        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+    }
 
-        float o[SG_ATTN_DH / 2];
+    float o[SG_ATTN_DH / 2];
 #pragma unroll
-        for (int i = 0; i < SG_ATTN_DH / 2; i++) o[i] = 0.0f;
-        // The m64k16 A fragment is the accumulator layout of 16 columns: (r, c), (r+8, c), (r, c+8), (r+8, c+8)
-        // pairs = accumulator registers 8kk + {0,1}, {2,3}, {4,5}, {6,7}.
-        uint32_t pa[SG_ATTN_KPAD / 16][4];
+    for (int i = 0; i < SG_ATTN_DH / 2; i++) o[i] = 0.0f;
+    // The m64k16 A fragment is the accumulator layout of 16 columns: (r, c), (r+8, c), (r, c+8), (r+8, c+8)
+    // pairs = accumulator registers 8kk + {0,1}, {2,3}, {4,5}, {6,7}.
+    uint32_t pa[SG_ATTN_KPAD / 16][4];
 #pragma unroll
-        for (int kk = 0; kk < SG_ATTN_KPAD / 16; kk++) {
+    for (int kk = 0; kk < SG_ATTN_KPAD / 16; kk++) {
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                __nv_bfloat162 v = __floats2bfloat162_rn(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
-                pa[kk][j] = *reinterpret_cast<uint32_t *>(&v);
-            }
-        }
-        sg_wgmma_fence_regs(o);
-        sg_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < SG_ATTN_KPAD / 16; kk++) sg_wgmma_rs_n64_tb(o, pa[kk], dv + kk * (2048 >> 4), kk > 0);
-        sg_wgmma_commit();
-        sg_wgmma_wait<0>();
-        sg_wgmma_fence_regs(o);
-
-        const float inv[2] = {1.0f / sum[0], 1.0f / sum[1]};
-        const int r0 = 64 * rb + 16 * warp + lane / 4;
-#pragma unroll
-        for (int k = 0; k < SG_ATTN_DH / 2; k += 2) {
-            const int r = r0 + 8 * ((k / 2) % 2);
-            const int col = head * SG_ATTN_DH + 8 * (k / 4) + 2 * (lane % 4);
-            if (r < SG_ATTN_T) {
-                const float f = inv[(k / 2) % 2];
-                *reinterpret_cast<__nv_bfloat162 *>(out + (size_t)(img * SG_ATTN_T + r) * ldo + col) =
-                    __floats2bfloat162_rn(o[k] * f, o[k + 1] * f);
-            }
+        for (int j = 0; j < 4; j++) {
+            __nv_bfloat162 v2 = __floats2bfloat162_rn(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
+            pa[kk][j] = *reinterpret_cast<uint32_t *>(&v2);
         }
     }
-    if (t == 0) sg_mbar_arrive(sm.empty);
+    sg_wgmma_fence_regs(o);
+    sg_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < SG_ATTN_KPAD / 16; kk++) sg_wgmma_rs_n64_tb(o, pa[kk], dv + kk * (2048 >> 4), kk > 0);
+    sg_wgmma_commit();
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(o);
+
+    const float inv[2] = {1.0f / sum[0], 1.0f / sum[1]};
+    const int r0 = 64 * rb + 16 * warp + lane / 4;
+#pragma unroll
+    for (int k = 0; k < SG_ATTN_DH / 2; k += 2) {
+        const int r = r0 + 8 * ((k / 2) % 2);
+        const int col = head * SG_ATTN_DH + 8 * (k / 4) + 2 * (lane % 4);
+        if (r < SG_ATTN_T) {
+            const float f = inv[(k / 2) % 2];
+            *reinterpret_cast<__nv_bfloat162 *>(out + (size_t)(img * SG_ATTN_T + r) * ldo + col) =
+                __floats2bfloat162_rn(o[k] * f, o[k + 1] * f);
+        }
+    }
+}
+
+// Consumer: all 128 threads of consumer warpgroup wg (0 or 1); takes query blocks wg and wg + 2.
+__device__ __forceinline__ void sg_sm90_attn_consume(int wg, int img, int head, __nv_bfloat16 *out, int ldo,
+                                                     const sg_sm90_attn_smem &sm, uint32_t &phase) {
+    sg_mbar_wait(sm.full, phase);
+    for (int rb = wg; rb < 4; rb += 2) sg_sm90_attn_block(rb, sm.q, sm.k, sm.v, img, head, out, ldo);
+    if (threadIdx.x % 128 == 0) sg_mbar_arrive(sm.empty);
     phase ^= 1u;
 }
 #endif

@@ -64,7 +64,8 @@ typedef struct sg_sm90_gemm_smem {
 
 // Producer side of one tile: called by a single thread. Streams K/BK blocks of A rows [m0, m0+128) and W rows
 // [n0, n0+BN). mapA: box {64, 128} over [M, K]; mapW: box {64, BN} over [N, K]; both SWIZZLE_128B.
-template <int BN>
+// STAGES: ring depth (the lab's kernels use SG_GEMM_STAGES; the megakernel gives each consumer its own ring).
+template <int BN, int STAGES = SG_GEMM_STAGES>
 __device__ __forceinline__ void sg_sm90_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
                                                      int K, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
@@ -73,7 +74,7 @@ __device__ __forceinline__ void sg_sm90_gemm_produce(const CUtensorMap *mapA, co
         sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        sg_ring_next(ring, SG_GEMM_STAGES);
+        sg_ring_next(ring, STAGES);
     }
 }
 
@@ -115,8 +116,10 @@ __device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int 
 #pragma unroll
         for (int k = 0; k < BN / 2; k += 2) {
             const int row = row0 + 8 * ((k / 2) % 2);
-            r[k / 2] = row < M ? *reinterpret_cast<const float2 *>(ep.residual + (size_t)row * ep.ldr + col0 +
-                                                                   8 * (k / 4))
+            // __ldcg (L2 only): in the megakernel the residual was just written by another SM, and a line this SM
+            // cached earlier would be stale.
+            r[k / 2] = row < M ? __ldcg(reinterpret_cast<const float2 *>(ep.residual + (size_t)row * ep.ldr + col0 +
+                                                                         8 * (k / 4)))
                                : make_float2(0.0f, 0.0f);
         }
 #pragma unroll
@@ -184,13 +187,38 @@ __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int
 // required for correctness: a warpgroup that stepped over the other's K blocks would otherwise wait on a full[]
 // barrier up to K/BK/STAGES phases ahead, and a parity wait cannot tell phase p from phase p + 2.
 // next_bar >= 0: arrive there once this K loop is done (the other warpgroup has a next tile waiting on it).
-#define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of sm90_sync.cuh)
-__device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
-                                                        const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
-                                                        int next_bar) {
-    float acc0[64], acc1[64];
+// Starts a 64-row half tile's accumulator at bias[n] + residual[m, n] (either may be NULL), so that the K loop
+// accumulates onto them and the epilogue needs no extra registers for the residual (a 128 x 128 tile's two
+// accumulators already take 128 of the 168 registers ptxas allocates with 384 threads). Layout as in the
+// epilogue below; rows >= M start at the bias alone.
+__device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int r0, int n0, int M, const float *bias,
+                                                 const float *residual, int ldr) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
 #pragma unroll
-    for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+    for (int k = 0; k < 64; k += 2) {
+        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
+        // __ldcg (L2 only): in the megakernel the residual was just written by another SM, and a line this SM
+        // cached earlier would be stale.
+        const float2 r = residual && row < M
+                             ? __ldcg(reinterpret_cast<const float2 *>(residual + (size_t)row * ldr + col))
+                             : make_float2(0.0f, 0.0f);
+        const float2 b = bias ? __ldg(reinterpret_cast<const float2 *>(bias + col)) : make_float2(0.0f, 0.0f);
+        acc[k] = r.x + b.x;
+        acc[k + 1] = r.y + b.y;
+    }
+}
+
+// K loop of one 128 x 128 tile by one warpgroup (rows 0-63 into acc0, 64-127 into acc1) over a STAGES-deep ring
+// whose empty[] barriers count 1; each stage is freed once the next block's MMAs are issued.
+// INIT = 0: the accumulators start at zero; 1: they were set by the caller (sg_sm90_acc_init).
+template <int STAGES, int INIT = 0>
+__device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float (&acc1)[64], int K,
+                                                       const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+    if (!INIT) {
+#pragma unroll
+        for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+    }
     const int t = threadIdx.x % 128;
     uint32_t prev_stage = 0;
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
@@ -204,7 +232,7 @@ __device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, i
         sg_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
-            const int acc = (k0 > 0 || kk > 0) ? 1 : 0;
+            const int acc = (INIT || k0 > 0 || kk > 0) ? 1 : 0;
             sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, acc);
             sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, acc);
         }
@@ -214,12 +242,20 @@ __device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, i
         sg_wgmma_wait<1>();
         if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
         prev_stage = ring.stage;
-        sg_ring_next(ring, SG_GEMM_STAGES);
+        sg_ring_next(ring, STAGES);
     }
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(acc0);
     sg_wgmma_fence_regs(acc1);
     if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+}
+
+#define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of sm90_sync.cuh)
+__device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
+                                                        const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
+                                                        int next_bar) {
+    float acc0[64], acc1[64];
+    sg_sm90_gemm_kloop_128<SG_GEMM_STAGES>(acc0, acc1, K, sm, ring);
     if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
     sg_sm90_gemm_epilogue<128>(acc0, m0, n0, M, ep);
     sg_sm90_gemm_epilogue<128>(acc1, m0 + 64, n0, M, ep);

@@ -21,6 +21,7 @@
 #include "sm90_attn.cuh"
 #include "sm90_sync.cuh"
 #include "sm90_ln.cuh"
+#include "sm90_tmap.cuh"
 
 #define SG_CK(call)                                                                                   \
     do {                                                                                              \
@@ -252,35 +253,12 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
 }
 
 // ---------------------------------------------------------------------------------------------------- host
-static PFN_cuTensorMapEncodeTiled_v12000 sg_encode_fn(void) {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = NULL;
-    if (!fn) {
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q;
-        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || !p) {
-            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
-            abort();
-        }
-        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
-    return fn;
-}
-
-// 2D bf16 tensor map over a row-major [rows, cols] matrix, box {box_cols (= 64: one 128-byte row), box_rows},
-// 128-byte swizzle (the wgmma K-major / MN-major SW128 layouts), out-of-bounds rows zero-filled.
+// 2D bf16 tensor map (sm90_tmap.cuh); the lab aborts on failure.
 static CUtensorMap sg_tmap_bf16(const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
     CUtensorMap m;
-    const cuuint64_t dims[2] = {cols, rows};
-    const cuuint64_t strides[1] = {cols * 2};
-    const cuuint32_t box[2] = {box_cols, box_rows};
-    const cuuint32_t estr[2] = {1, 1};
-    CUresult r = sg_encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box,
-                                estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu box %ux%u\n", __FILE__, __LINE__,
-                (int)r, (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols);
+    char err[256];
+    if (sg_sm90_tmap_bf16(&m, base, rows, cols, box_rows, box_cols, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
         abort();
     }
     return m;
@@ -603,5 +581,219 @@ extern "C" int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t e
     SG_CK(cudaFree(dg));
     SG_CK(cudaFree(db));
     SG_CK(cudaFree(dy));
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------- FP8
+// The FP8 GEMM task (sm90_gemm_fp8.cuh) in the lab: quantise kernels for A (1 x 128) and W (128 x 128), and a
+// persistent ping-pong kernel with the megakernel's roles, tiles taken round-robin, column tile fastest.
+#include "sm90_gemm_fp8.cuh"
+
+__global__ void sg_sm90_lab_fp8_quant_act_kernel(const float *x, int M, int K, uint8_t *q, float *s_t, int ld_s,
+                                                 int pow2) {
+    const int w = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), kbs = K / SG_FP8_BK;
+    if (w >= M * kbs) return;  // whole warps: blockDim is a multiple of 32
+    sg_fp8_quant_act_warp(x, K, w / kbs, w % kbs, q, s_t, ld_s, pow2);
+}
+
+__global__ void __launch_bounds__(256) sg_sm90_lab_fp8_quant_w_kernel(const float *w, int K, uint8_t *q, float *s,
+                                                                      int pow2) {
+    __shared__ float red[8];
+    sg_fp8_quant_w_block(w, K, blockIdx.y, blockIdx.x, q, s, pow2, red);
+}
+
+template <int SUB>
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapSA,
+                            const __grid_constant__ CUtensorMap mapW, const float *sw, int M, int N, int K,
+                            sg_sm90_fp8_epilogue ep) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_FP8_STAGES], empty[SG_FP8_STAGES];
+    uint8_t *base = sg_align1024(smem_raw);
+    sg_sm90_fp8_smem sm = {base, reinterpret_cast<float *>(base + SG_FP8_STAGES * SG_FP8_STAGE_BYTES), full, empty};
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_FP8_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], SG_FP8_EMPTY_ARRIVALS);
+        }
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+    const int tiles_n = N / SG_FP8_BN, tiles = (M + SG_FP8_BM - 1) / SG_FP8_BM * tiles_n, kbs = K / SG_FP8_BK;
+    const int wg = threadIdx.x / 128;
+    sg_sm90_ring ring = {0, 0};
+    if (wg == 0) {
+        sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
+        if (threadIdx.x == 0) {
+            sg_tma_prefetch_desc(&mapA);
+            sg_tma_prefetch_desc(&mapSA);
+            sg_tma_prefetch_desc(&mapW);
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+                sg_sm90_fp8_produce(&mapA, &mapSA, &mapW, (tile / tiles_n) * SG_FP8_BM, (tile % tiles_n) * SG_FP8_BN,
+                                    K, sm, ring);
+        }
+    } else {
+        sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
+        int j = 0;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
+            const int mt = tile / tiles_n, nt = tile % tiles_n;
+            if ((j & 1) == wg - 1) {
+                if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
+                const int next = tile + (int)gridDim.x < tiles ? SG_PP_BAR + (2 - wg) : -1;
+                sg_sm90_fp8_consume_pp<SUB>(mt * SG_FP8_BM, nt * SG_FP8_BN, M, K, sw + (size_t)nt * kbs, ep, sm, ring,
+                                            next);
+            } else {
+                for (int i = 0; i < kbs; i++) sg_ring_next(ring, SG_FP8_STAGES);
+            }
+        }
+    }
+}
+
+// 2D tensor map over a row-major [rows, cols] matrix of `type` (elem bytes each), box {box_cols, box_rows}:
+// sm90_tmap.cuh's bf16 map generalised to the E4M3 operands and the fp32 scale rows (to be merged there).
+static CUtensorMap sg_tmap_2d(const void *base, CUtensorMapDataType type, int elem, uint64_t rows, uint64_t cols,
+                              uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    if (!encode) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !p) {
+            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
+            abort();
+        }
+        encode = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    }
+    CUtensorMap m;
+    const cuuint64_t dims[2] = {cols, rows};
+    const cuuint64_t strides[1] = {cols * (cuuint64_t)elem};
+    const cuuint32_t box[2] = {box_cols, box_rows};
+    const cuuint32_t estr[2] = {1, 1};
+    CUresult r = encode(&m, type, 2, const_cast<void *>(base), dims, strides, box, estr,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu box %ux%u\n", __FILE__, __LINE__,
+                (int)r, (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols);
+        abort();
+    }
+    return m;
+}
+
+extern "C" int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, size_t errlen) {
+    if (!sg_sm90_lab_available(err, errlen)) return -1;
+    if (a->M < 1 || a->N < SG_FP8_BN || a->N % SG_FP8_BN || a->K < SG_FP8_BK || a->K % SG_FP8_BK || !a->A || !a->W ||
+        a->out_mode < 0 || a->out_mode > 4 || (a->out_mode != 2 && a->out_mode != 4 && !a->out) ||
+        (a->out_mode >= 3 && (!a->out_q || !a->out_s)) || a->sub < 0 || a->sub > 1) {
+        snprintf(err, errlen, "sm90 lab gemm fp8: bad arguments M %d N %d K %d out mode %d variant %d (need M >= 1, "
+                 "N %% %d == 0, K %% %d == 0, mode 0-4 with its outputs, variant 0 or 1)", a->M, a->N, a->K,
+                 a->out_mode, a->sub, SG_FP8_BN, SG_FP8_BK);
+        return -1;
+    }
+    const size_t M = a->M, N = a->N, K = a->K, kbs = K / SG_FP8_BK;
+    const size_t ld_s = (M + 3) / 4 * 4;  // TMA: the global row stride of sa_t is a multiple of 16 bytes
+    const size_t ld_o = (M + 3) / 4 * 4;
+    float *dA = sg_upload_f32(a->A, M * K), *dW = sg_upload_f32(a->W, N * K);
+    float *dbias = sg_upload_f32(a->bias, N), *dres = sg_upload_f32(a->residual, M * N);
+    uint8_t *qa = NULL, *qw = NULL, *oq = NULL;
+    float *sa_t = NULL, *sw = NULL, *os = NULL;
+    void *dout = NULL;
+    SG_CK(cudaMalloc(&qa, M * K));
+    SG_CK(cudaMalloc(&qw, N * K));
+    SG_CK(cudaMalloc(&sa_t, kbs * ld_s * 4));
+    SG_CK(cudaMemset(sa_t, 0, kbs * ld_s * 4));  // padding columns M..ld_s: zero scales
+    SG_CK(cudaMalloc(&sw, N / SG_FP8_BN * kbs * 4));
+    const size_t out_bytes = M * N * (a->out_mode == 1 ? 2 : 4);
+    SG_CK(cudaMalloc(&dout, out_bytes));
+    SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in fp32 and bf16: an unwritten element cannot pass
+    if (a->out_mode >= 3) {
+        SG_CK(cudaMalloc(&oq, M * N));
+        SG_CK(cudaMemset(oq, 0xFF, M * N));  // E4M3 NaN code
+        SG_CK(cudaMalloc(&os, N / SG_FP8_BN * ld_o * 4));
+        SG_CK(cudaMemset(os, 0xFF, N / SG_FP8_BN * ld_o * 4));
+    }
+    const int qthreads = 256, qblocks = (int)((M * kbs * 32 + qthreads - 1) / qthreads);
+    sg_sm90_lab_fp8_quant_act_kernel<<<qblocks, qthreads>>>(dA, (int)M, (int)K, qa, sa_t, (int)ld_s, a->pow2);
+    SG_CK(cudaGetLastError());
+    sg_sm90_lab_fp8_quant_w_kernel<<<dim3((unsigned)kbs, (unsigned)(N / SG_FP8_BN)), 256>>>(dW, (int)K, qw, sw, a->pow2);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    if (a->qa) SG_CK(cudaMemcpy(a->qa, qa, M * K, cudaMemcpyDeviceToHost));
+    if (a->qw) SG_CK(cudaMemcpy(a->qw, qw, N * K, cudaMemcpyDeviceToHost));
+    if (a->sw) SG_CK(cudaMemcpy(a->sw, sw, N / SG_FP8_BN * kbs * 4, cudaMemcpyDeviceToHost));
+    if (a->sa) {
+        std::vector<float> t(kbs * ld_s);
+        SG_CK(cudaMemcpy(t.data(), sa_t, t.size() * 4, cudaMemcpyDeviceToHost));
+        for (size_t r = 0; r < M; r++)
+            for (size_t b = 0; b < kbs; b++) a->sa[r * kbs + b] = t[b * ld_s + r];
+    }
+
+    const CUtensorMap mA = sg_tmap_2d(qa, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, M, K, SG_FP8_BM, SG_FP8_BK,
+                                      CU_TENSOR_MAP_SWIZZLE_128B);
+    const CUtensorMap mW = sg_tmap_2d(qw, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, N, K, SG_FP8_BN, SG_FP8_BK,
+                                      CU_TENSOR_MAP_SWIZZLE_128B);
+    const CUtensorMap mSA = sg_tmap_2d(sa_t, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kbs, ld_s, 1, SG_FP8_BM,
+                                       CU_TENSOR_MAP_SWIZZLE_NONE);
+    sg_sm90_fp8_epilogue ep = {{dbias, a->gelu, dres, (int)N,
+                                (a->out_mode == 0 || a->out_mode == 3) ? (float *)dout : NULL,
+                                a->out_mode == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N},
+                               oq, os, (int)ld_o, a->pow2};
+    const int smem = SG_FP8_SMEM_BYTES + 1024;  // + 1024: manual alignment of the ring
+    void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const float *, int, int, int,
+                 sg_sm90_fp8_epilogue) = a->sub ? sg_sm90_lab_gemm_fp8_kernel<1> : sg_sm90_lab_gemm_fp8_kernel<0>;
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const int tiles = (int)((M + SG_FP8_BM - 1) / SG_FP8_BM * (N / SG_FP8_BN));
+    const int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
+    kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mSA, mW, sw, (int)M, (int)N, (int)K, ep);
+    SG_CK(cudaGetLastError());
+    SG_CK(cudaDeviceSynchronize());
+    if (a->out_mode == 1) {
+        sg_download_bf16(a->out, (const __nv_bfloat16 *)dout, M * N);
+    } else if (a->out_mode == 0 || a->out_mode == 3) {
+        SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
+    }
+    if (a->out_mode >= 3) {
+        SG_CK(cudaMemcpy(a->out_q, oq, M * N, cudaMemcpyDeviceToHost));
+        std::vector<float> t(N / SG_FP8_BN * ld_o);
+        SG_CK(cudaMemcpy(t.data(), os, t.size() * 4, cudaMemcpyDeviceToHost));
+        for (size_t r = 0; r < M; r++)
+            for (size_t b = 0; b < N / SG_FP8_BN; b++) a->out_s[r * (N / SG_FP8_BN) + b] = t[b * ld_o + r];
+    }
+    a->us = a->tflops = a->quant_us = 0;
+    if (a->reps > 0) {
+        cudaEvent_t e0, e1, e2;
+        SG_CK(cudaEventCreate(&e0));
+        SG_CK(cudaEventCreate(&e1));
+        SG_CK(cudaEventCreate(&e2));
+        SG_CK(cudaEventRecord(e0));
+        for (int r = 0; r < a->reps; r++)
+            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mSA, mW, sw, (int)M, (int)N, (int)K, ep);
+        SG_CK(cudaEventRecord(e1));
+        for (int r = 0; r < a->reps; r++)
+            sg_sm90_lab_fp8_quant_act_kernel<<<qblocks, qthreads>>>(dA, (int)M, (int)K, qa, sa_t, (int)ld_s, a->pow2);
+        SG_CK(cudaEventRecord(e2));
+        SG_CK(cudaEventSynchronize(e2));
+        SG_CK(cudaGetLastError());
+        float ms = 0, msq = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        SG_CK(cudaEventElapsedTime(&msq, e1, e2));
+        a->us = 1000.0 * ms / a->reps;
+        a->quant_us = 1000.0 * msq / a->reps;
+        a->tflops = 2.0 * M * N * K / (a->us * 1e-6) / 1e12;
+        SG_CK(cudaEventDestroy(e0));
+        SG_CK(cudaEventDestroy(e1));
+        SG_CK(cudaEventDestroy(e2));
+    }
+    SG_CK(cudaFree(dA));
+    SG_CK(cudaFree(dW));
+    SG_CK(cudaFree(dbias));
+    SG_CK(cudaFree(dres));
+    SG_CK(cudaFree(qa));
+    SG_CK(cudaFree(qw));
+    SG_CK(cudaFree(sa_t));
+    SG_CK(cudaFree(sw));
+    SG_CK(cudaFree(dout));
+    SG_CK(cudaFree(oq));
+    SG_CK(cudaFree(os));
     return 0;
 }

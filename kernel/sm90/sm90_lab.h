@@ -94,6 +94,36 @@ int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t errlen);
 /* One line naming the lab stages compiled into this binary. */
 const char *sg_sm90_lab_stages(void);
 
+/* The FP8 GEMM task (sm90_gemm_fp8.cuh): C = epilogue((A_q sa) . (W_q sw)^T), A and W given in fp32 and
+ * quantised on the device by the FP8 quantise kernels (A in 1 x 128 blocks, W in 128 x 128 blocks, the
+ * recipe of sg_fp8_quantize in kernel/cpu/cpu_mxfp8.h), then the ping-pong FP8 GEMM task. */
+typedef struct sg_sm90_lab_gemm_fp8_args {
+    int M, N, K;               /* M >= 1, N % 128 == 0, K % 128 == 0 */
+    const float *A, *W;        /* [M, K], [N, K] fp32 */
+    int pow2;                  /* 1: power-of-two scales (operands and FP8 output) */
+    const float *bias;         /* [N] fp32 or NULL */
+    int gelu;                  /* 1: tanh GELU after the bias */
+    const float *residual;     /* [M, N] fp32 or NULL: added last */
+    int out_mode;              /* 0: fp32 out; 1: bf16 out (widened here); 2: no store (main-loop timing probe);
+                                  3: fp32 out and the E4M3 output with its 1 x 128 scales (out_q, out_s);
+                                  4: the E4M3 output alone (what FC1 writes for FC2) */
+    float *out;                /* [M, N] (modes 0, 1, 3) */
+    unsigned char *out_q;      /* modes 3, 4: [M, N] E4M3 codes */
+    float *out_s;              /* modes 3, 4: [M, N/128] scales, row-major */
+    unsigned char *qa, *qw;    /* optional: the device quantiser's codes of A [M, K] and W [N, K] */
+    float *sa, *sw;            /* optional: its scales, sa [M, K/128] row-major, sw [N/128, K/128] */
+    int sub;                   /* consumer variant: 0 = m64n128 rounds, 1 = m64n64 sub-tiles with overlapped
+                                  promotion (sm90_gemm_fp8.cuh) */
+    int reps;                  /* > 0: also time this many back-to-back GEMM launches (and the A quantiser) */
+    double us, tflops;         /* out: mean per GEMM launch, 2 M N K / time */
+    double quant_us;           /* out: mean time of the activation quantiser over A [M, K] */
+} sg_sm90_lab_gemm_fp8_args;
+
+/* Quantises A and W on the device, runs the FP8 GEMM task once (outputs poisoned with NaN / 0xFF first),
+ * copies results (and the quantised operands, where asked) back, then times a->reps launches. 0, or -1 +
+ * err for bad arguments or no usable device. CUDA failures abort with file:line. */
+int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

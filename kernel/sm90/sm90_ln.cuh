@@ -5,6 +5,7 @@
 // row, each lane holding 24 values (6 float4 at columns 4 lane + 128 i, so every load instruction of the warp
 // reads 512 contiguous bytes), statistics in fp32 with the exact two-pass formula from registers (no
 // E[x^2] - E[x]^2 cancellation: ViT residual streams carry channels far larger than the row's spread).
+// x is read with __ldcg (L2 only): in the megakernel another SM has just written it.
 #ifndef SG_SM90_LN_CUH
 #define SG_SM90_LN_CUH
 
@@ -30,7 +31,7 @@ __device__ __forceinline__ void sg_sm90_ln_rows(const float *x, int ldx, const f
         float v[SG_LN_PER_LANE];
 #pragma unroll
         for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-            const float4 q = *reinterpret_cast<const float4 *>(x + (size_t)r * ldx + 4 * lane + 128 * i);
+            const float4 q = __ldcg(reinterpret_cast<const float4 *>(x + (size_t)r * ldx + 4 * lane + 128 * i));
             v[4 * i] = q.x;
             v[4 * i + 1] = q.y;
             v[4 * i + 2] = q.z;

@@ -1,0 +1,360 @@
+// kernel/sm90/sm90_gemm_fp8.cuh — one 128 x 128 output tile of C = epilogue((A_q sa) . (W_q sw)^T) in FP8 as a
+// megakernel task (sm_90a), and the quantisers that make its operands.
+//
+// Numerics (DeepGEMM's SM90 recipe; CPU twin and study: kernel/cpu/cpu_mxfp8.h, SG_MX_FP8):
+//   - A [M, K] E4M3 row-major with one fp32 scale per 1 x 128 block (per token along K), stored transposed
+//     as sa_t [K/128][ld_s] (ld_s = M rounded up to 4, zero padded) so one TMA box of 128 floats brings the
+//     scales of a row tile; W [N, K] E4M3 (nn.Linear layout) with one fp32 scale per 128 x 128 block,
+//     sw [N/128][K/128]. Both operands are K-major, the only layout FP8 wgmma accepts.
+//   - BK = 128 E4M3 = one 128-byte swizzle row = one scale block along K. Per K block the QGMMAs go into a
+//     temporary accumulator that starts at zero, then acc = fmaf(tmp, sa[row] * sw[blk], acc) in fp32
+//     registers ("promotion"): Hopper's FP8 tensor-core accumulation keeps too few bits for K = 3072
+//     (DeepSeek-V3 technical report, "Increasing Accumulation Precision"), and the scales differ per block.
+//   - Quantiser (device twin of sg_fp8_quantize, bit-exact, tests/test_sm90_fp8.c): a = max(amax, 1e-4),
+//     s = a / 448, q = cvt.rn.satfinite.e4m3(x * (448 / a)); pow2: s = 2^ceil(log2(a / 448)), exact scaling.
+// Roles and ring: as sm90_gemm.cuh (one producer thread, TMA into a 4-stage mbarrier ring; a ping-pong
+// consumer warpgroup holds the whole 128 x 128 tile as two m64n128 fp32 accumulators, 128 registers). A stage
+// is A 128 x 128 B + W 128 x 128 B = 32 KB (the bf16 stage's size) plus 512 B of activation scales kept in a
+// separate array after the ring (TMA needs 128-byte aligned destinations; the stages stay 1024-aligned).
+// The consumer's empty[] arrivals come from each of its 4 warps (count 4): every thread reads its rows' scales
+// from the stage, so one thread's arrival could free the stage under another warp's pending read.
+// Two consumer variants (template SUB), both 128 + 64 accumulator registers:
+//   SUB = 0: per K block, two rounds of 4 x m64n128k32 into one 64-register temporary, each waited for and
+//            promoted (the tensor core idles during a promotion unless the other warpgroup issues MMAs);
+//   SUB = 1: four m64n64 sub-tiles per K block into two 32-register temporaries, so the promotion of one
+//            sub-tile overlaps the MMAs of the next (n64 reads A from shared memory twice as often).
+// Epilogue: bias, tanh GELU, fp32 residual, fp32 and/or bf16 stores as sg_sm90_gemm_epilogue, plus an
+// optional E4M3 output with its 1 x 128 scales (the input of the next FP8 GEMM): a row's 128 columns of the
+// tile live in the 4 lanes of a quad, so the amax is the thread's 32 values and two shfl.xor steps.
+#ifndef SG_SM90_GEMM_FP8_CUH
+#define SG_SM90_GEMM_FP8_CUH
+
+#include <cuda_fp8.h>
+#include "sm90_gemm.cuh"
+#include "../cpu/cpu_mxfp8.h"
+#include "../sm100/sm100_desc.h"
+
+#define SG_FP8_BM 128
+#define SG_FP8_BN 128
+#define SG_FP8_BK 128  // E4M3 elements = bytes: one 128-byte swizzle row, one scale block (SG_FP8_BLOCK)
+#define SG_FP8_STAGES 4  // as the bf16 ring: 4 x 32 KB, each stage holds twice the bf16 stage's MMA work
+#define SG_FP8_A_BYTES (SG_FP8_BM * SG_FP8_BK)
+#define SG_FP8_W_BYTES (SG_FP8_BN * SG_FP8_BK)
+#define SG_FP8_STAGE_BYTES (SG_FP8_A_BYTES + SG_FP8_W_BYTES)
+#define SG_FP8_SA_BYTES (SG_FP8_BM * 4)
+#define SG_FP8_SMEM_BYTES (SG_FP8_STAGES * (SG_FP8_STAGE_BYTES + SG_FP8_SA_BYTES))
+#define SG_FP8_EMPTY_ARRIVALS 4  // one per warp of the consuming warpgroup
+
+// Epilogue of an FP8 GEMM task: the bf16 task's, plus an optional E4M3 output.
+typedef struct sg_sm90_fp8_epilogue {
+    sg_sm90_epilogue base;  // bias, GELU, residual, fp32 / bf16 outputs (out_f32 / out_bf16 may both be NULL)
+    uint8_t *out_q;         // [M, base.ldo] E4M3 codes or NULL
+    float *out_s;           // [base.ldo / 128][ld_s] scales of out_q (the next GEMM's sa_t layout)
+    int ld_s;
+    int pow2;               // 1: power-of-two scales for out_q
+} sg_sm90_fp8_epilogue;
+
+typedef struct sg_sm90_fp8_smem {
+    uint8_t *stages;  // SG_FP8_STAGES x (A 128 x 128, W 128 x 128), 1024-byte aligned
+    float *sa;        // SG_FP8_STAGES x 128 activation scales, 128-byte aligned
+    uint64_t *full;   // count 1 (+ tx bytes)
+    uint64_t *empty;  // count SG_FP8_EMPTY_ARRIVALS
+} sg_sm90_fp8_smem;
+
+// Scale s and multiplier inv of a block with largest magnitude amax: the device twin of cpu_mxfp8.c's
+// fp8_scale (fmaxf ignores a NaN amax as the CPU's comparison does; '/' is the IEEE division without
+// -use_fast_math, as on the CPU).
+__device__ __forceinline__ void sg_fp8_scale(float amax, int pow2, float &s, float &inv) {
+    const float a = fmaxf(amax, SG_FP8_AMAX_MIN);
+    if (pow2) {
+        const int e = (int)sg_ue8m0_for_amax(a) - 127;
+        s = ldexpf(1.0f, e);
+        inv = ldexpf(1.0f, -e);
+    } else {
+        s = a / SG_E4M3_MAX;
+        inv = SG_E4M3_MAX / a;
+    }
+}
+
+// Two E4M3 codes of (x, y), x in the low byte (the lower address): cvt.rn.satfinite.e4m3x2.f32.
+__device__ __forceinline__ uint16_t sg_fp8x2(float x, float y) {
+    return (uint16_t)__nv_cvt_float2_to_fp8x2(make_float2(x, y), __NV_SATFINITE, __NV_E4M3);
+}
+
+// --- FP8 wgmma (QGMMA) ---------------------------------------------------------------------------------------
+/* D[64x128] (+)= A[64x32] . B[128x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
+ * accumulate (QGMMA); scale_d = 0 overwrites D. FP8 wgmma has no transpose operands: K-major only. */
+__device__ __forceinline__ void sg_wgmma_fp8_n128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
+/* D[64x64] (+)= A[64x32] . B[64x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
+ * accumulate (QGMMA); scale_d = 0 overwrites D. FP8 wgmma has no transpose operands: K-major only. */
+__device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
+// Producer side of one tile (a single thread): K/128 blocks of A rows [m0, m0 + 128), W rows [n0, n0 + 128)
+// and the 128 activation scales of the row tile. mapA: E4M3 [M, K], box {128, 128}; mapW: E4M3 [N, K], box
+// {128, 128}, both SWIZZLE_128B; mapSA: fp32 [K/128, ld_s], box {128, 1}, no swizzle (columns >= ld_s and
+// rows >= M of A are zero-filled, so padding rows promote 0 x 0).
+__device__ __forceinline__ void sg_sm90_fp8_produce(const CUtensorMap *mapA, const CUtensorMap *mapSA,
+                                                    const CUtensorMap *mapW, int m0, int n0, int K,
+                                                    const sg_sm90_fp8_smem &sm, sg_sm90_ring &ring) {
+    for (int k0 = 0; k0 < K; k0 += SG_FP8_BK) {
+        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+        uint8_t *a = sm.stages + ring.stage * SG_FP8_STAGE_BYTES;
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_FP8_STAGE_BYTES + SG_FP8_SA_BYTES);
+        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
+        sg_tma_load_2d(a + SG_FP8_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        sg_tma_load_2d(sm.sa + ring.stage * SG_FP8_BM, mapSA, &sm.full[ring.stage], m0, k0 / SG_FP8_BK);
+        sg_ring_next(ring, SG_FP8_STAGES);
+    }
+}
+
+// Issues 4 x k32 (one 128-wide K block) of D = A . B^T into a fresh temporary and commits them as one group.
+template <int R>
+__device__ __forceinline__ void sg_fp8_issue_block(float (&d)[R], uint64_t da, uint64_t db) {
+    static_assert(R == 64 || R == 32, "m64n128 or m64n64 temporaries");
+    sg_wgmma_fence_regs(d);
+    sg_wgmma_fence();  // the previous promotion read d: order it before the MMAs overwrite d
+#pragma unroll
+    for (int kk = 0; kk < SG_FP8_BK / 32; kk++) {  // +32 bytes per k32 step = +2 in the address field
+        if constexpr (R == 64)
+            sg_wgmma_fp8_n128(d, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+        else
+            sg_wgmma_fp8_n64(d, da + 2 * kk, db + 2 * kk, kk > 0 ? 1 : 0);
+    }
+    sg_wgmma_commit();
+    sg_wgmma_fence_regs(d);
+}
+
+// acc[OFF + k] = fmaf(tmp[k], scale of k's row, acc[OFF + k]); register k of a wgmma fragment is in row
+// lane/4 + 8 ((k/2) % 2) of its warp's 16, so s0 serves the first row and s1 the one 8 below. OFF = 32 puts an
+// m64n64 temporary into columns 64..127 of an m64n128 accumulator (same row pattern, column block k/4 + 8).
+template <int R, int OFF>
+__device__ __forceinline__ void sg_fp8_promote(float (&acc)[64], const float (&tmp)[R], float s0, float s1) {
+#pragma unroll
+    for (int k = 0; k < R; k++) acc[OFF + k] = fmaf(tmp[k], ((k / 2) % 2) ? s1 : s0, acc[OFF + k]);
+}
+
+// Frees ring stage `stage` after this warp's reads of it: one arrival per warp (SG_FP8_EMPTY_ARRIVALS).
+__device__ __forceinline__ void sg_fp8_release(const sg_sm90_fp8_smem &sm, uint32_t stage) {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) sg_mbar_arrive(&sm.empty[stage]);
+}
+
+// Fused epilogue of one 64-row half tile (rows [r0, r0 + 64), columns [n0, n0 + 128)) in registers.
+// The bias / GELU / residual / store steps are those of sg_sm90_gemm_epilogue (same register map, all loads
+// before the first store, rows >= M dropped); then, with ep.out_q, the E4M3 codes and 1 x 128 scales of the
+// final values.
+__device__ __forceinline__ void sg_sm90_fp8_epilogue_half(float (&acc)[64], int r0, int n0, int M,
+                                                          const sg_sm90_fp8_epilogue &ep) {
+    const sg_sm90_epilogue &e = ep.base;
+    if (!e.out_f32 && !e.out_bf16 && !ep.out_q) return;  // timing probe of the main loop (lab only)
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
+    if (e.bias) {
+#pragma unroll
+        for (int k = 0; k < 64; k += 4) {
+            const float2 bb = *reinterpret_cast<const float2 *>(e.bias + col0 + 8 * (k / 4));
+            acc[k] += bb.x;
+            acc[k + 1] += bb.y;
+            acc[k + 2] += bb.x;
+            acc[k + 3] += bb.y;
+        }
+    }
+    if (e.gelu) {
+#pragma unroll
+        for (int k = 0; k < 64; k++) acc[k] = sg_gelu_tanh(acc[k]);
+    }
+    if (e.residual) {
+        float2 r[32];
+#pragma unroll
+        for (int k = 0; k < 64; k += 2) {
+            const int row = row0 + 8 * ((k / 2) % 2);
+            // __ldcg (L2 only), as sg_sm90_gemm_epilogue: in the megakernel another SM just wrote the residual.
+            r[k / 2] = row < M ? __ldcg(reinterpret_cast<const float2 *>(e.residual + (size_t)row * e.ldr + col0 +
+                                                                         8 * (k / 4)))
+                               : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int k = 0; k < 64; k += 2) {
+            acc[k] += r[k / 2].x;
+            acc[k + 1] += r[k / 2].y;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 64; k += 2) {
+        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
+        if (row >= M) continue;
+        if (e.out_f32)
+            *reinterpret_cast<float2 *>(e.out_f32 + (size_t)row * e.ldo + col) = make_float2(acc[k], acc[k + 1]);
+        if (e.out_bf16)
+            *reinterpret_cast<__nv_bfloat162 *>(e.out_bf16 + (size_t)row * e.ldo + col) =
+                __floats2bfloat162_rn(acc[k], acc[k + 1]);
+    }
+    if (!ep.out_q) return;
+    float m0 = 0.0f, m1 = 0.0f;  // amax of rows row0 and row0 + 8 over this thread's 32 columns each
+#pragma unroll
+    for (int k = 0; k < 64; k++) {
+        if ((k / 2) % 2)
+            m1 = fmaxf(m1, fabsf(acc[k]));
+        else
+            m0 = fmaxf(m0, fabsf(acc[k]));
+    }
+#pragma unroll
+    for (int o = 1; o <= 2; o <<= 1) {  // the 4 lanes of a quad hold the row's other 96 columns
+        m0 = fmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, o));
+        m1 = fmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, o));
+    }
+    float s0, inv0, s1, inv1;
+    sg_fp8_scale(m0, ep.pow2, s0, inv0);
+    sg_fp8_scale(m1, ep.pow2, s1, inv1);
+#pragma unroll
+    for (int k = 0; k < 64; k += 2) {
+        const int hi = (k / 2) % 2, row = row0 + 8 * hi, col = col0 + 8 * (k / 4);
+        const float inv = hi ? inv1 : inv0;
+        if (row < M)
+            *reinterpret_cast<uint16_t *>(ep.out_q + (size_t)row * e.ldo + col) = sg_fp8x2(acc[k] * inv, acc[k + 1] * inv);
+    }
+    if (lane % 4 == 0) {
+        float *s = ep.out_s + (size_t)(n0 / SG_FP8_BN) * ep.ld_s;
+        if (row0 < M) s[row0] = s0;
+        if (row0 + 8 < M) s[row0 + 8] = s1;
+    }
+}
+
+// Ping-pong consumer of one FP8 tile: the whole warpgroup computes rows [m0, m0 + 128) x columns
+// [n0, n0 + 128) (acc0: rows 0-63, acc1: rows 64-127), K/128 blocks, promotion per block with the stage's
+// activation scales and sw_tile[kb] (the weight block scales of this column tile, global memory). The
+// hand-off with the other warpgroup (next_bar) is sg_sm90_gemm_consume_pp's.
+template <int SUB>
+__device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, int K, const float *sw_tile,
+                                                       const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
+                                                       sg_sm90_ring &ring, int next_bar) {
+    float acc0[64], acc1[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+    const int t = threadIdx.x % 128, r = 16 * (t / 32) + (t % 32) / 4;  // this thread's rows r, r + 8 (+ 64)
+    for (int kb = 0; kb < K / SG_FP8_BK; kb++) {
+        const float swk = __ldg(sw_tile + kb);
+        sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+        const uint8_t *a = sm.stages + ring.stage * SG_FP8_STAGE_BYTES, *b = a + SG_FP8_A_BYTES;
+        const float *sa = sm.sa + ring.stage * SG_FP8_BM;
+        const float s00 = sa[r] * swk, s01 = sa[r + 8] * swk, s10 = sa[64 + r] * swk, s11 = sa[72 + r] * swk;
+        const uint64_t da0 = sg_smem_desc(a, 16, 1024), da1 = sg_smem_desc(a + 64 * SG_FP8_BK, 16, 1024);
+        const uint64_t db = sg_smem_desc(b, 16, 1024);
+        if constexpr (SUB == 0) {
+            float tmp[64];
+            sg_fp8_issue_block(tmp, da0, db);
+            sg_wgmma_wait<0>();
+            sg_wgmma_fence_regs(tmp);
+            sg_fp8_promote<64, 0>(acc0, tmp, s00, s01);
+            sg_fp8_issue_block(tmp, da1, db);
+            sg_wgmma_wait<0>();
+            sg_wgmma_fence_regs(tmp);
+            sg_fp8_release(sm, ring.stage);  // A, W read by the MMAs, the scales are in registers
+            sg_fp8_promote<64, 0>(acc1, tmp, s10, s11);
+        } else {
+            // W rows 64..127 of the tile: 8 swizzle atoms of 1024 bytes further.
+            const uint64_t db1 = sg_smem_desc(b + 64 * SG_FP8_BK, 16, 1024);
+            float t0[32], t1[32];
+            sg_fp8_issue_block(t0, da0, db);
+            sg_fp8_issue_block(t1, da0, db1);
+            sg_wgmma_wait<1>();
+            sg_wgmma_fence_regs(t0);
+            sg_fp8_promote<32, 0>(acc0, t0, s00, s01);
+            sg_fp8_issue_block(t0, da1, db);
+            sg_wgmma_wait<1>();
+            sg_wgmma_fence_regs(t1);
+            sg_fp8_promote<32, 32>(acc0, t1, s00, s01);
+            sg_fp8_issue_block(t1, da1, db1);
+            sg_wgmma_wait<1>();
+            sg_wgmma_fence_regs(t0);
+            sg_fp8_promote<32, 0>(acc1, t0, s10, s11);
+            sg_wgmma_wait<0>();
+            sg_wgmma_fence_regs(t1);
+            sg_fp8_release(sm, ring.stage);
+            sg_fp8_promote<32, 32>(acc1, t1, s10, s11);
+        }
+        sg_ring_next(ring, SG_FP8_STAGES);
+    }
+    if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
+    sg_sm90_fp8_epilogue_half(acc0, m0, n0, M, ep);
+    sg_sm90_fp8_epilogue_half(acc1, m0 + 64, n0, M, ep);
+}
+
+// Activation quantiser, one warp per (row, 128-column block), lane l holding columns 4l..4l+3: x [M, K] fp32
+// -> q [M, K] E4M3, s_t[kb * ld_s + row] (the sa_t layout). The LN / attention / FC1 tasks will do the same
+// from their registers.
+__device__ __forceinline__ void sg_fp8_quant_act_warp(const float *x, int K, int row, int kb, uint8_t *q, float *s_t,
+                                                      int ld_s, int pow2) {
+    const int lane = threadIdx.x % 32;
+    const size_t off = (size_t)row * K + (size_t)kb * SG_FP8_BK + 4 * lane;
+    const float4 v = *reinterpret_cast<const float4 *>(x + off);
+    float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float s, inv;
+    sg_fp8_scale(m, pow2, s, inv);
+    *reinterpret_cast<uint32_t *>(q + off) =
+        (uint32_t)sg_fp8x2(v.x * inv, v.y * inv) | ((uint32_t)sg_fp8x2(v.z * inv, v.w * inv) << 16);
+    if (lane == 0) s_t[(size_t)kb * ld_s + row] = s;
+}
+
+// Weight quantiser, one 256-thread block per 128 x 128 block (bn, bk): thread t takes row t/2, columns
+// 64 (t%2) .. +63. w [N, K] fp32 -> q [N, K] E4M3, s[bn * (K/128) + bk]. red: 8 floats of shared memory.
+__device__ __forceinline__ void sg_fp8_quant_w_block(const float *w, int K, int bn, int bk, uint8_t *q, float *s,
+                                                     int pow2, float *red) {
+    const int t = threadIdx.x;
+    const size_t off = (size_t)(bn * SG_FP8_BN + t / 2) * K + (size_t)bk * SG_FP8_BK + 64 * (t % 2);
+    const float4 *src = reinterpret_cast<const float4 *>(w + off);
+    float m = 0.0f;
+#pragma unroll 4
+    for (int i = 0; i < 16; i++) {
+        const float4 v = src[i];
+        m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (t % 32 == 0) red[t / 32] = m;
+    __syncthreads();
+    m = red[0];
+#pragma unroll
+    for (int i = 1; i < 8; i++) m = fmaxf(m, red[i]);
+    float sc, inv;
+    sg_fp8_scale(m, pow2, sc, inv);
+    uint32_t *dst = reinterpret_cast<uint32_t *>(q + off);
+#pragma unroll 4
+    for (int i = 0; i < 16; i++) {
+        const float4 v = src[i];
+        dst[i] = (uint32_t)sg_fp8x2(v.x * inv, v.y * inv) | ((uint32_t)sg_fp8x2(v.z * inv, v.w * inv) << 16);
+    }
+    if (t == 0) s[(size_t)bn * (K / SG_FP8_BK) + bk] = sc;
+}
+#endif

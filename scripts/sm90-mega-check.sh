@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/sm90-mega-check.sh — quick check of the Hopper megakernel on a Hopper GPU (a subset of gpu-check.sh
+# and gpu-bench.sh for iterating on kernel/sm90): build; full-size random checkpoint; the photos through HF fp32,
+# --backend cuda and --backend sm90 (cosine to HF per image); sm90 at many batch sizes in one process against
+# cuda (same input, bit-for-bit stable across batch sizes?); graph replay timings of both.
+#   scripts/sm90-mega-check.sh [OUTDIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RES=${1:-${OUT:-/tmp/sg-sm90-mega}}
+WORK=${SG_WORK:-/tmp/sg-gpu-work}
+mkdir -p "$RES" "$WORK"
+PY=${PYTHON:-python3}
+T0=$SECONDS
+stamp() { echo "== [$((SECONDS - T0))s] $*"; }
+DEPS=()
+[ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
+stamp build
+make -j"$(nproc)" "${DEPS[@]}" siglip2-embed build/tools/sg_gpu_graph_bench >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
+BIN=$ROOT/siglip2-embed
+CKPT=$WORK/siglip2-base-random
+if [ ! -f "$CKPT/model.safetensors" ]; then
+    stamp checkpoint
+    $PY scripts/make_fixtures.py --full-size "$CKPT" >"$WORK/ckpt.log" 2>&1 || { tail "$WORK/ckpt.log"; exit 1; }
+fi
+mapfile -t FILES < <(ls .carry/photos/*.jpg | sort)
+stamp "HF fp32 reference"
+[ -f "$WORK/hf.npy" ] || $PY scripts/hf_embed.py "$CKPT" "$WORK/hf.npy" "${FILES[@]}" >"$WORK/hf.log" 2>&1 || tail "$WORK/hf.log"
+for B in cuda sm90; do
+    stamp "backend $B"
+    timeout 120 "$BIN" --weights "$CKPT" --backend "$B" --batch 8 --no-normalize -q -f npy -o "$WORK/$B.npy" "${FILES[@]}" 2>&1 | tail -3
+    $PY scripts/gpu_compare.py "$WORK/hf.npy" "$WORK/$B.npy" "backend $B vs HF fp32" | tee -a "$RES/accuracy.txt"
+done
+stamp "sm90 at batch 1, 3, 13 (one image per batch / mixed): rows must not depend on the batch"
+for b in 1 3 13; do
+    timeout 120 "$BIN" --weights "$CKPT" --backend sm90 --batch $b --no-normalize -q -f npy -o "$WORK/sm90-b$b.npy" "${FILES[@]}" 2>&1 | tail -2
+    $PY scripts/gpu_compare.py "$WORK/sm90.npy" "$WORK/sm90-b$b.npy" "sm90 batch $b vs batch 8" 0.999999 | tail -1
+done
+stamp "graph replays, pixels on the GPU"
+timeout 200 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES:-1,8,32,256,1024}" sm90 2>&1 | tee "$RES/graph-sm90.jsonl"
+timeout 100 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES_CUDA:-1,256,1024}" cuda 2>&1 | tee "$RES/graph-cuda.jsonl"
+stamp done
