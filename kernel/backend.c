@@ -5,11 +5,20 @@
  * When the preferred GPU backend cannot be created (not built, not implemented, failed its self-check), auto
  * falls back to the next one down (sm90/sm100 → cuda → cpu) and says why. An explicit --backend never falls
  * back: it either runs what was asked or fails with the reason.
+ *
+ * Self-check (kernel/selfcheck.h): a megakernel that auto picks is first compared with the portable cuda path
+ * on fixed inputs, once per device + binary + weights (the verdict is cached). On a disagreement auto warns on
+ * stderr and uses the cuda backend built for the check. An explicit --backend sm90|sm100 runs no check (the
+ * user asked for that kernel, e.g. to debug it), but warns when the cache holds a failed verdict for it.
+ * SIGLIP2_TEST_BREAK_BACKEND wraps the named backends in a perturbing wrapper here, at creation, so that tests
+ * can make a backend disagree through the real submit/collect path.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "backend.h"
 #include "gpu.h"
+#include "selfcheck.h"
 #include "cpu/cpu_encoder.h"
 
 static const char *const k_names[] = {"auto", "cpu", "cuda", "sm90", "sm100"};
@@ -24,8 +33,9 @@ int sg_backend_parse(const char *s, sg_backend_kind *out) {
     return -1;
 }
 
-static sg_backend *create_kind(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o, char *err,
-                               size_t errlen) {
+/* The backends' own constructors (tests pass their own through sg_backend_create_with). */
+static sg_backend *real_ctor(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o, char *err,
+                             size_t errlen) {
     switch (k) {
     case SG_BACKEND_CPU: return sg_cpu_backend_create(m, o, err, errlen);
     case SG_BACKEND_CUDA: return sg_cuda_backend_create(m, o, err, errlen);
@@ -33,6 +43,78 @@ static sg_backend *create_kind(sg_backend_kind k, const sg_model *m, const sg_ba
     case SG_BACKEND_SM100: return sg_sm100_backend_create(m, o, err, errlen);
     default: snprintf(err, errlen, "no such backend"); return NULL;
     }
+}
+
+/* ctor's backend k, inside the perturbing wrapper when SIGLIP2_TEST_BREAK_BACKEND names it. */
+static sg_backend *create_kind(sg_backend_ctor ctor, sg_backend_kind k, const sg_model *m, const sg_backend_opts *o,
+                               char *err, size_t errlen) {
+    sg_backend *b = ctor(k, m, o, err, errlen);
+    double amp = b ? sg_selfcheck_break_amplitude(k_names[k]) : 0;
+    return amp > 0 ? sg_selfcheck_break_wrap(b, amp, err, errlen) : b;
+}
+
+static int is_megakernel(sg_backend_kind k) { return k == SG_BACKEND_SM90 || k == SG_BACKEND_SM100; }
+
+/* The self-check cache key of megakernel k on device g for this run, and the cache folder. 0, or -1 when the
+ * run cannot be identified (then the check runs and nothing is cached). */
+static int selfcheck_key(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o, const sg_gpu_info *g,
+                         char *key, size_t keylen, char *dir, size_t dirlen) {
+    char bin[1600], label[64];
+    double amp = sg_selfcheck_break_amplitude(k_names[k]);
+    if (amp > 0) snprintf(label, sizeof label, "%s+break%g", k_names[k], amp); /* never shares a broken verdict */
+    else snprintf(label, sizeof label, "%s", k_names[k]);
+    if (sg_selfcheck_cache_dir(dir, dirlen) != 0) return -1;
+    if (sg_selfcheck_binary_id(bin, sizeof bin) != 0) return -1;
+    return sg_selfcheck_key(g, bin, m, label, o->precision, o->max_batch, key, keylen);
+}
+
+typedef struct {
+    sg_backend_ctor ctor;
+    const sg_model *m;
+    const sg_backend_opts *o;
+} ref_ctx;
+
+static sg_backend *make_cuda_ref(void *ctx, char *err, size_t errlen) {
+    const ref_ctx *r = ctx;
+    return create_kind(r->ctor, SG_BACKEND_CUDA, r->m, r->o, err, errlen);
+}
+
+static int selfcheck_verbose(void) {
+    const char *v = getenv("SIGLIP2_SELFCHECK_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Runs (or looks up) megakernel cand's self-check for auto; returns the backend to use (cand, the cuda
+ * reference after a failure, or NULL when the check could not run) and fills r. */
+static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_backend_kind k, const sg_model *m,
+                                  const sg_backend_opts *o, const sg_gpu_info *g, sg_selfcheck_result *r) {
+    char key[8192], dir[4096];
+    int keyed = selfcheck_key(k, m, o, g, key, sizeof key, dir, sizeof dir) == 0;
+    ref_ctx rc = {ctor, m, o};
+    sg_selfcheck_ctx c = {keyed ? dir : NULL, keyed ? key : NULL, sg_selfcheck_mode_from_env(),
+                          sg_selfcheck_tolerance(k, o->precision), make_cuda_ref, &rc};
+    sg_backend *b = sg_selfcheck_vet(cand, &c, r);
+    static const char *const verdicts[] = {"passed", "FAILED", "could not run", "skipped"};
+    if (selfcheck_verbose())
+        fprintf(stderr, "siglip2-embed: self-check of %s against cuda: %s%s (%s; %.3f s); %s\n", k_names[k],
+                verdicts[r->verdict], r->cached ? " (cached)" : "", r->reason, r->seconds, r->cache_note);
+    if (r->verdict == SG_SELFCHECK_FAIL)
+        fprintf(stderr, "siglip2-embed: warning: the %s megakernel failed its self-check against the portable "
+                        "cuda path (%s)%s; using the cuda backend (SIGLIP2_SELFCHECK=always checks again, "
+                        "--backend %s forces it)\n", k_names[k], r->reason, r->cached ? ", cached verdict" : "",
+                k_names[k]);
+    return b;
+}
+
+/* For an explicit --backend sm90|sm100 on device g: a warning when the cache holds a failed verdict for this run. */
+static void warn_if_failed_before(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o,
+                                  const sg_gpu_info *g) {
+    char key[8192], dir[4096], note[1024];
+    sg_selfcheck_result r;
+    if (selfcheck_key(k, m, o, g, key, sizeof key, dir, sizeof dir) != 0) return;
+    if (sg_selfcheck_cache_load(dir, key, &r, note, sizeof note) && r.verdict == SG_SELFCHECK_FAIL)
+        fprintf(stderr, "siglip2-embed: warning: %s failed its self-check on this GPU before (%s; %s); running it "
+                        "anyway because --backend %s was given\n", k_names[k], r.reason, r.cache_note, k_names[k]);
 }
 
 /* The backend auto prefers for a device of this compute capability, and a sentence saying why. */
@@ -56,22 +138,57 @@ static sg_backend_kind preferred_kind(const sg_gpu_info *g, char *why, size_t wh
 
 sg_backend *sg_backend_create(const sg_model *m, const sg_backend_opts *o, char *why, size_t whylen, char *err,
                               size_t errlen) {
+    sg_gpu_info g;
+    char gerr[512] = "";
+    /* --backend cpu / cuda need no device query here (cuda makes its own): skip the driver start-up cost */
+    int need_gpu = o->kind == SG_BACKEND_AUTO || is_megakernel(o->kind);
+    int have_gpu = need_gpu && sg_gpu_query(o->device, &g, gerr, sizeof gerr) == 0;
+    return sg_backend_create_with(m, o, have_gpu ? &g : NULL, gerr, real_ctor, why, whylen, err, errlen);
+}
+
+sg_backend *sg_backend_create_with(const sg_model *m, const sg_backend_opts *o, const sg_gpu_info *gpu,
+                                   const char *gpu_err, sg_backend_ctor ctor, char *why, size_t whylen, char *err,
+                                   size_t errlen) {
     if (o->kind != SG_BACKEND_AUTO) {
         snprintf(why, whylen, "backend '%s' asked for with --backend", k_names[o->kind]);
-        return create_kind(o->kind, m, o, err, errlen);
+        sg_backend *b = create_kind(ctor, o->kind, m, o, err, errlen);
+        if (b && gpu && is_megakernel(o->kind)) warn_if_failed_before(o->kind, m, o, gpu);
+        return b;
     }
-    sg_gpu_info g;
-    char gerr[512];
-    if (sg_gpu_query(o->device, &g, gerr, sizeof gerr) != 0) {
-        snprintf(why, whylen, "no usable GPU (%s): CPU reference", gerr);
-        return sg_cpu_backend_create(m, o, err, errlen);
+    if (!gpu) {
+        snprintf(why, whylen, "no usable GPU (%s): CPU reference", gpu_err);
+        return create_kind(ctor, SG_BACKEND_CPU, m, o, err, errlen);
     }
+    const sg_gpu_info g = *gpu;
     char pref_why[512];
     sg_backend_kind k = preferred_kind(&g, pref_why, sizeof pref_why);
-    char fallback[1024] = "";
+    char fallback[1536] = "";
     for (;;) {
         char kerr[1024];
-        sg_backend *b = create_kind(k, m, o, kerr, sizeof kerr);
+        sg_backend *b = create_kind(ctor, k, m, o, kerr, sizeof kerr);
+        if (b && is_megakernel(k)) {
+            sg_selfcheck_result r;
+            b = vet_megakernel(ctor, b, k, m, o, &g, &r);
+            size_t used = strlen(fallback);
+            if (r.verdict == SG_SELFCHECK_FAIL) {
+                snprintf(fallback + used, sizeof fallback - used, "; %s failed its self-check (%s%s), using cuda",
+                         k_names[k], r.reason, r.cached ? ", cached" : "");
+                if (b) {
+                    snprintf(why, whylen, "%s%s", pref_why, fallback);
+                    return b;
+                }
+                k = SG_BACKEND_CUDA; /* the reference could not be rebuilt: the usual chain from cuda */
+                continue;
+            }
+            if (r.verdict == SG_SELFCHECK_ERROR) {
+                snprintf(kerr, sizeof kerr, "its self-check could not run: %s", r.reason);
+            } else if (r.verdict == SG_SELFCHECK_SKIPPED) {
+                snprintf(fallback + used, sizeof fallback - used, "; self-check skipped (SIGLIP2_SELFCHECK=off)");
+            } else {
+                snprintf(fallback + used, sizeof fallback - used, "; self-check passed%s (worst cosine %.6f to cuda)",
+                         r.cached ? " (cached)" : "", r.worst_cos);
+            }
+        }
         if (b) {
             snprintf(why, whylen, "%s%s", pref_why, fallback);
             return b;
@@ -82,7 +199,7 @@ sg_backend *sg_backend_create(const sg_model *m, const sg_backend_opts *o, char 
         }
         size_t used = strlen(fallback);
         snprintf(fallback + used, sizeof fallback - used, "; %s unavailable (%s)", k_names[k], kerr);
-        k = (k == SG_BACKEND_SM90 || k == SG_BACKEND_SM100) ? SG_BACKEND_CUDA : SG_BACKEND_CPU;
+        k = is_megakernel(k) ? SG_BACKEND_CUDA : SG_BACKEND_CPU;
         used = strlen(fallback);
         snprintf(fallback + used, sizeof fallback - used, ", using %s", k_names[k]);
     }
@@ -117,6 +234,19 @@ void sg_backend_describe(const sg_model *m, const sg_backend_opts *o, char *out,
         if (k == SG_BACKEND_SM90 || k == SG_BACKEND_SM100)
             APPEND("  (if %s cannot be created here, auto falls back to cuda, then cpu; with weights, the line "
                    "'backend chosen' says which ran)\n", k_names[k]);
+        if (is_megakernel(k) && m) {
+            char key[8192], dir[4096], note[1024];
+            sg_selfcheck_result r;
+            if (selfcheck_key(k, m, o, &g, key, sizeof key, dir, sizeof dir) != 0)
+                APPEND("self-check of %s: runs every time (no cache folder, or the binary or weights cannot be "
+                       "identified)\n", k_names[k]);
+            else if (sg_selfcheck_cache_load(dir, key, &r, note, sizeof note))
+                APPEND("self-check of %s: %s earlier (%s; %s)\n", k_names[k],
+                       r.verdict == SG_SELFCHECK_PASS ? "passed" : "FAILED", r.reason, r.cache_note);
+            else
+                APPEND("self-check of %s: not run yet for this GPU, binary, weights and batch size (%s)\n",
+                       k_names[k], note);
+        }
     }
     if (m) {
         const sg_config *c = &m->cfg;

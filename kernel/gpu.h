@@ -22,6 +22,8 @@ typedef struct sg_gpu_info {
     size_t total_mem;        /* bytes */
     int driver_version;      /* e.g. 13000 */
     int runtime_version;     /* the CUDA runtime this binary was built with */
+    char uuid[48];           /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it; "" if unknown */
+    char pci_bus_id[32];     /* "dddd:bb:dd.0" (domain:bus:device.function); "" if unknown */
 } sg_gpu_info;
 
 /* 1 when this binary was built with CUDA support, 0 otherwise. */
