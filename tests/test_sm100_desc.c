@@ -64,6 +64,17 @@ static void test_idesc(void) {
     /* FC2 / out-proj tile of 64 output columns: N >> 3 = 8 -> 0x00100000 (+ 0x08800000) = 0x08900000 */
     CHECK(sg_sm100_idesc_mxf8(128, 64, 0) == 0x08900000u, "idesc mxf8f6f4 M128 N64 sf0 = 0x08900000 (got 0x%08X)",
           sg_sm100_idesc_mxf8(128, 64, 0));
+    /* The tiles of kernel/sm100/sm100_gemm.cu, M128 N128 (PTX ISA #tcgen05-instruction-descriptor, the kind::f16
+     * and the .kind::mxf8f6f4 .block_scale tables; N >> 3 = 16 at [17,23) -> 0x00200000):
+     *   kind::f16 bf16: 0x10 + 0x80 + 0x400 + 0x00200000 + 0x08000000                           = 0x08200490
+     *   mxf8f6f4: 0x00200000 + UE8M0 0x00800000 + 0x08000000 = 0x08A00000; sf id 2: + 0x20 + 0x40000000
+     *                                                                                           = 0x48A00020 */
+    CHECK(sg_sm100_idesc_bf16(128, 128) == 0x08200490u, "idesc kind::f16 bf16 M128 N128 (sm100 GEMM) = 0x08200490 "
+          "(got 0x%08X)", sg_sm100_idesc_bf16(128, 128));
+    CHECK(sg_sm100_idesc_mxf8(128, 128, 0) == 0x08A00000u, "idesc mxf8f6f4 M128 N128 sf0 (sm100 GEMM) = 0x08A00000 "
+          "(got 0x%08X)", sg_sm100_idesc_mxf8(128, 128, 0));
+    CHECK(sg_sm100_idesc_mxf8(128, 128, 2) == 0x48A00020u, "idesc mxf8f6f4 M128 N128 sf2 (sm100 GEMM) = 0x48A00020 "
+          "(got 0x%08X)", sg_sm100_idesc_mxf8(128, 128, 2));
     sg_sm100_idesc_bs_fields bs = sg_sm100_idesc_bs_unpack(0x68C00030u);
     CHECK(bs.a_sf_id == 3 && bs.b_sf_id == 3 && bs.scale_format == 1 && bs.m == 128 && bs.n == 256 && bs.k_size == 0,
           "idesc mxf8f6f4 unpack of 0x68C00030: sf ids 3/3, UE8M0, M128, N256, K32");
@@ -110,6 +121,16 @@ static void test_smem_desc(void) {
     d = sg_sm100_smem_desc_pack(f);
     CHECK(d == 0x801A408000103FFFull, "smem desc 64B swizzle, base offset 5, LBO mode 1 = 0x801A408000103FFF (got 0x%016llX)",
           (unsigned long long)d);
+    /* The K loop of kernel/sm100/sm100_gemm.cu advances a K-major SW128 descriptor by 32 bytes (16 bf16 or
+     * 32 E4M3) per MMA with "desc + 2": the start address is addr >> 4 in [0,14) (PTX ISA "tcgen05 Shared
+     * Memory Descriptor"), so this is exact when no carry leaves the field, i.e. for every 1024-aligned tile
+     * base below the 227 KB of shared memory and the 4 K steps of a 128-byte swizzle row. */
+    int bad_step = 0;
+    for (uint32_t base = 0; base < 227u * 1024u; base += 1024u)
+        for (uint32_t st = 0; st < 4; st++)
+            bad_step += sg_sm100_smem_desc_kmajor_sw128(base + 32u * st) != sg_sm100_smem_desc_kmajor_sw128(base) + 2u * st;
+    CHECK(bad_step == 0, "smem desc: +32 bytes along K = desc + 2 for every 1024-aligned base < 227 KB, 4 steps "
+          "(%d wrong)", bad_step);
     int bad = 0;
     for (int i = 0; i < 20000; i++) {
         sg_sm100_smem_desc_fields a = {rnd(1u << 14) << 4, rnd(1u << 14) << 4, rnd(1u << 14) << 4, rnd(4), rnd(8),
@@ -127,6 +148,16 @@ static void test_tmem_and_shapes(void) {
     CHECK(sg_sm100_tmem_addr(96, 511) == 0x006001FFu, "TMEM address lane 96 column 511 = 0x006001FF");
     CHECK(sg_sm100_tmem_lane(0x006001FFu) == 96 && sg_sm100_tmem_column(0x006001FFu) == 511,
           "TMEM address field extraction");
+    /* kernel/sm100/sm100_gemm.cu's TMEM map (PTX ISA "Tensor Memory addressing": lane in bits 31-16, column in
+     * 15-0; "data path layout D": M = 128 puts output row m in lane m; 512 columns from a base of lane 0,
+     * column 0): accumulator buffer b
+     * at column 128 b; epilogue warp w reads lane quarter w % 4, 32 columns at a time, so warp 5 (quarter 1),
+     * buffer 1, third chunk reads lane 32, column 128 + 64 = 192 -> 0x002000C0; the scale columns of ring stage
+     * s are 256 + 8 s (SFA) and + 4 (SFB): stage 5's SFB at column 300 = 0x12C, inside the allocation. */
+    CHECK(sg_sm100_tmem_addr(32u * (5 % 4), 128u * 1 + 64u) == 0x002000C0u,
+          "TMEM address of the sm100 GEMM epilogue: warp 5, buffer 1, columns 64.. = 0x002000C0");
+    CHECK(sg_sm100_tmem_addr(0, 256u + 8u * 5 + 4u) == 0x0000012Cu && 256u + 8u * 6 <= 512u,
+          "TMEM scale columns of ring stage 5 (SFB) = 0x0000012C, all 6 stages inside 512 columns");
     CHECK(sg_sm100_shape_ok_f16(128, 208) && sg_sm100_shape_ok_f16(64, 8) && !sg_sm100_shape_ok_f16(128, 200) &&
               !sg_sm100_shape_ok_f16(256, 256) && !sg_sm100_shape_ok_f16(64, 264),
           "kind::f16 cta_group::1 shapes: M128 N%%16, M64 N%%8, N <= 256, M in {64, 128}");

@@ -10,7 +10,7 @@
 //   tcgen05.cp .32x128b.warpx4 of SFA and SFB into TMEM (4 columns each) ->
 //   4 x tcgen05.mma .kind::mxf8f6f4 .block_scale (K = 32 each, scale-factor id = K-step) into a 128 x 128 fp32
 //   accumulator in TMEM -> tcgen05.commit to an mbarrier, waited before the smem is overwritten.
-// Epilogue: warp w reads TMEM lanes 32w..32w+31 (rows) with tcgen05.ld .32x32b.x16 and stores fp32.
+// Epilogue: warp w reads TMEM lanes 32w..32w+31 (rows) with tcgen05.ld .32x32b.x32 and stores fp32.
 // TMEM: 256 columns (128 accumulator + 4 SFA + 4 SFB, rounded up to a power of two), one CTA per SM.
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +19,7 @@
 #include <cudaTypedefs.h>
 #include "sm100_desc.h"
 #include "sm100_mxf8_tile.h"
+#include "sm100_ptx.cuh"
 
 #define SG_CK(call)                                                                                   \
     do {                                                                                              \
@@ -32,108 +33,63 @@
 #define SG_TILE 128                       // M, N and K per block: MXF8 1-CTA MMA needs M = 128
 #define SG_TILE_BYTES (SG_TILE * SG_TILE) // one E4M3 operand tile, 16 KiB
 #define SG_SF_BYTES 512                   // one 128x4 scale atom
-#define SG_SMEM_USED (2 * SG_TILE_BYTES + 2 * SG_SF_BYTES + 8 + 8 + 4)
+#define SG_SMEM_USED (2 * SG_TILE_BYTES + 2 * SG_SF_BYTES + 8 + 8 + 4)  // A, B, 2 scale atoms, 2 barriers, slot
 #define SG_SMEM_DYN (SG_SMEM_USED + 1024) // slack to align the swizzled tiles to 1024 bytes
 #define SG_TMEM_COLS 256
 
 // ---------------------------------------------------------------------------------------------------- device
-#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
-__device__ __forceinline__ void sg_mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void sg_mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void sg_mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n"
-        "SG_WAIT_%=:\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-        "@!p bra SG_WAIT_%=;\n\t}" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-__device__ __forceinline__ void sg_tma_2d(uint32_t dst, const CUtensorMap *map, int x, int y, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
-            "r"(dst),
-        "l"(map), "r"(x), "r"(y), "r"(bar)
-        : "memory");
-}
-__device__ __forceinline__ void sg_bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-__device__ __forceinline__ void sg_tc_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
-__device__ __forceinline__ void sg_tc_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
-
-__device__ __forceinline__ void sg_mma_mxf8(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
-                                            uint32_t sfa_tmem, uint32_t sfb_tmem, uint32_t accumulate) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "setp.ne.b32 p, %6, 0;\n\t"
-        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], p;\n\t}" ::"r"(
-            d_tmem),
-        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(accumulate)
-        : "memory");
-}
-
+// PTX wrappers: kernel/sm100/sm100_ptx.cuh (tcgen05, bulk copy) and, through it, kernel/sm90/sm90_ptx.cuh
+// (mbarrier, TMA), shared with the persistent GEMM (sm100_gemm.cu).
 __global__ void __launch_bounds__(128, 1)
     sg_sm100_mxf8_tile_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                               const uint8_t *__restrict__ sfa, const uint8_t *__restrict__ sfb, float *__restrict__ d,
                               int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
     extern __shared__ uint8_t smem_raw[];
     uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    const uint32_t s_a = (uint32_t)__cvta_generic_to_shared(sm), s_b = s_a + SG_TILE_BYTES;
-    const uint32_t s_sfa = s_b + SG_TILE_BYTES, s_sfb = s_sfa + SG_SF_BYTES;
-    const uint32_t bar_full = s_sfb + SG_SF_BYTES, bar_mma = bar_full + 8, slot = bar_mma + 8;
-    volatile uint32_t *slot_ptr = (volatile uint32_t *)(sm + (slot - s_a));
+    uint8_t *s_a = sm, *s_b = sm + SG_TILE_BYTES, *s_sfa = s_b + SG_TILE_BYTES, *s_sfb = s_sfa + SG_SF_BYTES;
+    uint64_t *bar_full = (uint64_t *)(s_sfb + SG_SF_BYTES), *bar_mma = bar_full + 1;
+    uint32_t *slot = (uint32_t *)(bar_mma + 1);
     const int warp = threadIdx.x / 32, m0 = blockIdx.y * SG_TILE, n0 = blockIdx.x * SG_TILE;
     const int kblocks = K / SG_TILE, kb32 = K / 32;
 
     if (threadIdx.x == 0) {
         sg_mbar_init(bar_full, 1);
         sg_mbar_init(bar_mma, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(&map_a) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(&map_b) : "memory");
+        sg_fence_mbar_init();
+        sg_tma_prefetch_desc(&map_a);
+        sg_tma_prefetch_desc(&map_b);
     }
     if (warp == 0) {
-        asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(slot), "r"(SG_TMEM_COLS)
-                     : "memory");
-        asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+        sg_tc_alloc(slot, SG_TMEM_COLS);
+        sg_tc_relinquish();
     }
     sg_tc_fence_before();
     __syncthreads();
     sg_tc_fence_after();
-    const uint32_t tmem = *slot_ptr;
+    const uint32_t tmem = *(volatile uint32_t *)slot;
     const uint32_t d_tmem = tmem, sfa_tmem = tmem + SG_TILE, sfb_tmem = tmem + SG_TILE + 4;
 
     if (threadIdx.x == 0) {
         for (int kb = 0; kb < kblocks; kb++) {
-            sg_mbar_expect_tx(bar_full, 2 * SG_TILE_BYTES + 2 * SG_SF_BYTES);
-            sg_tma_2d(s_a, &map_a, kb * SG_TILE, m0, bar_full);
-            sg_tma_2d(s_b, &map_b, kb * SG_TILE, n0, bar_full);
-            sg_bulk_copy(s_sfa, sfa + sg_sm100_sf_offset((uint32_t)m0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
+            sg_mbar_arrive_expect_tx(bar_full, 2 * SG_TILE_BYTES + 2 * SG_SF_BYTES);
+            sg_tma_load_2d(s_a, &map_a, bar_full, kb * SG_TILE, m0);
+            sg_tma_load_2d(s_b, &map_b, bar_full, kb * SG_TILE, n0);
+            sg_bulk_load(s_sfa, sfa + sg_sm100_sf_offset((uint32_t)m0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
                          bar_full);
-            sg_bulk_copy(s_sfb, sfb + sg_sm100_sf_offset((uint32_t)n0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
+            sg_bulk_load(s_sfb, sfb + sg_sm100_sf_offset((uint32_t)n0, (uint32_t)kb * 4, (uint32_t)kb32), SG_SF_BYTES,
                          bar_full);
             sg_mbar_wait(bar_full, kb & 1);
             sg_tc_fence_after();
-            asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(sfa_tmem),
-                         "l"(sg_sm100_smem_desc_sf(s_sfa))
-                         : "memory");
-            asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(sfb_tmem),
-                         "l"(sg_sm100_smem_desc_sf(s_sfb))
-                         : "memory");
-            const uint64_t a_desc = sg_sm100_smem_desc_kmajor_sw128(s_a), b_desc = sg_sm100_smem_desc_kmajor_sw128(s_b);
+            sg_tc_cp_sf(sfa_tmem, sg_sm100_smem_desc_sf(sg_smem_u32(s_sfa)));
+            sg_tc_cp_sf(sfb_tmem, sg_sm100_smem_desc_sf(sg_smem_u32(s_sfb)));
+            const uint64_t a_desc = sg_sm100_smem_desc_kmajor_sw128(sg_smem_u32(s_a));
+            const uint64_t b_desc = sg_sm100_smem_desc_kmajor_sw128(sg_smem_u32(s_b));
 #pragma unroll
             for (int s = 0; s < 4; s++) // K-step of 32 E4M3 = 32 bytes = +2 in the descriptor's address>>4 field
-                sg_mma_mxf8(d_tmem, a_desc + 2 * s, b_desc + 2 * s, sg_sm100_idesc_mxf8(SG_TILE, SG_TILE, s), sfa_tmem,
-                            sfb_tmem, (kb | s) != 0);
-            asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(bar_mma)
-                         : "memory");
+                sg_tc_mma_mxf8(d_tmem, a_desc + 2 * s, b_desc + 2 * s, sg_sm100_idesc_mxf8(SG_TILE, SG_TILE, s), sfa_tmem,
+                               sfb_tmem, (kb | s) != 0);
+            sg_tc_commit(bar_mma);
             sg_mbar_wait(bar_mma, kb & 1); // smem and the TMEM scale columns are reused by the next block
         }
     }
@@ -142,30 +98,23 @@ __global__ void __launch_bounds__(128, 1)
 
     // Epilogue: output row m0 + 32*warp + lane = TMEM lane 32*warp + lane (data path layout D, M = 128).
     const int row = m0 + 32 * warp + (threadIdx.x % 32);
-    for (int c = 0; c < SG_TILE; c += 16) {
-        uint32_t v[16];
-        asm volatile(
-            "tcgen05.ld.sync.aligned.32x32b.x16.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, "
-            "%15}, [%16];"
-            : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7]),
-              "=r"(v[8]), "=r"(v[9]), "=r"(v[10]), "=r"(v[11]), "=r"(v[12]), "=r"(v[13]), "=r"(v[14]), "=r"(v[15])
-            : "r"(d_tmem + ((uint32_t)(32 * warp) << 16) + (uint32_t)c));
-        asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+    for (int c = 0; c < SG_TILE; c += 32) {
+        uint32_t v[32];
+        sg_tc_ld_32x32b_x32(d_tmem + sg_sm100_tmem_addr(32u * warp, (uint32_t)c), v);
+        sg_tc_wait_ld(v);
         float4 *dst = (float4 *)(d + (size_t)row * N + n0 + c);
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 8; i++)
             dst[i] = make_float4(__uint_as_float(v[4 * i]), __uint_as_float(v[4 * i + 1]), __uint_as_float(v[4 * i + 2]),
                                  __uint_as_float(v[4 * i + 3]));
     }
     sg_tc_fence_before();
     __syncthreads();
-    if (warp == 0)
-        asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(tmem), "r"(SG_TMEM_COLS) : "memory");
-}
+    if (warp == 0) sg_tc_dealloc(tmem, SG_TMEM_COLS);
 #else
-__global__ void sg_sm100_mxf8_tile_kernel(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
-                                          const uint8_t *, const uint8_t *, float *, int, int) {}
+    (void)sfa; (void)sfb; (void)d; (void)N; (void)K;
 #endif
+}
 
 // ---------------------------------------------------------------------------------------------------- host
 static PFN_cuTensorMapEncodeTiled_v12000 sg_tile_encode_fn(void) {
