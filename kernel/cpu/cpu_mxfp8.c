@@ -13,6 +13,8 @@
  * which needs scales near 2^-127) and only the fp32 summation order differs from the block model of
  * sg_mxfp8_gemm_ref. Residual stream, LayerNorm, softmax, GELU and biases stay fp32 as planned for the
  * kernel's epilogues.
+ * The SM90 FP8 formats (SG_MX_FP8*) plug into the same two places: weights in 128 x 128 blocks (or per output
+ * channel) at creation, inputs in 1 x 128 blocks (or per token) before each GEMM (fp8_round).
  */
 #include "cpu_mxfp8.h"
 
@@ -27,6 +29,8 @@
 #include "cpu_bufs.h"
 #include "cpu_math.h"
 #include "cpu_packed.h"
+
+static void fp8_round(float *x, size_t ldx, int rows, int k, int block_rows, int block_k, int pow2);
 
 #define SG_MX_CHUNK_IMAGES 4 /* images per chunk: 784 token rows, tall enough for the GEMM blocking */
 
@@ -79,8 +83,104 @@ static void mx_round_row(float *x, int k) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------------------
+ * SM90 FP8: E4M3 with fp32 block scales
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* Scale s and the multiplier inv applied before the E4M3 rounding for a block of largest magnitude amax:
+ * s = a / 448, inv = 448 / a (each one fp32 division, as the kernel's '/'), or with pow2 the exact powers of
+ * two 2^e, 2^-e with e = ceil(log2(a / 448)) (sg_ue8m0_for_amax). a = max(amax, SG_FP8_AMAX_MIN). */
+static void fp8_scale(float amax, int pow2, float *s, float *inv) {
+    const float a = amax > SG_FP8_AMAX_MIN ? amax : SG_FP8_AMAX_MIN;
+    if (pow2) {
+        int e = (int)sg_ue8m0_for_amax(a) - 127;
+        *s = ldexpf(1.0f, e);
+        *inv = ldexpf(1.0f, -e);
+    } else {
+        *s = a / SG_E4M3_MAX;
+        *inv = SG_E4M3_MAX / a;
+    }
+}
+
+/* amax over the non-NaN elements of rows x [k0, k1) (row stride ldx). */
+static float block_amax(const float *x, size_t ldx, int rows, int k0, int k1) {
+    float amax = 0.0f;
+    for (int r = 0; r < rows; r++)
+        for (int i = k0; i < k1; i++) {
+            float a = fabsf(x[(size_t)r * ldx + i]);
+            if (a > amax) amax = a; /* NaN compares false: it never becomes amax */
+        }
+    return amax;
+}
+
+void sg_fp8_quantize(const float *x, size_t ldx, int rows, int k, int block_rows, int block_k, int pow2, uint8_t *q,
+                     float *s) {
+    const int nbk = (k + block_k - 1) / block_k;
+    for (int r0 = 0; r0 < rows; r0 += block_rows) {
+        const int nr = rows - r0 < block_rows ? rows - r0 : block_rows;
+        for (int b = 0; b < nbk; b++) {
+            const int k0 = b * block_k, k1 = k0 + block_k < k ? k0 + block_k : k;
+            float sc, inv;
+            fp8_scale(block_amax(x + (size_t)r0 * ldx, ldx, nr, k0, k1), pow2, &sc, &inv);
+            s[(size_t)(r0 / block_rows) * nbk + b] = sc;
+            for (int r = r0; r < r0 + nr; r++)
+                for (int i = k0; i < k1; i++) q[(size_t)r * k + i] = sg_e4m3_encode(x[(size_t)r * ldx + i] * inv);
+        }
+    }
+}
+
+void sg_fp8_dequantize(const uint8_t *q, const float *s, int rows, int k, int block_rows, int block_k, float *y,
+                       size_t ldy) {
+    const int nbk = (k + block_k - 1) / block_k;
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < k; i++)
+            y[(size_t)r * ldy + i] = (float)((double)sg_e4m3_decode(q[(size_t)r * k + i]) *
+                                             (double)s[(size_t)(r / block_rows) * nbk + i / block_k]);
+}
+
+/* In place: each block_rows x block_k block of x [rows, k] through sg_fp8_quantize and back. */
+static void fp8_round(float *x, size_t ldx, int rows, int k, int block_rows, int block_k, int pow2) {
+    for (int r0 = 0; r0 < rows; r0 += block_rows) {
+        const int nr = rows - r0 < block_rows ? rows - r0 : block_rows;
+        for (int k0 = 0; k0 < k; k0 += block_k) {
+            const int k1 = k0 + block_k < k ? k0 + block_k : k;
+            float sc, inv;
+            fp8_scale(block_amax(x + (size_t)r0 * ldx, ldx, nr, k0, k1), pow2, &sc, &inv);
+            for (int r = r0; r < r0 + nr; r++)
+                for (int i = k0; i < k1; i++) {
+                    float *v = &x[(size_t)r * ldx + i];
+                    *v = (float)((double)sg_e4m3_decode(sg_e4m3_encode(*v * inv)) * (double)sc);
+                }
+        }
+    }
+}
+
+void sg_fp8_gemm_ref(const uint8_t *qa, const float *sa, const uint8_t *qb, const float *sb, int m, int n, int k,
+                     float *y) {
+    const int nb = k / SG_FP8_BLOCK;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                /* E4M3 values are multiples of 2^-9 below 2^9: 128 products sum to a multiple of 2^-18 below
+                 * 2^25, 43 bits, exact in double. */
+                double dot = 0.0;
+                for (int t = b * SG_FP8_BLOCK; t < (b + 1) * SG_FP8_BLOCK; t++)
+                    dot += (double)sg_e4m3_decode(qa[(size_t)i * k + t]) * (double)sg_e4m3_decode(qb[(size_t)j * k + t]);
+                const float sc = sa[(size_t)i * nb + b] * sb[(size_t)(j / SG_FP8_BLOCK) * nb + b];
+                acc = fmaf((float)dot, sc, acc);
+            }
+            y[(size_t)i * n + j] = acc;
+        }
+}
+
 void sg_mx_round_rows(float *x, size_t ldx, int rows, int k, sg_mx_format fmt) {
     if (fmt == SG_MX_FP32) return;
+    if (fmt == SG_MX_FP8 || fmt == SG_MX_FP8_POW2 || fmt == SG_MX_FP8_CHAN) {
+        const int bk = fmt == SG_MX_FP8_CHAN ? k : SG_FP8_BLOCK;
+        fp8_round(x, ldx, rows, k, 1, bk, fmt == SG_MX_FP8_POW2);
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         float *xr = x + (size_t)r * ldx;
         if (fmt == SG_MX_BF16) {
@@ -96,6 +196,21 @@ static void round_rows_par(float *x, size_t ldx, int rows, int k, sg_mx_format f
     if (fmt == SG_MX_FP32) return;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)
     for (int r = 0; r < rows; r++) sg_mx_round_rows(x + (size_t)r * ldx, ldx, 1, k, fmt);
+}
+
+/* A weight matrix [n, k] (row stride k) in place: the SM90 FP8 block formats take 128 x 128 blocks (one
+ * per group of 128 output rows and 128 K columns); every other format rounds row by row. */
+static void round_weights_par(float *w, int n, int k, sg_mx_format fmt, int threads) {
+    if (fmt != SG_MX_FP8 && fmt != SG_MX_FP8_POW2) {
+        round_rows_par(w, (size_t)k, n, k, fmt, threads);
+        return;
+    }
+    const int groups = (n + SG_FP8_BLOCK - 1) / SG_FP8_BLOCK;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && groups > 1)
+    for (int g = 0; g < groups; g++) {
+        int r0 = g * SG_FP8_BLOCK, nr = n - r0 < SG_FP8_BLOCK ? n - r0 : SG_FP8_BLOCK;
+        fp8_round(w + (size_t)r0 * k, (size_t)k, nr, k, SG_FP8_BLOCK, SG_FP8_BLOCK, fmt == SG_MX_FP8_POW2);
+    }
 }
 
 void sg_mxfp8_gemm_ref(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, const uint8_t *sb, int m, int n,
@@ -159,7 +274,7 @@ static int mx_pack(sg_mx_model *mx, const float *const *seg, int nseg, int n, in
                    sg_cpu_wpack *out, int threads) {
     int per = n / nseg;
     for (int s = 0; s < nseg; s++) memcpy(tmp + (size_t)s * per * k, seg[s], (size_t)per * k * sizeof(float));
-    round_rows_par(tmp, (size_t)k, n, k, fmt, threads);
+    round_weights_par(tmp, n, k, fmt, threads);
     out->p = mx_alloc(mx, sg_cpu_pack_size(n, k));
     if (!out->p) return -1;
     out->n = n;
@@ -185,7 +300,7 @@ sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threa
                  "channels %d)", c->hidden_size, c->num_heads, c->image_size, c->patch_size, c->num_channels);
         return NULL;
     }
-    if ((unsigned)num.linear_w > SG_MX_MXFP8 || (unsigned)num.linear_x > SG_MX_MXFP8 ||
+    if ((unsigned)num.linear_w > SG_MX_FP8_CHAN || (unsigned)num.linear_x > SG_MX_FP8_CHAN ||
         (unsigned)num.attention > SG_MX_BF16) {
         snprintf(err, errlen, "mxfp8 emulation: bad numerics (weights %d, inputs %d, attention %d; attention takes "
                  "only fp32 or bf16)", (int)num.linear_w, (int)num.linear_x, (int)num.attention);

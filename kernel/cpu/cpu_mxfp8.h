@@ -10,6 +10,14 @@
  * in fp32, only the summation order differs; tests/test_mxfp8.c bounds the difference). The tensor core's
  * exact internal accumulation is not documented, so neither model is claimed to be bit-exact against it.
  *
+ * It also emulates the SM90 (Hopper) FP8 recipes (SG_MX_FP8*): E4M3 with fp32 block scales, 1 x 128 per token
+ * for inputs and 128 x 128 for weights, promoted into fp32 once per 128-wide K block (DeepGEMM). The forward
+ * again runs the fp32 GEMM on dequantised operands: a dequantised value e4m3 * s (fp32 s) is rounded once to
+ * fp32 (relative 2^-24, against E4M3's 2^-4), and the per-block promotion with a product exact inside the
+ * block is the model ("fp32 per block"); the Hopper tensor core's reduced-precision accumulation inside a
+ * block (DeepSeek-V3 technical report, "Increasing Accumulation Precision": about 14 bits kept on H800) is
+ * not modelled: the sm90 lab measures it (tests/test_sm90_fp8.c).
+ *
  * This is a test/measurement path, not a backend: it keeps its own copy of the quantised weights and is
  * slower than the fp32 CPU encoder.
  */
@@ -28,9 +36,15 @@ extern "C" {
 
 /* Number formats an operand can be rounded to before a product. */
 typedef enum {
-    SG_MX_FP32 = 0,  /* unchanged */
-    SG_MX_BF16 = 1,  /* bf16, round to nearest even */
-    SG_MX_MXFP8 = 2  /* E4M3 with one UE8M0 scale per 32 elements along K (only for GEMM operands) */
+    SG_MX_FP32 = 0,     /* unchanged */
+    SG_MX_BF16 = 1,     /* bf16, round to nearest even */
+    SG_MX_MXFP8 = 2,    /* E4M3 with one UE8M0 scale per 32 elements along K (only for GEMM operands) */
+    /* The SM90 (Hopper) FP8 recipes, GEMM operands only (sg_fp8_quantize): */
+    SG_MX_FP8 = 3,      /* E4M3, one fp32 scale amax/448 per 128-element K block of a row for Linear inputs
+                         * (per token), per 128 x 128 block for Linear weights: DeepGEMM's SM90 recipe */
+    SG_MX_FP8_POW2 = 4, /* the same blocks with power-of-two scales 2^ceil(log2(amax/448)) */
+    SG_MX_FP8_CHAN = 5  /* one fp32 scale amax/448 per row over all of K: per output channel for weights,
+                         * per token for inputs */
 } sg_mx_format;
 
 /* What the emulated forward rounds. linear_w / linear_x: weights and inputs of every Linear layer (patch
@@ -53,11 +67,38 @@ enum {
     SG_MX_LIN_HEAD = 1u << 5   /* every Linear of the MAP head (K/V, probe query, out-proj, FC1, FC2) */
 };
 
-/* The SM100 plan: MXFP8 Linear layers, bf16 attention products (kernel-notes.md §4). */
+/* The SM100 plan: MXFP8 Linear layers, bf16 attention products (kernel-notes.md §4). The SM90 FP8 study sets
+ * linear_w / linear_x to an SG_MX_FP8* format and keeps the other Linear kinds in bf16 with bf16_linears. */
 static inline sg_mx_numerics sg_mx_numerics_sm100(void) {
     sg_mx_numerics n = {SG_MX_MXFP8, SG_MX_MXFP8, SG_MX_BF16, 0};
     return n;
 }
+
+#define SG_FP8_BLOCK 128 /* K elements (and weight rows) per fp32 scale in the SM90 recipe: one wgmma BK */
+/* amax floor, 2^-64: an all-zero block gets a finite, normal scale (2^-64/448) and a finite 448/a. DeepGEMM
+ * clamps at 1e-4, which would flush a real block whose values are all below 1e-4; 2^-64 touches no real data. */
+#define SG_FP8_AMAX_MIN 0x1p-64f
+
+/* The SM90 FP8 quantiser, bit-exact with kernel/sm90/sm90_gemm_fp8.cuh. Blocks are block_rows x block_k
+ * (inputs 1 x 128, weights 128 x 128, per channel 1 x k; the last block of a row or column may be partial).
+ * Per block: a = max(amax, SG_FP8_AMAX_MIN) over its non-NaN elements; fp32 scale s = a / 448 and
+ * q = e4m3(x * (448 / a)), each operation one fp32 rounding (pow2 = 1: s = 2^ceil(log2(a/448)) and
+ * q = e4m3(x * 2^-e), exact scaling). x [rows, k] (row stride ldx) -> q [rows, k] (row stride k) and
+ * s [ceil(rows/block_rows), ceil(k/block_k)] row-major. */
+void sg_fp8_quantize(const float *x, size_t ldx, int rows, int k, int block_rows, int block_k, int pow2, uint8_t *q,
+                     float *s);
+
+/* y [rows, k] (row stride ldy) = e4m3(q) * s with the blocks of sg_fp8_quantize (product in double, rounded
+ * once to fp32). */
+void sg_fp8_dequantize(const uint8_t *q, const float *s, int rows, int k, int block_rows, int block_k, float *y,
+                       size_t ldy);
+
+/* The SM90 product model, "fp32 per block": Y [m, n] (row stride n) with A [m, k] in 1 x 128 blocks (sa
+ * [m, k/128]) and B [n, k] in 128 x 128 blocks (sb [ceil(n/128), k/128]); per 128-wide K block the E4M3 dot
+ * product is exact (double) and rounded to fp32 (the tensor core's block result, assumed exact), then
+ * acc = fmaf(block, sa * sb, acc) in block order: DeepGEMM's promotion. k % 128 == 0. */
+void sg_fp8_gemm_ref(const uint8_t *qa, const float *sa, const uint8_t *qb, const float *sb, int m, int n, int k,
+                     float *y);
 
 /* Quantises rows x k values (row stride ldx) to E4M3 codes q [rows, k] (row stride k) and UE8M0 scale codes
  * s [rows, ceil(k/32)]: per 32-element block of a row, u = sg_ue8m0_for_amax(amax), q = e4m3(x / 2^(u-127)).
@@ -68,8 +109,9 @@ void sg_mxfp8_quantize(const float *x, size_t ldx, int rows, int k, uint8_t *q, 
 /* y [rows, k] (row stride ldy) = q * 2^(s-127), the inverse of sg_mxfp8_quantize up to rounding. */
 void sg_mxfp8_dequantize(const uint8_t *q, const uint8_t *s, int rows, int k, float *y, size_t ldy);
 
-/* In place: x = dequantize(quantize(x)) for rows x k (row stride ldx) in the given format
- * (SG_MX_BF16: element-wise bf16 rounding; SG_MX_FP32: nothing). */
+/* In place: x = dequantize(quantize(x)) for rows x k (row stride ldx) in the given format, as a GEMM input
+ * (SG_MX_BF16: element-wise bf16 rounding; SG_MX_FP32: nothing; the SM90 FP8 formats in 1 x 128 blocks, or
+ * 1 x k for SG_MX_FP8_CHAN). */
 void sg_mx_round_rows(float *x, size_t ldx, int rows, int k, sg_mx_format fmt);
 
 /* Reference block-scaled product Y [m, n] = (Aq·sa)(Bq·sb)ᵀ with A [m, k] and B [n, k] both K-major, as the
@@ -82,7 +124,8 @@ void sg_mxfp8_gemm_ref(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, 
 /* Prepared (rounded and packed) weights of the emulated model. */
 typedef struct sg_mx_model sg_mx_model;
 
-/* Rounds m's Linear weights per num.linear_w and packs them for the CPU GEMM. NULL with a reason on
+/* Rounds m's Linear weights per num.linear_w (the SM90 FP8 formats in their weight blocks: 128 x 128, or one
+ * row for SG_MX_FP8_CHAN) and packs them for the CPU GEMM. NULL with a reason on
  * allocation failure or an unsupported config / numerics. The model must outlive the result. */
 sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threads, char *err, size_t errlen);
 void sg_mx_model_free(sg_mx_model *mx);

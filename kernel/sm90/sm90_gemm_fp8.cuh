@@ -10,7 +10,7 @@
 //     temporary accumulator that starts at zero, then acc = fmaf(tmp, sa[row] * sw[blk], acc) in fp32
 //     registers ("promotion"): Hopper's FP8 tensor-core accumulation keeps too few bits for K = 3072
 //     (DeepSeek-V3 technical report, "Increasing Accumulation Precision"), and the scales differ per block.
-//   - Quantiser (device twin of sg_fp8_quantize, bit-exact, tests/test_sm90_fp8.c): a = max(amax, 1e-4),
+//   - Quantiser (device twin of sg_fp8_quantize, bit-exact, tests/test_sm90_fp8.c): a = max(amax, 2^-64),
 //     s = a / 448, q = cvt.rn.satfinite.e4m3(x * (448 / a)); pow2: s = 2^ceil(log2(a / 448)), exact scaling.
 // Roles and ring: as sm90_gemm.cuh (one producer thread, TMA into a 4-stage mbarrier ring; a ping-pong
 // consumer warpgroup holds the whole 128 x 128 tile as two m64n128 fp32 accumulators, 128 registers). A stage
@@ -18,11 +18,16 @@
 // separate array after the ring (TMA needs 128-byte aligned destinations; the stages stay 1024-aligned).
 // The consumer's empty[] arrivals come from each of its 4 warps (count 4): every thread reads its rows' scales
 // from the stage, so one thread's arrival could free the stage under another warp's pending read.
-// Two consumer variants (template SUB), both 128 + 64 accumulator registers:
+// Two ping-pong consumer variants (template SUB), both 128 + 64 accumulator registers (and, for comparison in
+// the lab, a cooperative one: sg_sm90_fp8_consume_coop):
 //   SUB = 0: per K block, two rounds of 4 x m64n128k32 into one 64-register temporary, each waited for and
 //            promoted (the tensor core idles during a promotion unless the other warpgroup issues MMAs);
 //   SUB = 1: four m64n64 sub-tiles per K block into two 32-register temporaries, so the promotion of one
 //            sub-tile overlaps the MMAs of the next (n64 reads A from shared memory twice as often).
+// Megakernel use: sg_sm90_fp8_produce<STAGES> + sg_sm90_fp8_kloop_128<SUB, STAGES, INIT> (INIT = 1 adds onto
+// accumulators preset with bias + residual by sg_sm90_acc_init) + sg_sm90_fp8_epilogue_half. Registers: 128
+// accumulators + 64 temporaries need the consumers' 232 (384 threads, setmaxnreg); compiled at the 168 that
+// ptxas gives a 320-thread CTA, the tile spills about 1.1-1.3 KB (docs/perf-notes.d/fp8.md).
 // Epilogue: bias, tanh GELU, fp32 residual, fp32 and/or bf16 stores as sg_sm90_gemm_epilogue, plus an
 // optional E4M3 output with its 1 x 128 scales (the input of the next FP8 GEMM): a row's 128 columns of the
 // tile live in the 4 lanes of a quad, so the amax is the thread's 32 values and two shfl.xor steps.
@@ -121,7 +126,9 @@ __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, ui
 // Producer side of one tile (a single thread): K/128 blocks of A rows [m0, m0 + 128), W rows [n0, n0 + 128)
 // and the 128 activation scales of the row tile. mapA: E4M3 [M, K], box {128, 128}; mapW: E4M3 [N, K], box
 // {128, 128}, both SWIZZLE_128B; mapSA: fp32 [K/128, ld_s], box {128, 1}, no swizzle (columns >= ld_s and
-// rows >= M of A are zero-filled, so padding rows promote 0 x 0).
+// rows >= M of A are zero-filled, so padding rows promote 0 x 0). STAGES: ring depth (the megakernel's virtual
+// CTAs have 3-stage rings).
+template <int STAGES = SG_FP8_STAGES>
 __device__ __forceinline__ void sg_sm90_fp8_produce(const CUtensorMap *mapA, const CUtensorMap *mapSA,
                                                     const CUtensorMap *mapW, int m0, int n0, int K,
                                                     const sg_sm90_fp8_smem &sm, sg_sm90_ring &ring) {
@@ -132,7 +139,7 @@ __device__ __forceinline__ void sg_sm90_fp8_produce(const CUtensorMap *mapA, con
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         sg_tma_load_2d(a + SG_FP8_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
         sg_tma_load_2d(sm.sa + ring.stage * SG_FP8_BM, mapSA, &sm.full[ring.stage], m0, k0 / SG_FP8_BK);
-        sg_ring_next(ring, SG_FP8_STAGES);
+        sg_ring_next(ring, STAGES);
     }
 }
 
@@ -249,17 +256,18 @@ __device__ __forceinline__ void sg_sm90_fp8_epilogue_half(float (&acc)[64], int 
     }
 }
 
-// Ping-pong consumer of one FP8 tile: the whole warpgroup computes rows [m0, m0 + 128) x columns
-// [n0, n0 + 128) (acc0: rows 0-63, acc1: rows 64-127), K/128 blocks, promotion per block with the stage's
-// activation scales and sw_tile[kb] (the weight block scales of this column tile, global memory). The
-// hand-off with the other warpgroup (next_bar) is sg_sm90_gemm_consume_pp's.
-template <int SUB>
-__device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, int K, const float *sw_tile,
-                                                       const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
-                                                       sg_sm90_ring &ring, int next_bar) {
-    float acc0[64], acc1[64];
+// K loop of one FP8 128 x 128 tile by one warpgroup: rows 0-63 into acc0, 64-127 into acc1, K/128 blocks, each
+// promoted with the stage's activation scales and sw_tile[kb] (the weight block scales of this column tile,
+// global memory). SUB: 0 = m64n128 rounds, 1 = m64n64 sub-tiles (file comment). STAGES: ring depth. INIT = 0:
+// the accumulators start at zero; 1: the caller set them (e.g. bias + residual, sg_sm90_acc_init), and the
+// promotion adds onto them.
+template <int SUB, int STAGES = SG_FP8_STAGES, int INIT = 0>
+__device__ __forceinline__ void sg_sm90_fp8_kloop_128(float (&acc0)[64], float (&acc1)[64], int K, const float *sw_tile,
+                                                      const sg_sm90_fp8_smem &sm, sg_sm90_ring &ring) {
+    if (!INIT) {
 #pragma unroll
-    for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+        for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
+    }
     const int t = threadIdx.x % 128, r = 16 * (t / 32) + (t % 32) / 4;  // this thread's rows r, r + 8 (+ 64)
     for (int kb = 0; kb < K / SG_FP8_BK; kb++) {
         const float swk = __ldg(sw_tile + kb);
@@ -302,11 +310,51 @@ __device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, in
             sg_fp8_release(sm, ring.stage);
             sg_fp8_promote<32, 32>(acc1, t1, s10, s11);
         }
-        sg_ring_next(ring, SG_FP8_STAGES);
+        sg_ring_next(ring, STAGES);
     }
+}
+
+// Ping-pong consumer of one FP8 tile (the lab's schedule): the K loop above, then the epilogue of rows
+// [m0, m0 + 128) x columns [n0, n0 + 128). The hand-off with the other warpgroup (next_bar) is
+// sg_sm90_gemm_consume_pp's.
+template <int SUB>
+__device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, int K, const float *sw_tile,
+                                                       const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
+                                                       sg_sm90_ring &ring, int next_bar) {
+    float acc0[64], acc1[64];
+    sg_sm90_fp8_kloop_128<SUB>(acc0, acc1, K, sw_tile, sm, ring);
     if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
     sg_sm90_fp8_epilogue_half(acc0, m0, n0, M, ep);
     sg_sm90_fp8_epilogue_half(acc1, m0 + 64, n0, M, ep);
+}
+
+// Cooperative consumer (the lab's comparison schedule, DeepGEMM's shape): both consumer warpgroups work on one
+// 128 x 128 tile, warpgroup wg on rows [64 wg, 64 wg + 64) with a 64-register accumulator and a 64-register
+// temporary; each waits for its own QGMMAs before promoting, and the other warpgroup's QGMMAs keep the tensor
+// core busy meanwhile. empty[] then takes 8 arrivals (both warpgroups' warps). The epilogue is not overlapped
+// with MMAs (both warpgroups reach it together).
+__device__ __forceinline__ void sg_sm90_fp8_consume_coop(int wg, int m0, int n0, int M, int K, const float *sw_tile,
+                                                         const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
+                                                         sg_sm90_ring &ring) {
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) acc[i] = 0.0f;
+    const int t = threadIdx.x % 128, r = 64 * wg + 16 * (t / 32) + (t % 32) / 4;
+    for (int kb = 0; kb < K / SG_FP8_BK; kb++) {
+        const float swk = __ldg(sw_tile + kb);
+        sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+        const uint8_t *a = sm.stages + ring.stage * SG_FP8_STAGE_BYTES, *b = a + SG_FP8_A_BYTES;
+        const float *sa = sm.sa + ring.stage * SG_FP8_BM;
+        const float s0 = sa[r] * swk, s1 = sa[r + 8] * swk;
+        float tmp[64];
+        sg_fp8_issue_block(tmp, sg_smem_desc(a + 64 * wg * SG_FP8_BK, 16, 1024), sg_smem_desc(b, 16, 1024));
+        sg_wgmma_wait<0>();
+        sg_wgmma_fence_regs(tmp);
+        sg_fp8_release(sm, ring.stage);
+        sg_fp8_promote<64, 0>(acc, tmp, s0, s1);
+        sg_ring_next(ring, SG_FP8_STAGES);
+    }
+    sg_sm90_fp8_epilogue_half(acc, m0 + 64 * wg, n0, M, ep);
 }
 
 // Activation quantiser, one warp per (row, 128-column block), lane l holding columns 4l..4l+3: x [M, K] fp32

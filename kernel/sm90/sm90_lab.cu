@@ -602,6 +602,7 @@ __global__ void __launch_bounds__(256) sg_sm90_lab_fp8_quant_w_kernel(const floa
     sg_fp8_quant_w_block(w, K, blockIdx.y, blockIdx.x, q, s, pow2, red);
 }
 
+// SUB: 0, 1 = ping-pong consumers (sg_sm90_fp8_consume_pp<SUB>), 2 = cooperative (sg_sm90_fp8_consume_coop).
 template <int SUB>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapSA,
@@ -614,7 +615,7 @@ sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __gr
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_FP8_STAGES; s++) {
             sg_mbar_init(&full[s], 1);
-            sg_mbar_init(&empty[s], SG_FP8_EMPTY_ARRIVALS);
+            sg_mbar_init(&empty[s], SUB == 2 ? 2 * SG_FP8_EMPTY_ARRIVALS : SG_FP8_EMPTY_ARRIVALS);
         }
         sg_fence_mbar_init();
     }
@@ -637,11 +638,14 @@ sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __gr
         int j = 0;
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
             const int mt = tile / tiles_n, nt = tile % tiles_n;
-            if ((j & 1) == wg - 1) {
+            if constexpr (SUB == 2) {
+                sg_sm90_fp8_consume_coop(wg - 1, mt * SG_FP8_BM, nt * SG_FP8_BN, M, K, sw + (size_t)nt * kbs, ep, sm,
+                                         ring);
+            } else if ((j & 1) == wg - 1) {
                 if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
                 const int next = tile + (int)gridDim.x < tiles ? SG_PP_BAR + (2 - wg) : -1;
-                sg_sm90_fp8_consume_pp<SUB>(mt * SG_FP8_BM, nt * SG_FP8_BN, M, K, sw + (size_t)nt * kbs, ep, sm, ring,
-                                            next);
+                sg_sm90_fp8_consume_pp<SUB == 1>(mt * SG_FP8_BM, nt * SG_FP8_BN, M, K, sw + (size_t)nt * kbs, ep, sm,
+                                                 ring, next);
             } else {
                 for (int i = 0; i < kbs; i++) sg_ring_next(ring, SG_FP8_STAGES);
             }
@@ -684,9 +688,9 @@ extern "C" int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, siz
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     if (a->M < 1 || a->N < SG_FP8_BN || a->N % SG_FP8_BN || a->K < SG_FP8_BK || a->K % SG_FP8_BK || !a->A || !a->W ||
         a->out_mode < 0 || a->out_mode > 4 || (a->out_mode != 2 && a->out_mode != 4 && !a->out) ||
-        (a->out_mode >= 3 && (!a->out_q || !a->out_s)) || a->sub < 0 || a->sub > 1) {
+        (a->out_mode >= 3 && (!a->out_q || !a->out_s)) || a->sub < 0 || a->sub > 2) {
         snprintf(err, errlen, "sm90 lab gemm fp8: bad arguments M %d N %d K %d out mode %d variant %d (need M >= 1, "
-                 "N %% %d == 0, K %% %d == 0, mode 0-4 with its outputs, variant 0 or 1)", a->M, a->N, a->K,
+                 "N %% %d == 0, K %% %d == 0, mode 0-4 with its outputs, variant 0-2)", a->M, a->N, a->K,
                  a->out_mode, a->sub, SG_FP8_BN, SG_FP8_BK);
         return -1;
     }
@@ -740,7 +744,9 @@ extern "C" int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, siz
                                oq, os, (int)ld_o, a->pow2};
     const int smem = SG_FP8_SMEM_BYTES + 1024;  // + 1024: manual alignment of the ring
     void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const float *, int, int, int,
-                 sg_sm90_fp8_epilogue) = a->sub ? sg_sm90_lab_gemm_fp8_kernel<1> : sg_sm90_lab_gemm_fp8_kernel<0>;
+                 sg_sm90_fp8_epilogue) = a->sub == 2   ? sg_sm90_lab_gemm_fp8_kernel<2>
+                                         : a->sub == 1 ? sg_sm90_lab_gemm_fp8_kernel<1>
+                                                       : sg_sm90_lab_gemm_fp8_kernel<0>;
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const int tiles = (int)((M + SG_FP8_BM - 1) / SG_FP8_BM * (N / SG_FP8_BN));
     const int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();

@@ -112,8 +112,9 @@ typedef struct sg_sm90_lab_gemm_fp8_args {
     float *out_s;              /* modes 3, 4: [M, N/128] scales, row-major */
     unsigned char *qa, *qw;    /* optional: the device quantiser's codes of A [M, K] and W [N, K] */
     float *sa, *sw;            /* optional: its scales, sa [M, K/128] row-major, sw [N/128, K/128] */
-    int sub;                   /* consumer variant: 0 = m64n128 rounds, 1 = m64n64 sub-tiles with overlapped
-                                  promotion (sm90_gemm_fp8.cuh) */
+    int sub;                   /* consumer variant (sm90_gemm_fp8.cuh): ping-pong with 0 = m64n128 rounds,
+                                  1 = m64n64 sub-tiles with overlapped promotion; 2 = cooperative (both
+                                  warpgroups on one tile, 64 rows each) */
     int reps;                  /* > 0: also time this many back-to-back GEMM launches (and the A quantiser) */
     double us, tflops;         /* out: mean per GEMM launch, 2 M N K / time */
     double quant_us;           /* out: mean time of the activation quantiser over A [M, K] */

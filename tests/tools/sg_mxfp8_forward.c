@@ -8,8 +8,10 @@
  *   bf16w  bf16-rounded Linear weights only, everything else fp32 (context);
  *   bf16   bf16 Linear weights and inputs and bf16 Q/K/V/P (what a bf16 tensor-core kernel would see);
  *   fp32   no rounding (a check of the emulation's plumbing against the fp32 encoder).
- * Ablations override the mode: --w / --x / --attn FMT (fp32, bf16, mxfp8) set the Linear weight, Linear
- * input and attention formats; --bf16 KINDS (comma list of patch, qkv, out, fc1, fc2, head) keeps those
+ * Ablations override the mode: --w / --x / --attn FMT (fp32, bf16, mxfp8; and the SM90 FP8 recipes fp8 =
+ * fp32 scales on 1 x 128 input / 128 x 128 weight blocks, fp8pow2 = the same with power-of-two scales,
+ * fp8chan = one scale per row: per token / per output channel) set the Linear weight, Linear input and
+ * attention formats; --bf16 KINDS (comma list of patch, qkv, out, fc1, fc2, head) keeps those
  * Linear kinds in bf16.
  * With --ref it prints, per image, the cosine and max |Δ| against the reference pooled outputs and a summary
  * line "summary: mode M n N min_cos C mean_cos C max_abs A"; exit status 2 if any cosine is below 0.999
@@ -50,8 +52,11 @@ static int parse_format(const char *s, sg_mx_format *f) {
     if (!strcmp(s, "fp32")) *f = SG_MX_FP32;
     else if (!strcmp(s, "bf16")) *f = SG_MX_BF16;
     else if (!strcmp(s, "mxfp8")) *f = SG_MX_MXFP8;
+    else if (!strcmp(s, "fp8")) *f = SG_MX_FP8;
+    else if (!strcmp(s, "fp8pow2")) *f = SG_MX_FP8_POW2;
+    else if (!strcmp(s, "fp8chan")) *f = SG_MX_FP8_CHAN;
     else {
-        fprintf(stderr, "sg_mxfp8_forward: format '%s', expected fp32, bf16 or mxfp8\n", s);
+        fprintf(stderr, "sg_mxfp8_forward: format '%s', expected fp32, bf16, mxfp8, fp8, fp8pow2 or fp8chan\n", s);
         return -1;
     }
     return 0;

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""scripts/fp8_accuracy.py — which SM90 (Hopper) FP8 recipe keeps the pooled embedding within cosine 0.999 of
+HF transformers fp32 for every image (issue 6's FP8 target)?
+
+Runs the CPU emulation (build/tools/sg_mxfp8_forward, kernel/cpu/cpu_mxfp8.c) with E4M3 Linear layers chosen
+per kind (QKV, out-proj, FC1, FC2; the patch embedding and the MAP head stay bf16, as does attention: Q, K, V
+and P in bf16, as in the Hopper megakernel) under three scale recipes:
+  fp8      DeepGEMM's SM90 recipe: fp32 scales amax/448, inputs per 1 x 128 block (per token along K),
+           weights per 128 x 128 block, promotion into fp32 per 128-wide K block;
+  fp8pow2  the same blocks with power-of-two scales 2^ceil(log2(amax/448));
+  fp8chan  weights with one fp32 scale per output channel (inputs still 1 x 128).
+The product is modelled as "exact inside each 128-wide block, fp32 across blocks" (cpu_mxfp8.h); the
+tensor core's own accumulation inside a block is measured separately by tests/test_sm90_fp8.c on a GPU.
+The HF reference and the photo preprocessing are scripts/mxfp8_accuracy.py's (imported, not copied).
+
+  nice python3 scripts/fp8_accuracy.py [--model /tmp/sg_full] [--photos '.carry/photos/*.jpg']
+                                       [--out /tmp/sg_fp8] [--threads 2]
+
+HF outputs are cached in OUT (with the model path and photo list they were made from) and reused when both
+match. Reference-data tooling only (needs torch, transformers, Pillow); never used by the binary or
+`make test`.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mxfp8_accuracy as mx  # noqa: E402  (preprocess, hf_reference, run_tool)
+
+ROOT = mx.ROOT
+OTHER = "patch,head"  # never FP8 here: 0.7 % + 1.3 % of the FLOPs (docs/megakernel.md §1)
+# Linear kinds in FP8 -> the kinds the tool keeps in bf16 (with OTHER).
+SETS = [
+    ("QKV+out+FC1+FC2", ""),
+    ("QKV+out+FC1 (FC2 bf16)", "fc2"),
+    ("QKV+FC1+FC2 (out bf16)", "out"),
+    ("QKV+FC1", "out,fc2"),
+    ("FC1+FC2", "qkv,out"),
+    ("FC1", "qkv,out,fc2"),
+    ("FC2", "qkv,out,fc1"),
+    ("out+FC1", "qkv,fc2"),
+]
+RECIPES = [
+    ("fp8 1x128/128x128 fp32 scales", ["--w", "fp8", "--x", "fp8"]),
+    ("fp8 power-of-two scales", ["--w", "fp8pow2", "--x", "fp8pow2"]),
+    ("fp8 per-channel weights", ["--w", "fp8chan", "--x", "fp8"]),
+]
+# FLOP share of each Linear kind (docs/megakernel.md §1: QKV 23.5 %, out 7.8 %, MLP 63 % = FC1 + FC2).
+FLOPS = {"QKV": 23.5, "out": 7.8, "FC1": 31.5, "FC2": 31.5}
+
+
+def fp8_share(label):
+    kinds = label.split(" ")[0].split("+")
+    return sum(FLOPS[k] for k in kinds)
+
+
+def references(a, photos):
+    """(name, image names, pixels path, HF pooled path) per input set, HF run only when not cached."""
+    sets = []
+    if photos:
+        px_path, ref_path = os.path.join(a.out, "photos_pixels.f32"), os.path.join(a.out, "photos_pooled.f32")
+        meta_path = os.path.join(a.out, "photos_ref.json")
+        meta = {"model": os.path.abspath(a.model), "photos": photos,
+                "model_mtime": os.path.getmtime(os.path.join(a.model, "model.safetensors"))}
+        cached = os.path.exists(meta_path) and os.path.exists(ref_path) and json.load(open(meta_path)) == meta
+        if not cached:
+            px = np.stack([mx.preprocess(p) for p in photos]).astype(np.float32)
+            px.tofile(px_path)
+            mx.hf_reference(a.model, px, a.threads).tofile(ref_path)
+            json.dump(meta, open(meta_path, "w"))
+        print(f"photos: HF reference {'reused from' if cached else 'written to'} {ref_path}")
+        sets.append(("photos", [os.path.basename(p) for p in photos], px_path, ref_path))
+    fx_px, fx_ref = os.path.join(a.model, "pixels.f32"), os.path.join(a.model, "pooled.f32")
+    if os.path.exists(fx_px) and os.path.exists(fx_ref):
+        n = os.path.getsize(fx_px) // (3 * 224 * 224 * 4)
+        sets.append(("fixture inputs", [f"fixture{i}" for i in range(n)], fx_px, fx_ref))
+    return sets
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="/tmp/sg_full")
+    ap.add_argument("--photos", default=os.path.join(ROOT, ".carry/photos/*.jpg"))
+    ap.add_argument("--out", default="/tmp/sg_fp8")
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    st = os.path.join(a.model, "model.safetensors")
+    if not os.path.exists(st):
+        sys.exit(f"{st} missing: run `python3 scripts/make_fixtures.py --full-size {a.model} --with-reference 3`")
+    tool = os.path.join(ROOT, "build/tools/sg_mxfp8_forward")
+    if not os.path.exists(tool):
+        sys.exit(f"{tool} missing: run `make build/tools/sg_mxfp8_forward`")
+    os.makedirs(a.out, exist_ok=True)
+    sets = references(a, sorted(glob.glob(a.photos)))
+
+    import torch
+    import transformers
+    import PIL
+    report = {"model": a.model, "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                                             "Pillow": PIL.__version__, "numpy": np.__version__}, "runs": []}
+    runs = [("all Linears bf16 (the BF16 megakernel)", "bf16", ["--mode", "bf16"])]
+    for rlabel, rargs in RECIPES:
+        for slabel, bf16 in SETS:
+            kinds = OTHER + ("," + bf16 if bf16 else "")
+            runs.append((f"{slabel} [{rlabel}]", slabel, rargs + ["--attn", "bf16", "--bf16", kinds]))
+    runs.append(("weights only fp8, QKV+out+FC1+FC2", "-", ["--w", "fp8", "--x", "bf16", "--attn", "bf16",
+                                                            "--bf16", OTHER]))
+    runs.append(("inputs only fp8, QKV+out+FC1+FC2", "-", ["--w", "bf16", "--x", "fp8", "--attn", "bf16",
+                                                           "--bf16", OTHER]))
+    for set_name, names, px_path, ref_path in sets:
+        print(f"\n== {set_name} ({len(names)} images), reference HF fp32 eager, model {a.model}")
+        print(f"| {'FP8 Linears [recipe]':58s} | FP8 FLOPs | min cos | mean cos | max abs Δ | ≥ 0.999 |")
+        print("|---|---:|---:|---:|---:|:---:|")
+        for label, share_key, args in runs:
+            cos, mn, mean, mxa = mx.run_tool(tool, a.model, px_path, ref_path, args, a.threads)
+            share = f"{fp8_share(share_key):.1f} %" if share_key not in ("bf16", "-") else "-"
+            ok = "yes" if mn >= 0.999 else "no"
+            print(f"| {label:58s} | {share} | {mn:.6f} | {mean:.6f} | {mxa:.4f} | {ok} |", flush=True)
+            report["runs"].append({"set": set_name, "run": label, "args": args, "min_cos": mn, "mean_cos": mean,
+                                   "max_abs": mxa, "per_image": dict(zip(names, cos))})
+    with open(os.path.join(a.out, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"\nwrote {os.path.join(a.out, 'report.json')}")
+
+
+if __name__ == "__main__":
+    main()
