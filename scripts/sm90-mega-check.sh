@@ -36,7 +36,18 @@ for b in 1 3 13; do
     timeout 120 "$BIN" --weights "$CKPT" --backend sm90 --batch $b --no-normalize -q -f npy -o "$WORK/sm90-b$b.npy" "${FILES[@]}" 2>&1 | tail -2
     $PY scripts/gpu_compare.py "$WORK/sm90.npy" "$WORK/sm90-b$b.npy" "sm90 batch $b vs batch 8" 0.999999 | tail -1
 done
+stamp "where the megakernel's time goes (SG_SM90_PROFILE=1: cycles per task kind, one eager launch per batch)"
+SG_SM90_PROFILE=1 timeout 120 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_PROFILE_BATCHES:-1,1024}" sm90 2>&1 | grep -v '^{' | tee "$RES/profile-sm90.txt"
 stamp "graph replays, pixels on the GPU"
 timeout 200 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES:-1,8,32,256,1024}" sm90 2>&1 | tee "$RES/graph-sm90.jsonl"
 timeout 100 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES_CUDA:-1,256,1024}" cuda 2>&1 | tee "$RES/graph-cuda.jsonl"
+if [ -n "${SG_SANITIZE:-}" ]; then
+    CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer)
+    for TOOL in memcheck racecheck synccheck; do
+        stamp "compute-sanitizer $TOOL, sm90, batch 2"
+        timeout 300 "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" --backend sm90 --batch 2 -q \
+            --no-normalize -f npy -o "$WORK/san.npy" "${FILES[0]}" "${FILES[1]}" >"$WORK/san-$TOOL.log" 2>&1
+        echo "rc $? $(grep -m1 SUMMARY "$WORK/san-$TOOL.log")"; grep -m5 -E 'Invalid|Race|Barrier|rror' "$WORK/san-$TOOL.log" | head -5
+    done
+fi
 stamp done

@@ -195,17 +195,27 @@ __device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int r0, int n
                                                  const float *residual, int ldr) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
+    // The residual goes straight into the accumulator registers (all loads in flight together), the bias is
+    // added after: loading both into temporaries first needed 160 more registers and spilled.
 #pragma unroll
     for (int k = 0; k < 64; k += 2) {
         const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
         // __ldcg (L2 only): in the megakernel the residual was just written by another SM, and a line this SM
         // cached earlier would be stale.
-        const float2 r = residual && row < M
-                             ? __ldcg(reinterpret_cast<const float2 *>(residual + (size_t)row * ldr + col))
-                             : make_float2(0.0f, 0.0f);
-        const float2 b = bias ? __ldg(reinterpret_cast<const float2 *>(bias + col)) : make_float2(0.0f, 0.0f);
-        acc[k] = r.x + b.x;
-        acc[k + 1] = r.y + b.y;
+        float2 r = make_float2(0.0f, 0.0f);
+        if (residual && row < M) r = __ldcg(reinterpret_cast<const float2 *>(residual + (size_t)row * ldr + col));
+        acc[k] = r.x;
+        acc[k + 1] = r.y;
+    }
+    if (bias) {
+#pragma unroll
+        for (int k = 0; k < 64; k += 4) {  // registers k..k+3 share columns col0 + 8 (k/4) + {0, 1}
+            const float2 b = __ldg(reinterpret_cast<const float2 *>(bias + col0 + 8 * (k / 4)));
+            acc[k] += b.x;
+            acc[k + 1] += b.y;
+            acc[k + 2] += b.x;
+            acc[k + 3] += b.y;
+        }
     }
 }
 

@@ -20,44 +20,57 @@ __device__ __forceinline__ float sg_warp_sum(float v) {
     return v;
 }
 
-// Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...).
-// x: [M, ldx] fp32; y: [M, ldy] bf16; ldx, ldy multiples of 4.
+// Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...), U rows
+// at a time per warp so that U rows' loads are in flight together (a row alone is one L2 latency, ~1 us, for
+// 3 KB). x: [M, ldx] fp32; y: [M, ldy] bf16; ldx, ldy multiples of 4.
+template <int U = 1>
 __device__ __forceinline__ void sg_sm90_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
                                                 float eps, __nv_bfloat16 *y, int ldy, int r0, int rows, int M,
                                                 int warp, int nwarps) {
     const int lane = threadIdx.x % 32;
     const int r_end = r0 + rows < M ? r0 + rows : M;
-    for (int r = r0 + warp; r < r_end; r += nwarps) {
-        float v[SG_LN_PER_LANE];
+    for (int r = r0 + warp; r < r_end; r += U * nwarps) {
+        float v[U][SG_LN_PER_LANE];
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-            const float4 q = __ldcg(reinterpret_cast<const float4 *>(x + (size_t)r * ldx + 4 * lane + 128 * i));
-            v[4 * i] = q.x;
-            v[4 * i + 1] = q.y;
-            v[4 * i + 2] = q.z;
-            v[4 * i + 3] = q.w;
+        for (int u = 0; u < U; u++) {
+            const int row = r + u * nwarps;
+#pragma unroll
+            for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+                const float4 q = row < r_end ? __ldcg(reinterpret_cast<const float4 *>(x + (size_t)row * ldx + 4 * lane +
+                                                                                       128 * i))
+                                             : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                v[u][4 * i] = q.x;
+                v[u][4 * i + 1] = q.y;
+                v[u][4 * i + 2] = q.z;
+                v[u][4 * i + 3] = q.w;
+            }
         }
-        float s = 0.0f;
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE; i++) s += v[i];
-        const float mean = sg_warp_sum(s) * (1.0f / SG_LN_D);
-        float ss = 0.0f;
+        for (int u = 0; u < U; u++) {
+            const int row = r + u * nwarps;
+            float s = 0.0f;
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE; i++) ss += (v[i] - mean) * (v[i] - mean);
-        const float rstd = 1.0f / sqrtf(sg_warp_sum(ss) * (1.0f / SG_LN_D) + eps);  // not rsqrtf: 2 ulp
+            for (int i = 0; i < SG_LN_PER_LANE; i++) s += v[u][i];
+            const float mean = sg_warp_sum(s) * (1.0f / SG_LN_D);
+            float ss = 0.0f;
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-            const int c = 4 * lane + 128 * i;
-            const float4 g = *reinterpret_cast<const float4 *>(gamma + c);
-            const float4 b = *reinterpret_cast<const float4 *>(beta + c);
-            const __nv_bfloat162 lo = __floats2bfloat162_rn((v[4 * i] - mean) * rstd * g.x + b.x,
-                                                            (v[4 * i + 1] - mean) * rstd * g.y + b.y);
-            const __nv_bfloat162 hi = __floats2bfloat162_rn((v[4 * i + 2] - mean) * rstd * g.z + b.z,
-                                                            (v[4 * i + 3] - mean) * rstd * g.w + b.w);
-            uint2 pk;
-            pk.x = *reinterpret_cast<const uint32_t *>(&lo);
-            pk.y = *reinterpret_cast<const uint32_t *>(&hi);
-            *reinterpret_cast<uint2 *>(y + (size_t)r * ldy + c) = pk;
+            for (int i = 0; i < SG_LN_PER_LANE; i++) ss += (v[u][i] - mean) * (v[u][i] - mean);
+            const float rstd = 1.0f / sqrtf(sg_warp_sum(ss) * (1.0f / SG_LN_D) + eps);  // not rsqrtf: 2 ulp
+            if (row >= r_end) continue;
+#pragma unroll
+            for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+                const int c = 4 * lane + 128 * i;
+                const float4 g = __ldg(reinterpret_cast<const float4 *>(gamma + c));
+                const float4 b = __ldg(reinterpret_cast<const float4 *>(beta + c));
+                const __nv_bfloat162 lo = __floats2bfloat162_rn((v[u][4 * i] - mean) * rstd * g.x + b.x,
+                                                                (v[u][4 * i + 1] - mean) * rstd * g.y + b.y);
+                const __nv_bfloat162 hi = __floats2bfloat162_rn((v[u][4 * i + 2] - mean) * rstd * g.z + b.z,
+                                                                (v[u][4 * i + 3] - mean) * rstd * g.w + b.w);
+                uint2 pk;
+                pk.x = *reinterpret_cast<const uint32_t *>(&lo);
+                pk.y = *reinterpret_cast<const uint32_t *>(&hi);
+                *reinterpret_cast<uint2 *>(y + (size_t)row * ldy + c) = pk;
+            }
         }
     }
 }

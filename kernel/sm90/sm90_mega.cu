@@ -1,7 +1,7 @@
 // kernel/sm90/sm90_mega.cu — the Hopper megakernel: all encoder layers and the post-LayerNorm in one launch.
 //
-// Shape of one CTA (one per SM, 384 threads, ~193 KB of shared memory): two independent "virtual CTAs", each a
-// producer thread (lane 0 of warp 0 or 1; setmaxnreg 56) feeding one consumer warpgroup (setmaxnreg 224)
+// Shape of one CTA (one per SM, 320 threads, ~193 KB of shared memory): two independent "virtual CTAs", each a
+// producer thread (lane 0 of warp 8 or 9) feeding one consumer warpgroup (warps 0-3 or 4-7)
 // through its own 3-stage mbarrier ring of 32 KB stages (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
 // Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (sm90_mega.cuh), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
 #include "sm90_gemm.cuh"
@@ -30,13 +31,15 @@
 #include "sm90_mega.h"
 #include "sm90_tmap.cuh"
 
-#define SG_MEGA_THREADS 384
+// 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps) + 2 producer warps (8, 9). 320 threads
+// give every thread 200 registers at compile time; with a producer warpgroup (384 threads) ptxas allocates 168
+// and setmaxnreg only moves registers at run time, which left the consumers' GEMM path (128 accumulators)
+// spilling.
+#define SG_MEGA_THREADS 320
 #define SG_MEGA_STAGES 3  // per virtual CTA: 3 x 32 KB; attention needs exactly 3 (Q, K, V)
 #define SG_MEGA_TASKQ 4
 #define SG_MEGA_RING_BYTES (SG_MEGA_STAGES * SG_GEMM_STAGE_BYTES(SG_MEGA_BN))
 #define SG_MEGA_SMEM (2 * SG_MEGA_RING_BYTES + 1024)  // + alignment slack for the 1024-byte swizzle atoms
-#define SG_MEGA_REG_PRODUCER 56  // 40 spilled 8 bytes in the producer (ticket, task decode, counter waits)
-#define SG_MEGA_REG_CONSUMER 224  // 128 x 56 + 256 x 224 = 64,512 <= 65,536
 
 static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_ATTN_TILE_BYTES, "an attention box fills one ring stage");
 
@@ -56,9 +59,16 @@ struct sg_mega_params {
     float *h;                       // [M, 768] fp32 residual stream (in: patch embeddings; out: encoder output)
     __nv_bfloat16 *y, *qkv, *att, *H;
     unsigned *cnt;
+    const unsigned *tasks;          // the launch's task table (sg_mega_encode), ntasks entries
+    int ntasks;
+    unsigned long long *prof;       // NULL, or SG_MEGA_PROF_WORDS clock counters (SG_SM90_PROFILE=1)
     int tm_max, n, L;
     float eps;
 };
+
+// Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
+// waiting for its next task, [SG_MT_END + 1] producer waiting on counters; [16 + kind] task counts.
+#define SG_MEGA_PROF_WORDS 32
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
@@ -72,7 +82,7 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
     case SG_MT_LN1:
         if (l > 0) sg_dep_wait(c + sg_mega_counter(SG_MT_FC2, k.a, tm), SG_MEGA_FC2_TILES * l);
         break;
-    case SG_MT_QKV: sg_dep_wait(c + sg_mega_counter(SG_MT_LN1, k.a, tm), l + 1); break;
+    case SG_MT_QKV: sg_dep_wait(c + sg_mega_counter(SG_MT_LN1, k.a, tm), SG_MEGA_LN_PARTS * (l + 1)); break;
     case SG_MT_ATT: {
         // The image's 196 rows span 2 or 3 row tiles. (The 256-row boxes also read up to 60 rows of the next
         // image; those only meet masked keys or unstored queries: sm90_attn.cuh.)
@@ -87,23 +97,26 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
         break;
     }
     case SG_MT_LN2: sg_dep_wait(c + sg_mega_counter(SG_MT_OUT, k.a, tm), SG_MEGA_OUT_TILES * (l + 1)); break;
-    case SG_MT_FC1: sg_dep_wait(c + sg_mega_counter(SG_MT_LN2, k.a, tm), l + 1); break;
+    case SG_MT_FC1: sg_dep_wait(c + sg_mega_counter(SG_MT_LN2, k.a, tm), SG_MEGA_LN_PARTS * (l + 1)); break;
     case SG_MT_FC2: sg_dep_wait(c + sg_mega_counter(SG_MT_FC1, k.a, tm), SG_MEGA_FC1_TILES * (l + 1)); break;
     case SG_MT_POSTLN: sg_dep_wait(c + sg_mega_counter(SG_MT_FC2, k.a, tm), SG_MEGA_FC2_TILES * l); break;
     default: break;
     }
 }
 
+template <bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_sm90_gemm_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot) {
     sg_sm90_ring ring = {0, 0}, tq = {0, 0};
-    const int total = sg_mega_total_tasks(p.n, p.L);
     for (;;) {
         const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
-        const sg_mega_task k = sg_mega_decode(t < total ? t : -1, p.n, p.L);
+        const unsigned code = t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+        const sg_mega_task k = sg_mega_decode(code);
+        const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
+        if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
-        tslot[tq.stage] = k.kind == SG_MT_END ? -1 : t;
+        tslot[tq.stage] = (int)code;  // SG_MT_END (kind 8) is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumer's wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
@@ -139,18 +152,48 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
     }
 }
 
+// Epilogue of a 64-row half tile whose accumulator already holds bias (+ residual): MODE 0 stores bf16, 1 applies
+// tanh GELU then stores bf16, 2 stores fp32. Register layout as in sg_sm90_gemm_epilogue; rows >= M dropped.
+// Compile-time modes keep the pointer selection out of the store loop (a run-time epilogue struct cost ~60
+// registers of spills in this kernel).
+template <int MODE>
+__device__ __forceinline__ void sg_mega_store(float (&acc)[64], int r0, int n0, int M, float *out_f32,
+                                              __nv_bfloat16 *out_bf16, int ldo) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
+#pragma unroll
+    for (int k = 0; k < 64; k += 2) {
+        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
+        if (row >= M) continue;
+        if (MODE == 2) {
+            *reinterpret_cast<float2 *>(out_f32 + (size_t)row * ldo + col) = make_float2(acc[k], acc[k + 1]);
+        } else {
+            const float a = MODE == 1 ? sg_gelu_tanh(acc[k]) : acc[k];
+            const float b = MODE == 1 ? sg_gelu_tanh(acc[k + 1]) : acc[k + 1];
+            *reinterpret_cast<__nv_bfloat162 *>(out_bf16 + (size_t)row * ldo + col) = __floats2bfloat162_rn(a, b);
+        }
+    }
+}
+
+template <bool PROF>
 __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, const sg_sm90_gemm_smem &sm,
                                                 uint64_t *tfull, uint64_t *tempty, const int *tslot) {
     sg_sm90_ring ring = {0, 0}, tq = {0, 0};
     const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
     const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
+    long long t_idle = 0;
     for (;;) {
+        if (PROF) t_idle = clock64();
         sg_mbar_wait(&tfull[tq.stage], tq.phase);
-        const int t = tslot[tq.stage];
+        const sg_mega_task k = sg_mega_decode((unsigned)tslot[tq.stage]);
         sg_mbar_arrive(&tempty[tq.stage]);
         sg_ring_next(tq, SG_MEGA_TASKQ);
-        if (t < 0) return;
-        const sg_mega_task k = sg_mega_decode(t, p.n, p.L);
+        if (k.kind == SG_MT_END) return;
+        long long t_busy = 0;
+        if (PROF) {
+            t_busy = clock64();
+            if (tid == 0) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(t_busy - t_idle));
+        }
         const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
         switch (k.kind) {
         case SG_MT_LN1:
@@ -158,7 +201,8 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         case SG_MT_POSTLN: {
             const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
             const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
-            sg_sm90_ln_rows(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D, k.a * SG_MEGA_BM, SG_MEGA_BM, M, warp, 4);
+            sg_sm90_ln_rows<2>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS,
+                               SG_MEGA_LN_ROWS, M, warp, 4);
             if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
@@ -187,25 +231,35 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, resid ? p.h : nullptr, SG_MEGA_D);
             sg_sm90_gemm_kloop_128<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
                                                       ring);
-            sg_sm90_epilogue ep;
-            if (k.kind == SG_MT_QKV) ep = {nullptr, 0, nullptr, 0, nullptr, p.qkv, 3 * SG_MEGA_D};
-            else if (k.kind == SG_MT_FC1) ep = {nullptr, 1, nullptr, 0, nullptr, p.H, SG_MEGA_F};
-            else ep = {nullptr, 0, nullptr, 0, p.h, nullptr, SG_MEGA_D};
-            sg_sm90_gemm_epilogue<128>(acc0, m0, n0, M, ep);
-            sg_sm90_gemm_epilogue<128>(acc1, m0 + 64, n0, M, ep);
+            if (k.kind == SG_MT_QKV) {
+                sg_mega_store<0>(acc0, m0, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
+                sg_mega_store<0>(acc1, m0 + 64, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
+            } else if (k.kind == SG_MT_FC1) {
+                sg_mega_store<1>(acc0, m0, n0, M, nullptr, p.H, SG_MEGA_F);
+                sg_mega_store<1>(acc1, m0 + 64, n0, M, nullptr, p.H, SG_MEGA_F);
+            } else {
+                sg_mega_store<2>(acc0, m0, n0, M, p.h, nullptr, SG_MEGA_D);
+                sg_mega_store<2>(acc1, m0 + 64, n0, M, p.h, nullptr, SG_MEGA_D);
+            }
             sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
         }
+        if (PROF && tid == 0) {
+            atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t_busy));
+            atomicAdd(p.prof + 16 + k.kind, 1ull);
+        }
     }
 }
 
-__global__ void __launch_bounds__(SG_MEGA_THREADS, 1) sg_sm90_mega_kernel(const __grid_constant__ sg_mega_params p) {
+// PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters; it is a separate instantiation because the counters'
+// registers made the GEMM path spill 8 bytes.
+template <bool PROF>
+__global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __grid_constant__ sg_mega_params p) {
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[2][SG_MEGA_STAGES], empty[2][SG_MEGA_STAGES];
     __shared__ uint64_t tfull[2][SG_MEGA_TASKQ], tempty[2][SG_MEGA_TASKQ];
     __shared__ int tslot[2][SG_MEGA_TASKQ];
-    __shared__ int last_cta;
     uint8_t *rings = sg_mega_align1024(smem_raw);
     if (threadIdx.x == 0) {
         for (int v = 0; v < 2; v++) {
@@ -222,32 +276,29 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS, 1) sg_sm90_mega_kernel(const 
     }
     __syncthreads();
     const int wg = threadIdx.x / 128;
-    if (wg == 0) {
-        sg_setmaxnreg_dec<SG_MEGA_REG_PRODUCER>();
-        const int warp = threadIdx.x / 32;
-        if (warp < 2) {
-            if (threadIdx.x % 32 == 0) {
-                const sg_sm90_gemm_smem sm = {rings + warp * SG_MEGA_RING_BYTES, full[warp], empty[warp]};
-                sg_mega_produce(p, sm, tfull[warp], tempty[warp], tslot[warp]);
-            }
-            __syncwarp();
-        }
+    if (wg < 2) {
+        const sg_sm90_gemm_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
+        sg_mega_consume<PROF>(p, wg, sm, tfull[wg], tempty[wg], tslot[wg]);
     } else {
-        sg_setmaxnreg_inc<SG_MEGA_REG_CONSUMER>();
-        const int v = wg - 1;
-        const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
-        sg_mega_consume(p, v, sm, tfull[v], tempty[v], tslot[v]);
+        const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
+        if (threadIdx.x % 32 == 0) {
+            const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
+            sg_mega_produce<PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
+        }
+        __syncwarp();
     }
     // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
     // before its exit increment (bar.sync + the cumulative fence below).
+    // (__syncthreads_or, not a shared variable: compute-sanitizer racecheck paired a shared-memory flag written
+    // here with the next kernel's shared-memory reads, cuBLAS starting early on the freed SMs.)
     __syncthreads();
+    int is_last = 0;
     if (threadIdx.x == 0) {
         __threadfence();
-        last_cta = atomicAdd(p.cnt + SG_MEGA_CNT_EXIT, 1u) == gridDim.x - 1;
+        is_last = atomicAdd(p.cnt + SG_MEGA_CNT_EXIT, 1u) == gridDim.x - 1;
         __threadfence();
     }
-    __syncthreads();
-    if (last_cta) {
+    if (__syncthreads_or(is_last)) {
         const size_t words = sg_mega_counter_words(p.tm_max, p.tm_max);  // >= n_max: 128-row tiles < images
         for (size_t i = threadIdx.x; i < words; i += blockDim.x) p.cnt[i] = 0;
     }
@@ -260,6 +311,9 @@ struct sg_sm90_mega {
     sg_mega_layer_dev *layers; // device
     float *bias;               // device: per layer qkv_b [2304] + fc1_b [3072] in fp32
     unsigned *cnt;             // device
+    unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
+    unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
+    int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     size_t cnt_words;
 };
@@ -276,12 +330,114 @@ struct sg_sm90_mega {
         }                                                                                                       \
     } while (0)
 
+// The task table of a launch for n images and L layers. Inside a layer, row tiles are taken in groups of G and
+// wave w lists stage s's tasks for group w - s (stages in order LN1, QKV, ATT, OUT, LN2, FC1, FC2; an image's
+// attention belongs to the group of its last row tile), so a group's activations go from stage to stage within
+// about one wave of the grid and stay in L2. G is about one grid's worth of tasks per wave (a row tile has ~70
+// tasks per layer). Layers follow each other (the next layer's first groups overlap the last one's tail), then
+// the post-LayerNorm. The order must be topological for the ticket scheduler (sm90_mega.cu header):
+// sg_mega_check_order verifies that on the host.
+// G <= 0: about one grid's worth of tasks per group (row tiles); lag: waves between a stage and the next one
+// (1: stage s takes group w - s). G >= tm gives the plain stage-by-stage order.
+static std::vector<unsigned> sg_mega_build_tasks(int n, int L, int vctas, int G, int lag) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    if (G <= 0) G = std::max(1, (vctas + 35) / 70);
+    G = std::min(G, tm);
+    lag = std::max(1, lag);
+    const int ng = (tm + G - 1) / G;
+    std::vector<std::vector<int>> imgs(ng);  // images of each group (by last row tile)
+    for (int i = 0; i < n; i++) imgs[std::min(M - 1, i * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM / G].push_back(i);
+    std::vector<unsigned> t;
+    t.reserve((size_t)sg_mega_total_tasks(n, L));
+    auto rows = [&](int kind, int l, int g, int parts) {
+        for (int r = g * G; r < std::min(tm, g * G + G); r++)
+            for (int b = 0; b < parts; b++) t.push_back(sg_mega_encode(kind, l, r, b));
+    };
+    for (int l = 0; l < L; l++) {
+        for (int w = 0; w < ng + 6 * lag; w++) {
+            for (int s = 0; s < 7; s++) {
+                const int g = w - s * lag;
+                if (g < 0 || g >= ng) continue;
+                switch (s) {
+                case 0: rows(SG_MT_LN1, l, g, SG_MEGA_LN_PARTS); break;
+                case 1: rows(SG_MT_QKV, l, g, SG_MEGA_QKV_TILES); break;
+                case 2:
+                    for (int i : imgs[g])
+                        for (int h = 0; h < SG_MEGA_HEADS; h++) t.push_back(sg_mega_encode(SG_MT_ATT, l, i, h));
+                    break;
+                case 3: rows(SG_MT_OUT, l, g, SG_MEGA_OUT_TILES); break;
+                case 4: rows(SG_MT_LN2, l, g, SG_MEGA_LN_PARTS); break;
+                case 5: rows(SG_MT_FC1, l, g, SG_MEGA_FC1_TILES); break;
+                default: rows(SG_MT_FC2, l, g, SG_MEGA_FC2_TILES); break;
+                }
+            }
+        }
+    }
+    for (int g = 0; g < ng; g++) rows(SG_MT_POSTLN, L, g, SG_MEGA_LN_PARTS);
+    return t;
+}
+
+// Replays the table on the host with the kernel's counter rules (sg_mega_wait_inputs) and checks that every
+// task's inputs are complete when its turn comes, and that every task appears exactly once. 0 or -1 + err.
+static int sg_mega_check_order(const std::vector<unsigned> &t, int n, int L, char *err, size_t errlen) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    std::vector<unsigned> c(sg_mega_counter_words(tm, tm), 0);
+    if ((long)t.size() != (long)sg_mega_total_tasks(n, L)) {
+        snprintf(err, errlen, "sm90 task table: %zu tasks, expected %d", t.size(), sg_mega_total_tasks(n, L));
+        return -1;
+    }
+    for (size_t i = 0; i < t.size(); i++) {
+        const sg_mega_task k = sg_mega_decode(t[i]);
+        const int l = k.layer;
+        bool ok = true;
+        auto need = [&](int kind, int a, unsigned target) { ok = ok && c[sg_mega_counter(kind, a, tm)] >= target; };
+        switch (k.kind) {
+        case SG_MT_LN1: if (l > 0) need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l); break;
+        case SG_MT_QKV: need(SG_MT_LN1, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
+        case SG_MT_ATT:
+            for (int r = k.a * SG_MEGA_T / SG_MEGA_BM; r <= (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; r++)
+                need(SG_MT_QKV, r, SG_MEGA_QKV_TILES * (l + 1));
+            break;
+        case SG_MT_OUT:
+            for (int j = k.a * SG_MEGA_BM / SG_MEGA_T; j <= (std::min(k.a * SG_MEGA_BM + SG_MEGA_BM, M) - 1) / SG_MEGA_T; j++)
+                need(SG_MT_ATT, j, SG_MEGA_HEADS * (l + 1));
+            break;
+        case SG_MT_LN2: need(SG_MT_OUT, k.a, SG_MEGA_OUT_TILES * (l + 1)); break;
+        case SG_MT_FC1: need(SG_MT_LN2, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
+        case SG_MT_FC2: need(SG_MT_FC1, k.a, SG_MEGA_FC1_TILES * (l + 1)); break;
+        case SG_MT_POSTLN: need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * L); break;
+        default: ok = false;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "%s:%d: sm90 task table for batch %d is not in dependency order at task %zu (kind %d, "
+                     "layer %d, %d, %d)", __FILE__, __LINE__, n, i, k.kind, k.layer, k.a, k.b);
+            return -1;
+        }
+        if (k.kind != SG_MT_POSTLN) c[sg_mega_counter(k.kind, k.a, tm)]++;
+    }
+    // Every counter at its final value = every task exactly once (the count matched above).
+    for (int r = 0; r < tm; r++)
+        if (c[sg_mega_counter(SG_MT_FC2, r, tm)] != (unsigned)(SG_MEGA_FC2_TILES * L) ||
+            c[sg_mega_counter(SG_MT_QKV, r, tm)] != (unsigned)(SG_MEGA_QKV_TILES * L)) {
+            snprintf(err, errlen, "%s:%d: sm90 task table for batch %d misses tasks of row tile %d", __FILE__, __LINE__,
+                     n, r);
+            return -1;
+        }
+    return 0;
+}
+
 void sg_sm90_mega_free(sg_sm90_mega *g) {
     if (!g) return;
     if (g->maps) cudaFree(g->maps);
     if (g->layers) cudaFree(g->layers);
     if (g->bias) cudaFree(g->bias);
     if (g->cnt) cudaFree(g->cnt);
+    if (g->prof) cudaFree(g->prof);
+    if (g->tasks)
+        for (int i = 0; i <= g->n_max; i++)
+            if (g->tasks[i]) cudaFree(g->tasks[i]);
+    free(g->tasks);
+    free(g->ntasks);
     free(g);
 }
 
@@ -311,6 +467,14 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     g->L = L;
     g->n_max = b->max_batch;
     g->tm_max = sg_mega_tiles_m(b->max_batch);
+    g->tasks = (unsigned **)calloc((size_t)g->n_max + 1, sizeof(unsigned *));
+    g->ntasks = (int *)calloc((size_t)g->n_max + 1, sizeof(int));
+    if (!g->tasks || !g->ntasks || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
+        snprintf(err, errlen, "sm90 megakernel: out of host memory, or batch %d / %d layers beyond the task encoding",
+                 b->max_batch, L);
+        sg_sm90_mega_free(g);
+        return nullptr;
+    }
     int dev = 0;
     SG_MEGA_TRY(cudaGetDevice(&dev));
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
@@ -357,9 +521,13 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     g->cnt_words = sg_mega_counter_words(g->tm_max, g->tm_max);
     SG_MEGA_TRY(cudaMalloc(&g->cnt, g->cnt_words * sizeof(unsigned)));
     SG_MEGA_TRY(cudaMemset(g->cnt, 0, g->cnt_words * sizeof(unsigned)));
-    SG_MEGA_TRY(cudaFuncSetAttribute(sg_sm90_mega_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_MEGA_SMEM));
+    if (getenv("SG_SM90_PROFILE")) SG_MEGA_TRY(cudaMalloc(&g->prof, SG_MEGA_PROF_WORDS * sizeof(unsigned long long)));
+    SG_MEGA_TRY(cudaFuncSetAttribute(sg_sm90_mega_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     SG_MEGA_SMEM));
+    SG_MEGA_TRY(cudaFuncSetAttribute(sg_sm90_mega_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     SG_MEGA_SMEM));
     int per_sm = 0;
-    SG_MEGA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sg_sm90_mega_kernel, SG_MEGA_THREADS,
+    SG_MEGA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sg_sm90_mega_kernel<false>, SG_MEGA_THREADS,
                                                               SG_MEGA_SMEM));
     if (per_sm < 1) {
         snprintf(err, errlen, "sm90 megakernel: cannot be resident (%d bytes of shared memory, %d threads)",
@@ -376,7 +544,35 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
         snprintf(err, errlen, "%s:%d: sm90 megakernel: batch %d outside 1..%d", __FILE__, __LINE__, n, g->n_max);
         return -1;
     }
+    if (!g->tasks[n]) {  // first use of this batch size: outside graph capture (the backend runs it eagerly first)
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
+            snprintf(err, errlen, "%s:%d: sm90 megakernel: batch %d first seen during graph capture", __FILE__,
+                     __LINE__, n);
+            return -1;
+        }
+        // Stage by stage (G = all row tiles) is the default: on an H100 it measured 9,594 images/s at batch 1024
+        // against 8,811-9,442 for wavefronts of 4-16 row tiles with lag 1-3, whose dependency waits (28 % of
+        // consumer time) cost more than the L2 locality gained (docs/perf-notes.md). SG_SM90_WAVE="G,lag"
+        // chooses another order, for experiments.
+        int G = SG_MEGA_MAX_TILES_M, lag = 1;
+        if (const char *e = getenv("SG_SM90_WAVE")) sscanf(e, "%d,%d", &G, &lag);
+        const std::vector<unsigned> t = sg_mega_build_tasks(n, g->L, 2 * g->sms, G, lag);
+        if (sg_mega_check_order(t, n, g->L, err, errlen)) return -1;
+        unsigned *d = nullptr;
+        if (cudaMalloc(&d, t.size() * sizeof(unsigned)) != cudaSuccess ||
+            cudaMemcpy(d, t.data(), t.size() * sizeof(unsigned), cudaMemcpyHostToDevice) != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: sm90 megakernel: task table upload: %s", __FILE__, __LINE__,
+                     cudaGetErrorString(cudaGetLastError()));
+            if (d) cudaFree(d);
+            return -1;
+        }
+        g->tasks[n] = d;
+        g->ntasks[n] = (int)t.size();
+    }
     sg_mega_params p;
+    p.tasks = g->tasks[n];
+    p.ntasks = g->ntasks[n];
     p.maps = g->maps;
     p.layers = g->layers;
     p.post_w = post_w;
@@ -391,11 +587,53 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
     p.n = n;
     p.L = g->L;
     p.eps = eps;
-    sg_sm90_mega_kernel<<<g->sms, SG_MEGA_THREADS, SG_MEGA_SMEM, st>>>(p);
+    // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
+    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
+    p.prof = prof ? g->prof : nullptr;
+    if (prof && cudaMemsetAsync(g->prof, 0, SG_MEGA_PROF_WORDS * sizeof(unsigned long long), st) != cudaSuccess) {
+        snprintf(err, errlen, "%s:%d: sm90 megakernel: profile reset failed", __FILE__, __LINE__);
+        return -1;
+    }
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    if (prof) {
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, st);
+    }
+    if (prof)
+        sg_sm90_mega_kernel<true><<<g->sms, SG_MEGA_THREADS, SG_MEGA_SMEM, st>>>(p);
+    else
+        sg_sm90_mega_kernel<false><<<g->sms, SG_MEGA_THREADS, SG_MEGA_SMEM, st>>>(p);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
         snprintf(err, errlen, "%s:%d: sm90 megakernel launch: %s", __FILE__, __LINE__, cudaGetErrorString(e));
         return -1;
+    }
+    if (prof) {
+        unsigned long long h[SG_MEGA_PROF_WORDS];
+        float ms = 0;
+        cudaEventRecord(e1, st);
+        if (cudaMemcpyAsync(h, g->prof, sizeof h, cudaMemcpyDeviceToHost, st) != cudaSuccess ||
+            cudaStreamSynchronize(st) != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: sm90 megakernel: %s", __FILE__, __LINE__, cudaGetErrorString(cudaGetLastError()));
+            return -1;
+        }
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        int dev = 0, khz = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+        const double vcta_us = 2.0 * g->sms * ms * 1e3;  // virtual-CTA microseconds available in the launch
+        static const char *names[] = {"ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln", "idle", "depwait"};
+        fprintf(stderr, "sg-sm90 profile, batch %d: %.3f ms, %d tasks; per kind: share of consumer time, tasks, "
+                        "us per task\n", n, ms, sg_mega_total_tasks(n, g->L));
+        for (int i = 0; i <= SG_MT_END + 1; i++) {
+            const double us = h[i] / (khz * 1e-3);
+            fprintf(stderr, "  %-8s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * us / vcta_us,
+                    i < SG_MT_END ? h[16 + i] : 0ull, i < SG_MT_END && h[16 + i] ? us / h[16 + i] : 0.0);
+        }
     }
     return 0;
 }
