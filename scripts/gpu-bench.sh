@@ -9,7 +9,7 @@
 # 3. each of our GPU backends (cuda, sm90, sm100; 'unavailable: reason' when one does not construct) at the same
 #    batch sizes through tests/tools/sg_gpu_bench (cold start, median latency, throughput with 2 batches in
 #    flight so uploads overlap compute); and the cuda forward's CUDA graph alone with pixels already on the GPU
-#    (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed);
+#    (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the sm90 megakernel's layers;
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
 #    pipeline (.carry/bench/e2e_hf.py) and through siglip2-embed -b 256 per backend (files → npy);
 # 5. prints the table with images/s, latency and ratios to HF (scripts/gpu_report.py) and writes the JSON.
@@ -60,6 +60,9 @@ done
 stamp "ours: cuda forward graph replays, pixels already on the GPU (as HF is timed)"
 build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" 2>"$WORK/graph-bench.err" | tee "$WORK/ours_graph.jsonl" ||
     tail -3 "$WORK/graph-bench.err"
+stamp "ours: sm90 (Hopper megakernel) forward graph replays, pixels already on the GPU"
+build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90 2>"$WORK/graph-bench-sm90.err" | tee -a "$WORK/ours_graph.jsonl" ||
+    tail -3 "$WORK/graph-bench-sm90.err"
 
 PHOTOS=$ROOT/.carry/photos
 if [ ! -d "$PHOTOS" ]; then

@@ -11,6 +11,7 @@
 #    (scripts/hf_embed.py) and with siglip2-embed --backend B --no-normalize for B in cuda, sm90, sm100; prints
 #    per backend min/mean cosine and max |d| to HF (scripts/gpu_compare.py; gate: cosine >= 0.9999 for every
 #    image); a backend that does not construct is reported 'unavailable: reason' (a failure only for cuda);
+# 3b. runs each megakernel backend through 10,000 back-to-back batches of mixed sizes (tests/tools/sg_backend_stress);
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
 # 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend.
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
@@ -32,7 +33,7 @@ echo "== gpu-check $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_ve
 # --- 1. build
 DEPS=()
 [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
-if make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tests/test_gpu_cuda build/tools/sg_gpu_bench >"$WORK/build.log" 2>&1; then
+if make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tests/test_gpu_cuda build/tools/sg_gpu_bench build/tools/sg_backend_stress >"$WORK/build.log" 2>&1; then
     pass "build (make -j$JOBS ${DEPS[*]})"
 else
     tail -30 "$WORK/build.log"
@@ -94,6 +95,18 @@ for B in cuda sm90 sm100; do
         else
             echo "INFO: backend $B unavailable: $reason" | tee -a "$RES/accuracy.txt"
         fi
+    fi
+done
+
+# --- 3b. the megakernel under 10,000 back-to-back batches of mixed sizes (1..1024), every row checked bit for bit
+# against its batch-1 reference (tests/tools/sg_backend_stress.c)
+for B in "${AVAILABLE[@]}"; do
+    [ "$B" = cuda ] && continue
+    if timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$B.log" 2>&1; then
+        pass "$(tail -1 "$WORK/stress-$B.log")"
+    else
+        tail -5 "$WORK/stress-$B.log" | sed 's/^/    /'
+        fail "backend $B under mixed back-to-back batches (exit $?)"
     fi
 done
 
