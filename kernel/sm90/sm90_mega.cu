@@ -67,7 +67,8 @@ struct sg_mega_params {
 };
 
 // Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
-// waiting for its next task, [SG_MT_END + 1] producer waiting on counters; [16 + kind] task counts.
+// waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks'
+// accumulator start (bias + residual loads), K loop and stores; [16 + kind] task counts.
 #define SG_MEGA_PROF_WORDS 32
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
@@ -229,8 +230,14 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             float acc0[64], acc1[64];
             sg_sm90_acc_init(acc0, m0, n0, M, bias, resid ? p.h : nullptr, SG_MEGA_D);
             sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, resid ? p.h : nullptr, SG_MEGA_D);
+            const long long t_k = PROF ? clock64() : 0;
             sg_sm90_gemm_kloop_128<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
                                                       ring);
+            const long long t_e = PROF ? clock64() : 0;
+            if (PROF && tid == 0) {
+                atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(t_k - t_busy));  // accumulator start
+                atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));     // K loop
+            }
             if (k.kind == SG_MT_QKV) {
                 sg_mega_store<0>(acc0, m0, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
                 sg_mega_store<0>(acc1, m0 + 64, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
@@ -241,6 +248,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
                 sg_mega_store<2>(acc0, m0, n0, M, p.h, nullptr, SG_MEGA_D);
                 sg_mega_store<2>(acc1, m0 + 64, n0, M, p.h, nullptr, SG_MEGA_D);
             }
+            if (PROF && tid == 0) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // stores
             sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
@@ -626,10 +634,11 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
         cudaGetDevice(&dev);
         cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
         const double vcta_us = 2.0 * g->sms * ms * 1e3;  // virtual-CTA microseconds available in the launch
-        static const char *names[] = {"ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln", "idle", "depwait"};
+        static const char *names[] = {"ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln", "idle", "depwait",
+                                      "gemm:init", "gemm:kloop", "gemm:store"};
         fprintf(stderr, "sg-sm90 profile, batch %d: %.3f ms, %d tasks; per kind: share of consumer time, tasks, "
                         "us per task\n", n, ms, sg_mega_total_tasks(n, g->L));
-        for (int i = 0; i <= SG_MT_END + 1; i++) {
+        for (int i = 0; i <= SG_MT_END + 4; i++) {
             const double us = h[i] / (khz * 1e-3);
             fprintf(stderr, "  %-8s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * us / vcta_us,
                     i < SG_MT_END ? h[16 + i] : 0ull, i < SG_MT_END && h[16 + i] ? us / h[16 + i] : 0.0);

@@ -7,11 +7,12 @@
  * drawn from 1..1024 (98 % from {1, 2, 3, 5, 8, 13, 31, 64}, 2 % from {100, 255, 512, 1024}: every path of the
  * megakernel's task list, partial row tiles, images straddling tiles, and the largest batch, without spending
  * minutes on big batches) and filled with pool images chosen at random. Every returned row must equal the
- * reference row of its image bit for bit (the megakernel's rows do not depend on the batch: fixed tiles, no
- * split-K), and the output buffer is poisoned with NaN before every collect. A lost signal in the megakernel
+ * reference row of its image within 1e-4 (the megakernel's own tiles do not depend on the batch; cuBLAS's patch
+ * embedding and head may reduce in another order for another M), and the output buffer is poisoned with NaN
+ * before every collect. The summary also counts the rows that are not bit-identical. A lost signal in the megakernel
  * shows as a trap (launch error) or a wrong row here, never as a silent pass.
  * Prints one summary line; exit 0 when every row matched, 1 otherwise, 2 when the backend cannot be created.
- * SG_STRESS_CORRUPT=1 flips one bit of the first collected batch, to show the check fails when it should.
+ * SG_STRESS_CORRUPT=1 moves one value of the first collected batch by 1e-3, to show the check fails when it should.
  */
 #include <math.h>
 #include <stdint.h>
@@ -88,7 +89,11 @@ int main(int argc, char **argv) {
     for (int p = 0; p < POOL; p++)
         if (sg_backend_embed(b, pool + p * img, 1, ref + (size_t)p * D, err, sizeof err)) goto fail;
 
-    long images = 0, bad_rows = 0;
+    long images = 0, bad_rows = 0, inexact_rows = 0;
+    /* A row may differ from its batch-1 reference by reduction order where cuBLAS (patch embedding and head of
+     * the megakernel backends) picks another algorithm for another M: measured up to 6.7e-6 on an H100. A lost
+     * or early dependency signal reads stale or unwritten data and moves a row by orders of magnitude more. */
+    const double tol = 1e-4;
     double maxd = 0;
     const double t0 = now();
     for (long i = 0; i <= launches; i++) {
@@ -105,20 +110,19 @@ int main(int argc, char **argv) {
             const int c = 1 - s;
             for (size_t k = 0; k < (size_t)n[c] * D; k++) out[k] = NAN;
             if (b->collect(b, out, err, sizeof err)) goto fail;
-            if (corrupt && i == 1) { /* self-test of the checker: one bit of one float of the first launch */
-                uint32_t u;
-                memcpy(&u, &out[0], 4);
-                u ^= 1u;
-                memcpy(&out[0], &u, 4);
-            }
+            if (corrupt && i == 1) out[0] += 1e-3f; /* self-test of the checker: one value of the first launch */
             for (int k = 0; k < n[c]; k++) {
                 const float *r = ref + (size_t)idx[c][k] * D, *g = out + (size_t)k * D;
                 if (memcmp(r, g, sizeof(float) * D) != 0) {
-                    bad_rows++;
+                    inexact_rows++;
+                    double e_row = 0;
                     for (int d = 0; d < D; d++) {
                         const double e = isnan(g[d]) ? INFINITY : fabs((double)g[d] - r[d]);
-                        if (e > maxd) maxd = e;
+                        if (e > e_row) e_row = e;
                     }
+                    if (e_row > maxd) maxd = e_row;
+                    if (e_row <= tol) continue;
+                    bad_rows++;
                     if (bad_rows <= 5)
                         fprintf(stderr, "launch %ld (batch %d): row %d (pool image %d) differs from its reference\n",
                                 i - 1, n[c], k, idx[c][k]);
@@ -128,9 +132,9 @@ int main(int argc, char **argv) {
         }
     }
     printf("%s: backend %s, seed %llu: %ld launches of mixed batch sizes (1..%d), %ld images in %.1f s, %ld rows "
-           "differing from the batch-1 reference (max |d| %g)\n",
+           "differing from the batch-1 reference by more than %g (%ld not bit-identical, max |d| %g)\n",
            bad_rows ? "FAIL" : "PASS", b->name, (unsigned long long)seed, launches, MAXB, images, now() - t0,
-           bad_rows, maxd);
+           bad_rows, tol, inexact_rows, maxd);
     sg_backend_destroy(b);
     sg_model_free(m);
     return bad_rows ? 1 : 0;
