@@ -16,7 +16,7 @@ stamp() { echo "== [$((SECONDS - T0))s] $*"; }
 DEPS=()
 [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
 stamp build
-make -j"$(nproc)" "${DEPS[@]}" siglip2-embed build/tools/sg_gpu_graph_bench >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
+make -j"$(nproc)" "${DEPS[@]}" siglip2-embed build/tools/sg_gpu_graph_bench build/tools/sg_backend_stress >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
 BIN=$ROOT/siglip2-embed
 CKPT=$WORK/siglip2-base-random
 if [ ! -f "$CKPT/model.safetensors" ]; then
@@ -36,6 +36,10 @@ for b in 1 3 13; do
     timeout 120 "$BIN" --weights "$CKPT" --backend sm90 --batch $b --no-normalize -q -f npy -o "$WORK/sm90-b$b.npy" "${FILES[@]}" 2>&1 | tail -2
     $PY scripts/gpu_compare.py "$WORK/sm90.npy" "$WORK/sm90-b$b.npy" "sm90 batch $b vs batch 8" 0.999999 | tail -1
 done
+if [ -n "${SG_STRESS:-}" ]; then
+    stamp "stress: $SG_STRESS mixed launches"
+    timeout 300 build/tools/sg_backend_stress "$CKPT" sm90 "$SG_STRESS" 2>&1 | tail -3
+fi
 stamp "where the megakernel's time goes (SG_SM90_PROFILE=1: cycles per task kind, one eager launch per batch)"
 SG_SM90_PROFILE=1 timeout 120 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_PROFILE_BATCHES:-1,1024}" sm90 2>&1 | grep -v '^{' | tee "$RES/profile-sm90.txt"
 stamp "graph replays, pixels on the GPU"

@@ -222,9 +222,12 @@ __device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int r0, int n
 // K loop of one 128 x 128 tile by one warpgroup (rows 0-63 into acc0, 64-127 into acc1) over a STAGES-deep ring
 // whose empty[] barriers count 1; each stage is freed once the next block's MMAs are issued.
 // INIT = 0: the accumulators start at zero; 1: they were set by the caller (sg_sm90_acc_init).
+// hold (0, 1 or 2): the last `hold` stages are not freed but returned (last block's stage in held0, the one
+// before in held1), so the caller can stage its output tile there; it must free them later.
 template <int STAGES, int INIT = 0>
-__device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float (&acc1)[64], int K,
-                                                       const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+__device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], float (&acc1)[64], int K,
+                                                            const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring, int hold,
+                                                            uint32_t &held0, uint32_t &held1) {
     if (!INIT) {
 #pragma unroll
         for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
@@ -250,14 +253,25 @@ __device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float 
         sg_wgmma_fence_regs(acc0);
         sg_wgmma_fence_regs(acc1);
         sg_wgmma_wait<1>();
-        if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+        if (k0 > 0) {
+            if (hold == 2 && k0 + SG_GEMM_BK >= K) held1 = prev_stage;
+            else if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+        }
         prev_stage = ring.stage;
         sg_ring_next(ring, STAGES);
     }
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(acc0);
     sg_wgmma_fence_regs(acc1);
-    if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+    if (hold >= 1) held0 = prev_stage;
+    else if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+}
+
+template <int STAGES, int INIT = 0>
+__device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float (&acc1)[64], int K,
+                                                       const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+    uint32_t h0, h1;
+    sg_sm90_gemm_kloop_128_hold<STAGES, INIT>(acc0, acc1, K, sm, ring, 0, h0, h1);
 }
 
 #define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of sm90_sync.cuh)

@@ -10,7 +10,10 @@
 //             hand the task number to its consumer (4-slot smem queue) -> TMA loads into the ring
 //             (GEMM: K/64 blocks of A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
 //   consumer: GEMM tile 128 x 128 (2 x wgmma m64n128k16 per k16 step, 128 fp32 registers started at bias +
-//             fp32 residual, then tanh GELU and bf16/fp32 stores; the residual stream h is updated in place), or attention of one (image, head)
+//             fp32 residual), then tanh GELU and the tile written (swizzled) into the K loop's last ring stage(s),
+//             which it keeps, and handed to the storer thread (lane 1 of the producer warp): TMA store (or, for
+//             out-proj / FC2, TMA reduce-add into the fp32 residual stream h), free the stages, wait for
+//             completion, signal the counter; or attention of one (image, head)
 //             (four 64-query blocks, sm90_attn.cuh), or LayerNorm of a row tile (sm90_ln.cuh); then
 //             bar.sync of its warpgroup + one red.release.gpu on the task's counter.
 // Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
@@ -46,6 +49,20 @@ static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_ATTN_TILE_BYTES, "an attenti
 // Tensor maps (device memory, 64-byte aligned): activations, then 4 weights per layer.
 enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_W0 };
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
+// Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
+// (SG_SMAP_RES takes the reduce-adds into the residual stream).
+enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAPS };
+
+// A GEMM tile handed from the consumer warpgroup to its storer thread (lane 1 of the producer warp): the tile
+// sits in held ring stages in the TMA box layout; the storer writes it out with TMA, frees the stages, waits for
+// completion and signals the tile's counter.
+struct sg_mega_store_desc {
+    int mode;    // 0: stop; 1: bf16 128 x 128 in stage s0, stored (2 boxes of 64 columns); 2: fp32, rows 0-63 in
+                 // s1 and 64-127 in s0 (4 boxes of 32 columns x 64 rows each), added to the tensor (reduce-add)
+    int map, x, y, s0, s1;
+    unsigned cnt;  // counter word to signal
+};
+#define SG_MEGA_STOREQ 2
 
 struct sg_mega_layer_dev {
     const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
@@ -54,6 +71,7 @@ struct sg_mega_layer_dev {
 
 struct sg_mega_params {
     const CUtensorMap *maps;
+    const CUtensorMap *smaps;       // this batch size's store maps: SG_SMAP_QKV, SG_SMAP_H (bf16), SG_SMAP_RES (fp32)
     const sg_mega_layer_dev *layers;
     const float *post_w, *post_b;
     float *h;                       // [M, 768] fp32 residual stream (in: patch embeddings; out: encoder output)
@@ -153,33 +171,95 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
     }
 }
 
-// Epilogue of a 64-row half tile whose accumulator already holds bias (+ residual): MODE 0 stores bf16, 1 applies
-// tanh GELU then stores bf16, 2 stores fp32. Register layout as in sg_sm90_gemm_epilogue; rows >= M dropped.
-// Compile-time modes keep the pointer selection out of the store loop (a run-time epilogue struct cost ~60
-// registers of spills in this kernel).
-template <int MODE>
-__device__ __forceinline__ void sg_mega_store(float (&acc)[64], int r0, int n0, int M, float *out_f32,
-                                              __nv_bfloat16 *out_bf16, int ldo) {
+// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, a ring
+// stage, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
+// at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank conflicts.
+// GELU = 1 applies tanh GELU first.
+template <int GELU>
+__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint8_t *buf, int half) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
+    // Row r = 64 half + 16 warp + lane/4 + 8 ((k/2)%2), so r % 8 = lane/4 for every register: the swizzle is a
+    // per-thread constant, and the addresses are 32-bit shared-window offsets (64-bit generic pointers for 32
+    // stores cost enough registers to spill).
+    const uint32_t base = sg_smem_u32(buf) + (64 * half + 16 * warp + (lane >> 2)) * 128 + 4 * (lane & 3);
+    const uint32_t r8 = (uint32_t)lane >> 2;
 #pragma unroll
     for (int k = 0; k < 64; k += 2) {
-        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
-        if (row >= M) continue;
-        if (MODE == 2) {
-            *reinterpret_cast<float2 *>(out_f32 + (size_t)row * ldo + col) = make_float2(acc[k], acc[k + 1]);
-        } else {
-            const float a = MODE == 1 ? sg_gelu_tanh(acc[k]) : acc[k];
-            const float b = MODE == 1 ? sg_gelu_tanh(acc[k + 1]) : acc[k + 1];
-            *reinterpret_cast<__nv_bfloat162 *>(out_bf16 + (size_t)row * ldo + col) = __floats2bfloat162_rn(a, b);
+        const float a = GELU ? sg_gelu_tanh(acc[k]) : acc[k], b = GELU ? sg_gelu_tanh(acc[k + 1]) : acc[k + 1];
+        const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+        const uint32_t off = (k / 32) * 16384 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 4) % 8) ^ r8) << 4);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(base + off), "r"(*reinterpret_cast<const uint32_t *>(&v))
+                     : "memory");
+    }
+}
+
+// Writes 64 rows x 128 fp32 columns into `buf` as four TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
+__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint8_t *buf) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    // 16-byte chunk of register pair k: 2 ((k/4) % 4) + (lane % 4)/2 (even + bit), so chunk ^ (row % 8) =
+    // 2 ((k/4) % 4) ^ x with the per-thread x = ((lane % 4)/2) ^ (lane/4).
+    const uint32_t base = sg_smem_u32(buf) + (16 * warp + (lane >> 2)) * 128 + 8 * (lane & 1);
+    const uint32_t x = (((uint32_t)lane & 3) >> 1) ^ ((uint32_t)lane >> 2);
+#pragma unroll
+    for (int k = 0; k < 64; k += 2) {
+        const uint32_t off = (k / 16) * 8192 + 8 * ((k / 2) % 2) * 128 + (((2 * ((uint32_t)(k / 4) % 4)) ^ x) << 4);
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[k]), "f"(acc[k + 1]) : "memory");
+    }
+}
+
+// The storer thread of a virtual CTA (see sg_mega_store_desc). Tile i's completion is awaited only after tile
+// i + 1's stores are issued (wait_group 1), so stores overlap; before blocking for a new tile the pending signal
+// is flushed, so a counter is never held back while the consumer waits for work that depends on it.
+__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg_sm90_gemm_smem &sm,
+                                               uint64_t *sready, uint64_t *sfree, const sg_mega_store_desc *sdesc) {
+    sg_sm90_ring q = {0, 0};
+    int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
+    for (;;) {
+        if (pending >= 0 && !sg_mbar_try_wait(&sready[q.stage], q.phase)) {
+            sg_bulk_wait0();
+            sg_fence_proxy_async_global();
+            sg_red_release_add(p.cnt + pending, 1);
+            pending = -1;
         }
+        sg_mbar_wait(&sready[q.stage], q.phase);
+        const sg_mega_store_desc d = sdesc[q.stage];
+        sg_mbar_arrive(&sfree[q.stage]);
+        sg_ring_next(q, SG_MEGA_STOREQ);
+        if (d.mode == 0) break;
+        const CUtensorMap *map = p.smaps + d.map;
+        if (d.mode == 1) {
+            const uint8_t *b = sm.stages + d.s0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
+            sg_tma_store_2d(map, b, d.x, d.y);
+            sg_tma_store_2d(map, b + 16384, d.x + 64, d.y);
+        } else {
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *b = sm.stages + (h ? d.s0 : d.s1) * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
+                for (int j = 0; j < 4; j++) sg_tma_reduce_add_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+            }
+        }
+        sg_bulk_commit();
+        sg_bulk_wait_read0();  // the stages may be refilled
+        sg_mbar_arrive(&sm.empty[d.s0]);
+        if (d.mode == 2) sg_mbar_arrive(&sm.empty[d.s1]);
+        if (pending >= 0) {  // the previous tile is complete once at most this one is in flight
+            sg_bulk_wait1();
+            sg_fence_proxy_async_global();  // async-proxy writes, then the generic release
+            sg_red_release_add(p.cnt + pending, 1);
+        }
+        pending = (int)d.cnt;
+    }
+    if (pending >= 0) {
+        sg_bulk_wait0();
+        sg_fence_proxy_async_global();
+        sg_red_release_add(p.cnt + pending, 1);
     }
 }
 
 template <bool PROF>
 __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, const sg_sm90_gemm_smem &sm,
-                                                uint64_t *tfull, uint64_t *tempty, const int *tslot) {
-    sg_sm90_ring ring = {0, 0}, tq = {0, 0};
+                                                uint64_t *tfull, uint64_t *tempty, const int *tslot, uint64_t *sready,
+                                                uint64_t *sfree, sg_mega_store_desc *sdesc) {
+    sg_sm90_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
     const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
     const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
     long long t_idle = 0;
@@ -189,7 +269,12 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         const sg_mega_task k = sg_mega_decode((unsigned)tslot[tq.stage]);
         sg_mbar_arrive(&tempty[tq.stage]);
         sg_ring_next(tq, SG_MEGA_TASKQ);
-        if (k.kind == SG_MT_END) return;
+        if (k.kind == SG_MT_END) {  // stop the storer
+            sg_mbar_wait(&sfree[sq.stage], sq.phase ^ 1u);
+            if (tid == 0) sdesc[sq.stage].mode = 0;
+            sg_mbar_arrive(&sready[sq.stage]);
+            return;
+        }
         long long t_busy = 0;
         if (PROF) {
             t_busy = clock64();
@@ -221,35 +306,55 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_ATT, k.a, p.tm_max), bar);
             break;
         }
-        default: {  // the four GEMMs: out = [GELU](bias + [residual] + A W^T), the accumulators start at
-                    // bias + residual (sg_sm90_acc_init), so the epilogue only applies GELU and stores
+        default: {  // the four GEMMs: the accumulators start at the bias (sg_sm90_acc_init); QKV / FC1 tiles are
+                    // stored as bf16 (FC1 after GELU), out-proj / FC2 tiles are added to the fp32 residual stream
+                    // h by a TMA reduce-add in L2 (h += tile: one adder per element per stage, so deterministic),
+                    // which spares loading the residual
             const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
             const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2;
             const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
                               : k.kind == SG_MT_FC1 ? L->fc1_b : L->fc2_b;
             float acc0[64], acc1[64];
-            sg_sm90_acc_init(acc0, m0, n0, M, bias, resid ? p.h : nullptr, SG_MEGA_D);
-            sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, resid ? p.h : nullptr, SG_MEGA_D);
+            sg_sm90_acc_init(acc0, m0, n0, M, bias, nullptr, 0);
+            sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, nullptr, 0);
             const long long t_k = PROF ? clock64() : 0;
-            sg_sm90_gemm_kloop_128<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
-                                                      ring);
+            uint32_t held0 = 0, held1 = 0;
+            sg_sm90_gemm_kloop_128_hold<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D,
+                                                           sm, ring, resid ? 2 : 1, held0, held1);
             const long long t_e = PROF ? clock64() : 0;
             if (PROF && tid == 0) {
                 atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(t_k - t_busy));  // accumulator start
                 atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));     // K loop
             }
-            if (k.kind == SG_MT_QKV) {
-                sg_mega_store<0>(acc0, m0, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
-                sg_mega_store<0>(acc1, m0 + 64, n0, M, nullptr, p.qkv, 3 * SG_MEGA_D);
-            } else if (k.kind == SG_MT_FC1) {
-                sg_mega_store<1>(acc0, m0, n0, M, nullptr, p.H, SG_MEGA_F);
-                sg_mega_store<1>(acc1, m0 + 64, n0, M, nullptr, p.H, SG_MEGA_F);
+            // Stage the tile in the held ring stage(s) and hand it to the storer thread (TMA store + signal).
+            sg_mbar_wait(&sfree[sq.stage], sq.phase ^ 1u);
+            if (k.kind == SG_MT_QKV || k.kind == SG_MT_FC1) {
+                uint8_t *buf = sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
+                if (k.kind == SG_MT_FC1) {
+                    sg_mega_stage_bf16<1>(acc0, buf, 0);
+                    sg_mega_stage_bf16<1>(acc1, buf, 1);
+                } else {
+                    sg_mega_stage_bf16<0>(acc0, buf, 0);
+                    sg_mega_stage_bf16<0>(acc1, buf, 1);
+                }
             } else {
-                sg_mega_store<2>(acc0, m0, n0, M, p.h, nullptr, SG_MEGA_D);
-                sg_mega_store<2>(acc1, m0 + 64, n0, M, p.h, nullptr, SG_MEGA_D);
+                sg_mega_stage_f32(acc0, sm.stages + held1 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
+                sg_mega_stage_f32(acc1, sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
             }
+            sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
+            if (tid == 0) {
+                sg_mega_store_desc &d = sdesc[sq.stage];
+                d.mode = resid ? 2 : 1;
+                d.map = k.kind == SG_MT_QKV ? SG_SMAP_QKV : k.kind == SG_MT_FC1 ? SG_SMAP_H : SG_SMAP_RES;
+                d.x = n0;
+                d.y = m0;
+                d.s0 = (int)held0;
+                d.s1 = (int)held1;
+                d.cnt = (unsigned)sg_mega_counter(k.kind, k.a, p.tm_max);
+            }
+            sg_mbar_arrive(&sready[sq.stage]);  // count 128: every thread's writes and fence are done
+            sg_ring_next(sq, SG_MEGA_STOREQ);
             if (PROF && tid == 0) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // stores
-            sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
         }
@@ -268,6 +373,8 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
     __shared__ uint64_t full[2][SG_MEGA_STAGES], empty[2][SG_MEGA_STAGES];
     __shared__ uint64_t tfull[2][SG_MEGA_TASKQ], tempty[2][SG_MEGA_TASKQ];
     __shared__ int tslot[2][SG_MEGA_TASKQ];
+    __shared__ uint64_t sready[2][SG_MEGA_STOREQ], sfree[2][SG_MEGA_STOREQ];
+    __shared__ sg_mega_store_desc sdesc[2][SG_MEGA_STOREQ];
     uint8_t *rings = sg_mega_align1024(smem_raw);
     if (threadIdx.x == 0) {
         for (int v = 0; v < 2; v++) {
@@ -279,6 +386,10 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
                 sg_mbar_init(&tfull[v][q], 1);
                 sg_mbar_init(&tempty[v][q], 128);  // every consumer thread, after reading the slot
             }
+            for (int q = 0; q < SG_MEGA_STOREQ; q++) {
+                sg_mbar_init(&sready[v][q], 128);  // every consumer thread, after staging its part of the tile
+                sg_mbar_init(&sfree[v][q], 1);     // the storer, after reading the descriptor
+            }
         }
         sg_fence_mbar_init();
     }
@@ -286,13 +397,14 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
     const int wg = threadIdx.x / 128;
     if (wg < 2) {
         const sg_sm90_gemm_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
-        sg_mega_consume<PROF>(p, wg, sm, tfull[wg], tempty[wg], tslot[wg]);
+        sg_mega_consume<PROF>(p, wg, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg]);
     } else {
         const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
-        if (threadIdx.x % 32 == 0) {
-            const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
+        const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
+        if (threadIdx.x % 32 == 0)
             sg_mega_produce<PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
-        }
+        else if (threadIdx.x % 32 == 1)
+            sg_mega_storer(p, sm, sready[v], sfree[v], sdesc[v]);
         __syncwarp();
     }
     // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
@@ -321,6 +433,7 @@ struct sg_sm90_mega {
     unsigned *cnt;             // device
     unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
     unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
+    CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     size_t cnt_words;
@@ -441,10 +554,12 @@ void sg_sm90_mega_free(sg_sm90_mega *g) {
     if (g->bias) cudaFree(g->bias);
     if (g->cnt) cudaFree(g->cnt);
     if (g->prof) cudaFree(g->prof);
-    if (g->tasks)
-        for (int i = 0; i <= g->n_max; i++)
-            if (g->tasks[i]) cudaFree(g->tasks[i]);
+    for (int i = 0; i <= g->n_max; i++) {
+        if (g->tasks && g->tasks[i]) cudaFree(g->tasks[i]);
+        if (g->smaps && g->smaps[i]) cudaFree(g->smaps[i]);
+    }
     free(g->tasks);
+    free(g->smaps);
     free(g->ntasks);
     free(g);
 }
@@ -477,7 +592,8 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     g->tm_max = sg_mega_tiles_m(b->max_batch);
     g->tasks = (unsigned **)calloc((size_t)g->n_max + 1, sizeof(unsigned *));
     g->ntasks = (int *)calloc((size_t)g->n_max + 1, sizeof(int));
-    if (!g->tasks || !g->ntasks || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
+    g->smaps = (CUtensorMap **)calloc((size_t)g->n_max + 1, sizeof(CUtensorMap *));
+    if (!g->tasks || !g->ntasks || !g->smaps || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
         snprintf(err, errlen, "sm90 megakernel: out of host memory, or batch %d / %d layers beyond the task encoding",
                  b->max_batch, L);
         sg_sm90_mega_free(g);
@@ -577,9 +693,25 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
         }
         g->tasks[n] = d;
         g->ntasks[n] = (int)t.size();
+        const uint64_t M = (uint64_t)n * SG_MEGA_T;
+        CUtensorMap sm[SG_SMAPS];
+        CUtensorMap *dm = nullptr;
+        if (sg_sm90_tmap_2d(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
+            sg_sm90_tmap_2d(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
+            sg_sm90_tmap_2d(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen))
+            return -1;
+        if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
+            cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: sm90 megakernel: store maps upload: %s", __FILE__, __LINE__,
+                     cudaGetErrorString(cudaGetLastError()));
+            if (dm) cudaFree(dm);
+            return -1;
+        }
+        g->smaps[n] = dm;
     }
     sg_mega_params p;
     p.tasks = g->tasks[n];
+    p.smaps = g->smaps[n];
     p.ntasks = g->ntasks[n];
     p.maps = g->maps;
     p.layers = g->layers;

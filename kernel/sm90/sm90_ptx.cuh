@@ -68,6 +68,23 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  ::"r"(sg_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(bar)), "r"(x), "r"(y)
                  : "memory");
 }
+// Copies smem `src` (laid out as the box of `map`) to the box at (x, y) of `map`; rows and columns outside the
+// tensor are not written. Completion is tracked by this thread's bulk async-groups (commit / wait below).
+__device__ __forceinline__ void sg_tma_store_2d(const CUtensorMap *map, const void *src, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(src)), "r"(x), "r"(y) : "memory");
+}
+// As sg_tma_store_2d, but adds src to the box in global memory (element type of the map, here fp32), done in L2.
+__device__ __forceinline__ void sg_tma_reduce_add_2d(const CUtensorMap *map, const void *src, int x, int y) {
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(src)), "r"(x), "r"(y) : "memory");
+}
+__device__ __forceinline__ void sg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until the committed stores have finished reading shared memory (the buffer may be reused).
+__device__ __forceinline__ void sg_bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Waits until the committed stores are complete in global memory (all of them; or all but the newest group).
+__device__ __forceinline__ void sg_bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void sg_bulk_wait1() { asm volatile("cp.async.bulk.wait_group 1;" ::: "memory"); }
 // Generic-proxy writes to global memory become visible to later async-proxy (TMA) reads of this thread.
 __device__ __forceinline__ void sg_fence_proxy_async_global() {
     asm volatile("fence.proxy.async.global;" ::: "memory");

@@ -1,8 +1,8 @@
 // kernel/sm90/sm90_tmap.cuh — host side: TMA tensor maps for the bf16 row-major matrices of kernel/sm90.
 //
 // cuTensorMapEncodeTiled is reached through the runtime's driver entry point, so nothing links -lcuda.
-// Every map is 2D over a row-major [rows, cols] bf16 matrix, with a box of {64 columns (one 128-byte row),
-// box_rows}, 128-byte swizzle (the wgmma K-major / MN-major SW128 layouts) and out-of-bounds rows zero-filled.
+// Every map is 2D over a row-major [rows, cols] bf16 or fp32 matrix, with a box of {one 128-byte row (64 bf16 or
+// 32 fp32), box_rows}, 128-byte swizzle (the wgmma K-major / MN-major SW128 layouts) and out-of-bounds rows zero-filled.
 #ifndef SG_SM90_TMAP_CUH
 #define SG_SM90_TMAP_CUH
 
@@ -11,9 +11,9 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 
-// 0, or -1 with err.
-static inline int sg_sm90_tmap_bf16(CUtensorMap *m, const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows,
-                                    uint32_t box_cols, char *err, size_t errlen) {
+// A map over fp32 (f32 = 1; box_cols = 32 for a 128-byte row) or bf16 elements. 0, or -1 with err.
+static inline int sg_sm90_tmap_2d(CUtensorMap *m, int f32, const void *base, uint64_t rows, uint64_t cols,
+                                  uint32_t box_rows, uint32_t box_cols, char *err, size_t errlen) {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = NULL;
     if (!fn) {
         void *p = NULL;
@@ -28,10 +28,10 @@ static inline int sg_sm90_tmap_bf16(CUtensorMap *m, const void *base, uint64_t r
         fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
     }
     const cuuint64_t dims[2] = {cols, rows};
-    const cuuint64_t strides[1] = {cols * 2};
+    const cuuint64_t strides[1] = {cols * (f32 ? 4 : 2)};
     const cuuint32_t box[2] = {box_cols, box_rows};
     const cuuint32_t estr[2] = {1, 1};
-    const CUresult r = fn(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box, estr,
+    const CUresult r = fn(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box, estr,
                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
@@ -40,5 +40,9 @@ static inline int sg_sm90_tmap_bf16(CUtensorMap *m, const void *base, uint64_t r
         return -1;
     }
     return 0;
+}
+static inline int sg_sm90_tmap_bf16(CUtensorMap *m, const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows,
+                                    uint32_t box_cols, char *err, size_t errlen) {
+    return sg_sm90_tmap_2d(m, 0, base, rows, cols, box_rows, box_cols, err, errlen);
 }
 #endif
