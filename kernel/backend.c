@@ -1,7 +1,6 @@
 /* kernel/backend.c — choosing a backend at run time, and the helpers shared by all backends.
  *
- * Policy for --backend auto: no usable GPU → cpu; compute capability 9.0 → cuda while the Hopper megakernel is
- * slower (sm90 with SIGLIP2_MEGAKERNEL=1);
+ * Policy for --backend auto: no usable GPU → cpu; compute capability 9.0 → sm90 (Hopper megakernel);
  * 10.x → sm100 (Blackwell megakernel); other GPUs from sm_80 on → cuda (portable path); older GPUs → cpu.
  * When the preferred GPU backend cannot be created (not built, not implemented, failed its self-check), auto
  * falls back to the next one down (sm90/sm100 → cuda → cpu) and says why. An explicit --backend never falls
@@ -121,18 +120,9 @@ static void warn_if_failed_before(sg_backend_kind k, const sg_model *m, const sg
 /* The backend auto prefers for a device of this compute capability, and a sentence saying why. */
 static sg_backend_kind preferred_kind(const sg_gpu_info *g, char *why, size_t whylen) {
     if (g->cc_major == 9 && g->cc_minor == 0) {
-        /* The Hopper megakernel is correct (it passes the same checks as cuda) but still slower than the portable
-         * path on an H100 (9.6k vs 11.6k images/s at batch 1024, 1.4 vs 0.6 ms at batch 1: docs/perf-notes.md),
-         * so auto keeps the faster path until it wins; SIGLIP2_MEGAKERNEL=1 makes auto prefer it (with the
-         * self-check), --backend sm90 forces it. */
-        const char *e = getenv("SIGLIP2_MEGAKERNEL");
-        if (e && strcmp(e, "1") == 0) {
-            snprintf(why, whylen, "%s is sm_90 (Hopper) and SIGLIP2_MEGAKERNEL=1: Hopper megakernel", g->name);
-            return SG_BACKEND_SM90;
-        }
-        snprintf(why, whylen, "%s is sm_90 (Hopper): portable CUDA path, faster than the Hopper megakernel so far "
-                              "(SIGLIP2_MEGAKERNEL=1 or --backend sm90 to use it)", g->name);
-        return SG_BACKEND_CUDA;
+        snprintf(why, whylen, "%s is sm_90 (Hopper): Hopper megakernel (batches of 16 or more; smaller ones take "
+                              "the portable layers)", g->name);
+        return SG_BACKEND_SM90;
     }
     if (g->cc_major == 10) {
         snprintf(why, whylen, "%s is sm_%d%d (Blackwell): Blackwell megakernel", g->name, g->cc_major,

@@ -21,9 +21,6 @@
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
 # stand-in on a machine without a GPU.
 set -uo pipefail
-# On an H100 auto prefers the portable path while the Hopper megakernel is slower (kernel/backend.c); this
-# script exercises the self-check through the megakernel, so it asks auto to prefer it.
-export SIGLIP2_MEGAKERNEL=1
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 RES=${OUT:-/tmp/sg-selfcheck}

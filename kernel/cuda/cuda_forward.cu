@@ -230,10 +230,11 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
     prof.mark(what)
     RUN("patchify", sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
     RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
-    if (cm->enc) {
+    const bool mega = cm->enc && n >= cm->enc_min_batch;
+    if (mega) {
         RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, n, st, err, errlen));
     }
-    for (int l = 0; !cm->enc && l < c->num_layers; l++) {
+    for (int l = 0; !mega && l < c->num_layers; l++) {
         const sg_cu_layer *L = &w->layers[l];
         RUN("layernorm", sg_cu_layernorm(cm->h, L->ln1_w, L->ln1_b, cm->y, M, D, eps, st, err, errlen));
         RUN("gemm_qkv", sg_cu_gemm_run(&p->qkv, lt, cm->y, L->qkv_w, L->qkv_b, cm->qkv, ws, st, err, errlen));
@@ -246,7 +247,7 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
         }
         RUN("gemm_fc2", sg_cu_gemm_run(&p->fc2, lt, cm->big, L->fc2_w, L->fc2_b, cm->h, ws, st, err, errlen));
     }
-    if (!cm->enc) {
+    if (!mega) {
         RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));
     }
     RUN("head_kv", sg_cu_gemm_run(&p->hkv, lt, cm->y, w->head_kv_w, w->head_kv_b, cm->qkv, ws, st, err, errlen));
@@ -272,6 +273,8 @@ int sg_cu_model_set_encoder(sg_cu_model *cm, const sg_model *m, const sg_cu_enco
     if (ops->init(&ctx, m, cm, err, errlen)) return -1;
     cm->enc = ops;
     cm->enc_ctx = ctx;
+    cm->enc_min_batch = ops->min_batch;
+    if (const char *e = getenv("SG_ENC_MIN_BATCH")) cm->enc_min_batch = atoi(e);
     return 0;
 }
 

@@ -32,6 +32,7 @@ struct sg_cu_model;
  * uploaded and the activations allocated; destroy frees what init made. Both return 0 or -1 with err. */
 typedef struct sg_cu_encoder_ops {
     const char *name;  /* the backend's name: "sm90", "sm100" */
+    int min_batch;     /* batches smaller than this run the portable layers (0 or 1: never) */
     int (*init)(void **ctx, const sg_model *m, struct sg_cu_model *cm, char *err, size_t errlen);
     int (*run)(void *ctx, struct sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen);
     void (*destroy)(void *ctx);
@@ -41,6 +42,8 @@ typedef struct sg_cu_model {
     sg_config cfg;
     const sg_cu_encoder_ops *enc;   /* NULL: the portable layers below */
     void *enc_ctx;
+    int enc_min_batch;              /* batches below this use the portable layers (enc->min_batch, or
+                                       SG_ENC_MIN_BATCH from the environment, for measurements) */
     sg_cu_weights w;
     cublasLtHandle_t lt;
     void *workspace;                /* SG_CU_GEMM_WORKSPACE bytes */

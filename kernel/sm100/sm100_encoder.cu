@@ -230,8 +230,8 @@ int enc_init_bf16(void **out, const sg_model *m, sg_cu_model *cm, char *err, siz
     return enc_init(out, m, cm, 0, err, errlen);
 }
 
-const sg_cu_encoder_ops k_ops_mxfp8 = {"sm100", enc_init_mxfp8, enc_run, enc_destroy};
-const sg_cu_encoder_ops k_ops_bf16 = {"sm100", enc_init_bf16, enc_run, enc_destroy};
+const sg_cu_encoder_ops k_ops_mxfp8 = {"sm100", 1, enc_init_mxfp8, enc_run, enc_destroy};
+const sg_cu_encoder_ops k_ops_bf16 = {"sm100", 1, enc_init_bf16, enc_run, enc_destroy};
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // kernel/sm90/sm90_backend.cu — the sm90 backend: the portable path's staging, CUDA graphs, patch embedding and
-// pooling head (kernel/cuda), with the encoder layers run by the Hopper megakernel (sm90_mega.cu) in one launch.
+// pooling head (kernel/cuda), with the encoder layers run by the Hopper megakernel (sm90_mega.cu) in one launch
+// for batches of 16 images or more (smaller ones take the portable layers, faster there so far).
 //
 // Refuses (NULL + reason, so --backend auto falls back to cuda) unless the device is compute capability 9.0
 // (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. --precision fp8 is
@@ -55,7 +56,10 @@ static void sm90_destroy(void *ctx) {
     delete c;
 }
 
-static const sg_cu_encoder_ops k_sm90_ops = {"sm90", sm90_init, sm90_run, sm90_destroy};
+// Batches of fewer than 16 images run the portable layers: the megakernel's chain of dependent stages costs
+// ~1.3 ms at batch 1 against 0.6 ms for the portable path's CUDA graph (H100, docs/perf-notes.md), and the
+// crossover was measured between 8 and 32 images.
+static const sg_cu_encoder_ops k_sm90_ops = {"sm90", 16, sm90_init, sm90_run, sm90_destroy};
 
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
     sg_gpu_info gi;
