@@ -508,6 +508,45 @@ static std::vector<unsigned> sg_mega_build_tasks(int n, int L, int vctas, int G,
     return t;
 }
 
+// Stage by stage, except that the memory-bound tasks follow their producer at a distance of about one grid of
+// tasks instead of waiting for the whole stage: after the QKV tiles of row tile r come the attention tasks of the
+// images ending in row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2
+// of r the next layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln. Their inputs are then still in L2
+// instead of being read back from HBM a whole stage later, and the lag keeps them from waiting.
+static std::vector<unsigned> sg_mega_build_tasks_interleaved(int n, int L, int vctas, int lagx) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    const int lag_att = std::max(1, lagx * vctas / SG_MEGA_QKV_TILES);
+    const int lag_ln = std::max(1, lagx * vctas / SG_MEGA_OUT_TILES);
+    std::vector<std::vector<int>> imgs(tm);  // images by last row tile
+    for (int i = 0; i < n; i++) imgs[std::min(M - 1, i * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM].push_back(i);
+    std::vector<unsigned> t;
+    t.reserve((size_t)sg_mega_total_tasks(n, L));
+    auto tiles = [&](int kind, int l, int r, int parts) {
+        for (int b = 0; b < parts; b++) t.push_back(sg_mega_encode(kind, l, r, b));
+    };
+    auto att = [&](int l, int r) {
+        for (int i : imgs[r])
+            for (int h = 0; h < SG_MEGA_HEADS; h++) t.push_back(sg_mega_encode(SG_MT_ATT, l, i, h));
+    };
+    for (int r = 0; r < tm; r++) tiles(SG_MT_LN1, 0, r, SG_MEGA_LN_PARTS);
+    for (int l = 0; l < L; l++) {
+        for (int r = 0; r < tm + lag_att; r++) {
+            if (r < tm) tiles(SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
+            if (r - lag_att >= 0) att(l, r - lag_att);
+        }
+        for (int r = 0; r < tm + lag_ln; r++) {
+            if (r < tm) tiles(SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
+            if (r - lag_ln >= 0) tiles(SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
+        }
+        for (int r = 0; r < tm; r++) tiles(SG_MT_FC1, l, r, SG_MEGA_FC1_TILES);
+        for (int r = 0; r < tm + lag_ln; r++) {
+            if (r < tm) tiles(SG_MT_FC2, l, r, SG_MEGA_FC2_TILES);
+            if (r - lag_ln >= 0) tiles(l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
+        }
+    }
+    return t;
+}
+
 // Replays the table on the host with the kernel's counter rules (sg_mega_wait_inputs) and checks that every
 // task's inputs are complete when its turn comes, and that every task appears exactly once. 0 or -1 + err.
 static int sg_mega_check_order(const std::vector<unsigned> &t, int n, int L, char *err, size_t errlen) {
@@ -685,13 +724,18 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
                      __LINE__, n);
             return -1;
         }
-        // Stage by stage (G = all row tiles) is the default: on an H100 it measured 9,594 images/s at batch 1024
-        // against 8,811-9,442 for wavefronts of 4-16 row tiles with lag 1-3, whose dependency waits (28 % of
-        // consumer time) cost more than the L2 locality gained (docs/perf-notes.md). SG_SM90_WAVE="G,lag"
-        // chooses another order, for experiments.
+        // The default order is stage by stage with the memory-bound tasks interleaved one grid behind their
+        // producers (sg_mega_build_tasks_interleaved): on an H100 11,524 images/s at batch 1024 against 11,142-
+        // 11,358 for plain stage by stage and 8,811-9,442 (an earlier kernel version) for wavefronts of 4-16 row
+        // tiles (docs/perf-notes.md). SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag" and SG_SM90_LAGX=k (lag
+        // multiplier) choose other orders, for experiments.
         int G = SG_MEGA_MAX_TILES_M, lag = 1;
-        if (const char *e = getenv("SG_SM90_WAVE")) sscanf(e, "%d,%d", &G, &lag);
-        const std::vector<unsigned> t = sg_mega_build_tasks(n, g->L, 2 * g->sms, G, lag);
+        const char *e = getenv("SG_SM90_WAVE");
+        if (e) sscanf(e, "%d,%d", &G, &lag);
+        const char *o = getenv("SG_SM90_ORDER"), *x = getenv("SG_SM90_LAGX");
+        const std::vector<unsigned> t = (!o || strcmp(o, "stage") != 0)
+                                            ? sg_mega_build_tasks_interleaved(n, g->L, 2 * g->sms, x ? atoi(x) : 1)
+                                            : sg_mega_build_tasks(n, g->L, 2 * g->sms, G, lag);
         if (sg_mega_check_order(t, n, g->L, err, errlen)) return -1;
         unsigned *d = nullptr;
         if (cudaMalloc(&d, t.size() * sizeof(unsigned)) != cudaSuccess ||

@@ -13,8 +13,8 @@
 // and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks.
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
-// The table (sm90_mega.cu, sg_mega_build_tasks) can order a layer as a wavefront over groups of row tiles;
-// the default is one group, i.e. stage after stage, which measured fastest.
+// The table is built on the host (sm90_mega.cu): by default stage after stage, with the attention and LayerNorm
+// tasks moved up to one grid of tasks behind the tiles they read, so their inputs are still in L2.
 // Dependencies are counters, one per (stage, row tile) and one per image for attention, that only grow during a
 // launch: a stage of layer l needs its producer's counter to reach (l + 1) x (signals per layer), which is
 // unambiguous because every stage of layer l + 1 on a row tile transitively waits for all of layer l's work on
