@@ -1,8 +1,8 @@
 // kernel/sm90/sm90_mega.cuh — the task list of the Hopper megakernel, shared by the kernel and the host.
 //
 // One launch runs the L encoder layers and the post-LayerNorm of n images (M = 196 n token rows, tm = ceil(M /
-// 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order: layer by layer, and inside a layer
-// stage by stage (docs/megakernel.md §2):
+// 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md §2); a layer's
+// stages are:
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 128-col tile)   qkv = y Wqkv^T + b                       18 tm
 //   ATT   (image, head)              att = softmax(q k^T / 8) v               12 n
