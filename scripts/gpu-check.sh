@@ -16,6 +16,9 @@
 # 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend.
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail
+# Every batch through the megakernels, however small (by default the sm90 backend sends batches below 16 to the
+# portable layers): the checks below use batches of 2 and 8.
+export SG_ENC_MIN_BATCH=1
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RES=${OUT:-/tmp/sg-gpu-check}
