@@ -21,6 +21,8 @@
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
 # stand-in on a machine without a GPU.
 set -uo pipefail
+# --batch 32 everywhere: the sm90 backend runs batches of 16+ through the megakernel and smaller ones through the
+# portable layers, so the self-check (one image, then one batch of up to --batch) only reaches the megakernel there.
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 RES=${OUT:-/tmp/sg-selfcheck}
@@ -89,7 +91,7 @@ run() {
     rm -f "$SC/$name.npy" "$SC/$name.npy.paths"
     local t0 rc
     t0=$(date +%s%N)
-    env "${envs[@]}" "$BIN" --weights "$CKPT" --batch 8 --no-normalize -v -q -f npy -o "$SC/$name.npy" "$@" \
+    env "${envs[@]}" "$BIN" --weights "$CKPT" --batch 32 --no-normalize -v -q -f npy -o "$SC/$name.npy" "$@" \
         "${FILES[@]}" >"$SC/$name.out" 2>"$SC/$name.err"
     rc=$?
     printf '    %-14s exit %d, %5d ms; %s\n' "$name" "$rc" $((($(date +%s%N) - t0) / 1000000)) \
@@ -173,7 +175,7 @@ if [ "$HAVE_SM90" = 1 ]; then
     else
         fail "(b) SIGLIP2_SELFCHECK=off: $(grep -m1 'self-check of' "$SC/auto_off.err"), backend $(chosen auto_off)"
     fi
-    "$BIN" --weights "$CKPT" --batch 8 --info >"$SC/info.txt" 2>&1 # --batch: the key holds the batch plan
+    "$BIN" --weights "$CKPT" --batch 32 --info >"$SC/info.txt" 2>&1 # --batch: the key holds the batch plan
     if grep -q 'self-check of sm90: passed earlier' "$SC/info.txt"; then
         pass "(b) --info: $(grep -m1 'self-check of sm90' "$SC/info.txt" | cut -c1-160)"
     else
