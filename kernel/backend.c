@@ -13,9 +13,16 @@
  * SIGLIP2_TEST_BREAK_BACKEND wraps the named backends in a perturbing wrapper here, at creation, so that tests
  * can make a backend disagree through the real submit/collect path.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "backend.h"
 #include "gpu.h"
 #include "selfcheck.h"
@@ -84,6 +91,89 @@ static int selfcheck_verbose(void) {
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* Isolation of a first check. A megakernel that faults leaves this process's CUDA context unusable (every later
+ * call fails, the portable fallback included), and one that hangs is stopped only by its ~2 s spin limit; so
+ * when there is no cached verdict yet, the check runs in a child process: this binary with --info (which creates
+ * the auto backend, runs the check in-process and caches the verdict) and SIGLIP2_SELFCHECK_CHILD=1. If the
+ * child dies (a signal) or does not finish within SG_SELFCHECK_CHILD_S seconds, the parent caches a FAIL naming
+ * how; then the parent reads the verdict. Returns 0 when the child ran (the cache now holds a verdict, or the
+ * child found the check could not run), -1 when no child could be started (the caller checks in-process). */
+#define SG_SELFCHECK_CHILD_S 300
+static int selfcheck_in_child(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o, const char *dir,
+                              const char *key, double tol) {
+    char exe[4096], dev[16], batch[16];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0 || !m->path[0]) return -1;
+    exe[len] = 0;
+    snprintf(dev, sizeof dev, "%d", o->device);
+    snprintf(batch, sizeof batch, "%d", o->max_batch > 0 ? o->max_batch : 1);
+    const char *prec = o->precision == SG_PRECISION_BF16 ? "bf16" : o->precision == SG_PRECISION_FP8 ? "fp8" : NULL;
+    char *argv[16];
+    int a = 0;
+    argv[a++] = exe;
+    argv[a++] = "--info";
+    argv[a++] = "--weights";
+    argv[a++] = (char *)m->path;
+    argv[a++] = "--device";
+    argv[a++] = dev;
+    argv[a++] = "--batch";
+    argv[a++] = batch;
+    if (prec) {
+        argv[a++] = "--precision";
+        argv[a++] = (char *)prec;
+    }
+    argv[a] = NULL;
+    extern char **environ;
+    size_t ne = 0;
+    while (environ[ne]) ne++;
+    char **envp = calloc(ne + 2, sizeof *envp);
+    if (!envp) return -1;
+    for (size_t i = 0; i < ne; i++) envp[i] = environ[i];
+    envp[ne] = "SIGLIP2_SELFCHECK_CHILD=1";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (!selfcheck_verbose()) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    if (rc != 0) return -1;
+    int status = 0, waited = 0;
+    for (int ms = 0; ms < SG_SELFCHECK_CHILD_S * 1000; ms += 20) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            waited = 1;
+            break;
+        }
+        if (w < 0 && errno != EINTR) return -1;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (!waited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    sg_selfcheck_result r;
+    char note[1024];
+    if (sg_selfcheck_cache_load(dir, key, &r, note, sizeof note)) return 0; /* the child's verdict */
+    if (waited && WIFEXITED(status)) return 0; /* ran, but the check could not run: the caller tries in-process */
+    memset(&r, 0, sizeof r);
+    r.verdict = SG_SELFCHECK_FAIL;
+    r.worst_image = -1;
+    r.tolerance = tol;
+    if (!waited)
+        snprintf(r.reason, sizeof r.reason, "the check did not finish within %d s in a child process (killed)",
+                 SG_SELFCHECK_CHILD_S);
+    else
+        snprintf(r.reason, sizeof r.reason, "the check crashed in a child process (signal %d: %s)",
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    char err[512];
+    if (sg_selfcheck_cache_store(dir, key, &r, err, sizeof err) != 0)
+        fprintf(stderr, "siglip2-embed: warning: %s self-check: %s; %s\n", k_names[k], r.reason, err);
+    return 0;
+}
+
 /* Runs (or looks up) megakernel cand's self-check for auto; returns the backend to use (cand, the cuda
  * reference after a failure, or NULL when the check could not run) and fills r. */
 static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_backend_kind k, const sg_model *m,
@@ -93,7 +183,24 @@ static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_bac
     ref_ctx rc = {ctor, m, o};
     sg_selfcheck_ctx c = {keyed ? dir : NULL, keyed ? key : NULL, sg_selfcheck_mode_from_env(),
                           sg_selfcheck_tolerance(k, o->precision), make_cuda_ref, &rc};
+    const int child = getenv("SIGLIP2_SELFCHECK_CHILD") != NULL;
+    if (keyed && !child && ctor == real_ctor && c.mode != SG_SELFCHECK_OFF) {
+        sg_selfcheck_result prev;
+        char note[1024];
+        if (c.mode == SG_SELFCHECK_ALWAYS || !sg_selfcheck_cache_load(dir, key, &prev, note, sizeof note))
+            if (selfcheck_in_child(k, m, o, dir, key, c.tolerance) == 0) c.mode = SG_SELFCHECK_CACHED;
+    }
     sg_backend *b = sg_selfcheck_vet(cand, &c, r);
+    if (child && keyed && r->verdict == SG_SELFCHECK_ERROR) {
+        /* In the child an error from the check is what a faulting kernel looks like (the context is now
+         * unusable): record it as a failure so the parent does not repeat it in its own context. */
+        sg_selfcheck_result f = *r;
+        char err[512];
+        f.verdict = SG_SELFCHECK_FAIL;
+        snprintf(f.reason, sizeof f.reason, "error during the check: %.400s", r->reason);
+        if (sg_selfcheck_cache_store(dir, key, &f, err, sizeof err) != 0)
+            fprintf(stderr, "siglip2-embed: %s\n", err);
+    }
     static const char *const verdicts[] = {"passed", "FAILED", "could not run", "skipped"};
     if (selfcheck_verbose())
         fprintf(stderr, "siglip2-embed: self-check of %s against cuda: %s%s (%s; %.3f s); %s\n", k_names[k],

@@ -580,6 +580,7 @@ double sg_selfcheck_break_amplitude(const char *name) {
             char num[64];
             size_t al = tl - nl - 1;
             double a = 0;
+            if (al == 5 && strncmp(t + nl + 1, "crash", 5) == 0) return SG_SELFCHECK_BREAK_CRASH;
             if (al > 0 && al < sizeof num) {
                 memcpy(num, t + nl + 1, al);
                 num[al] = 0;
@@ -625,6 +626,11 @@ static double brk_sign(int j) {
 
 static int brk_collect(sg_backend *b, float *out, char *err, size_t errlen) {
     sc_break *k = b->impl;
+    if (k->amp >= SG_SELFCHECK_BREAK_CRASH) {
+        fprintf(stderr, "siglip2-embed: SIGLIP2_TEST_BREAK_BACKEND=%s:crash: aborting, as a faulting kernel would\n",
+                b->name);
+        abort();
+    }
     if (k->inner->collect(k->inner, out, err, errlen) != 0) return -1;
     int n = k->pending[0];
     for (int i = 1; i < k->npending; i++) k->pending[i - 1] = k->pending[i];

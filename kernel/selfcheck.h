@@ -37,6 +37,9 @@ extern "C" {
 /* Relative amplitude of SIGLIP2_TEST_BREAK_BACKEND's perturbation when none is given: cosine 1/sqrt(1+0.25)
  * ≈ 0.894 to the unbroken output, far below every tolerance, the way a real kernel bug usually looks. */
 #define SG_SELFCHECK_BREAK_DEFAULT 0.5
+/* SIGLIP2_TEST_BREAK_BACKEND=NAME:crash: the wrapper aborts the process at its first collect, as a kernel fault
+ * that leaves the CUDA context unusable would end the run (tests the child-process isolation in backend.c). */
+#define SG_SELFCHECK_BREAK_CRASH 1e9
 
 typedef enum {
     SG_SELFCHECK_PASS = 0,   /* every image agreed within tolerance */

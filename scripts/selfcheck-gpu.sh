@@ -17,6 +17,8 @@
 #   (c) --backend sm90 with the break: forced (no fallback), output differs from cuda, and a warning names the
 #       cached failure;
 #   (d) an unwritable cache folder: the check still runs and the run still succeeds.
+#   (e) SIGLIP2_TEST_BREAK_BACKEND=sm90:crash (the process aborts at the check, as after a kernel fault): the first
+#       check runs in a child process, so auto survives on cuda (same bytes) and caches the crash as a failure.
 # Exits non-zero on any failure; the last line says how many checks passed, failed and were skipped.
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
 # stand-in on a machine without a GPU.
@@ -209,6 +211,27 @@ if [ "$HAVE_SM90" = 1 ]; then
     fi
 else
     skip "(c) --backend sm90 + break: sm90 unavailable here"
+fi
+
+# --- (e) a megakernel that brings its process down during the check (as a kernel fault does to a CUDA context):
+# the check runs in a child process, so the run goes on with cuda, and the crash is cached as a failure
+run auto_crash SIGLIP2_TEST_BREAK_BACKEND=sm90:crash -- --backend auto
+if [ "$HAVE_SM90" = 1 ]; then
+    if [ "$(chosen auto_crash)" = cuda ] && same_bytes auto_crash cuda &&
+        grep -q 'crashed in a child process' "$SC/auto_crash.err"; then
+        pass "(e) auto + crash: run survives on cuda, same bytes: $(grep -m1 'warning:' "$SC/auto_crash.err" | cut -c1-200)"
+    else
+        sed 's/^/    | /' "$SC/auto_crash.err" | tail -8
+        fail "(e) auto + crash: backend '$(chosen auto_crash)', output $(same_bytes auto_crash cuda && echo equal || echo DIFFERENT)"
+    fi
+    run auto_crash2 SIGLIP2_TEST_BREAK_BACKEND=sm90:crash -- --backend auto
+    if [ "$(chosen auto_crash2)" = cuda ] && grep -q 'FAILED (cached)' "$SC/auto_crash2.err"; then
+        pass "(e) second auto + crash run: the crash verdict read from the cache, cuda used"
+    else
+        fail "(e) second auto + crash run: backend '$(chosen auto_crash2)'"
+    fi
+else
+    skip "(e) auto + crash: sm90 unavailable"
 fi
 
 # --- (d) unwritable cache folder
