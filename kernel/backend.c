@@ -184,13 +184,18 @@ static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_bac
     sg_selfcheck_ctx c = {keyed ? dir : NULL, keyed ? key : NULL, sg_selfcheck_mode_from_env(),
                           sg_selfcheck_tolerance(k, o->precision), make_cuda_ref, &rc};
     const int child = getenv("SIGLIP2_SELFCHECK_CHILD") != NULL;
+    int by_child = 0; /* the verdict read below was just written by the child process */
     if (keyed && !child && ctor == real_ctor && c.mode != SG_SELFCHECK_OFF) {
         sg_selfcheck_result prev;
         char note[1024];
         if (c.mode == SG_SELFCHECK_ALWAYS || !sg_selfcheck_cache_load(dir, key, &prev, note, sizeof note))
-            if (selfcheck_in_child(k, m, o, dir, key, c.tolerance) == 0) c.mode = SG_SELFCHECK_CACHED;
+            if (selfcheck_in_child(k, m, o, dir, key, c.tolerance) == 0) {
+                c.mode = SG_SELFCHECK_CACHED;
+                by_child = 1;
+            }
     }
     sg_backend *b = sg_selfcheck_vet(cand, &c, r);
+    const char *how = !r->cached ? "" : by_child ? " (checked in a child process)" : " (cached)";
     if (child && keyed && r->verdict == SG_SELFCHECK_ERROR) {
         /* In the child an error from the check is what a faulting kernel looks like (the context is now
          * unusable): record it as a failure so the parent does not repeat it in its own context. */
@@ -204,11 +209,12 @@ static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_bac
     static const char *const verdicts[] = {"passed", "FAILED", "could not run", "skipped"};
     if (selfcheck_verbose())
         fprintf(stderr, "siglip2-embed: self-check of %s against cuda: %s%s (%s; %.3f s); %s\n", k_names[k],
-                verdicts[r->verdict], r->cached ? " (cached)" : "", r->reason, r->seconds, r->cache_note);
+                verdicts[r->verdict], how, r->reason, r->seconds, r->cache_note);
     if (r->verdict == SG_SELFCHECK_FAIL)
         fprintf(stderr, "siglip2-embed: warning: the %s megakernel failed its self-check against the portable "
                         "cuda path (%s)%s; using the cuda backend (SIGLIP2_SELFCHECK=always checks again, "
-                        "--backend %s forces it)\n", k_names[k], r->reason, r->cached ? ", cached verdict" : "",
+                        "--backend %s forces it)\n", k_names[k], r->reason,
+                r->cached ? (by_child ? ", checked in a child process" : ", cached verdict") : "",
                 k_names[k]);
     return b;
 }
