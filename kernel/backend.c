@@ -216,6 +216,7 @@ static sg_backend *vet_megakernel(sg_backend_ctor ctor, sg_backend *cand, sg_bac
                         "--backend %s forces it)\n", k_names[k], r->reason,
                 r->cached ? (by_child ? ", checked in a child process" : ", cached verdict") : "",
                 k_names[k]);
+    if (by_child) r->cached = 0; /* the check ran for this run, in the child: not an earlier verdict */
     return b;
 }
 
