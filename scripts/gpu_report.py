@@ -58,7 +58,8 @@ def main():
         b = r["batch"]
         vs = f"{r['img_s'] / sdpa[b]['img_s']:.2f}x" if b in sdpa else ""
         vc = f"{r['img_s'] / comp['img_s']:.2f}x" if comp and b == 256 else ""
-        print(f"| ours: cuda, graph replay, pixels on GPU | {b} | {r['latency_ms']:.3f} | {r['img_s']:,.0f} | "
+        name = r.get("backend", "cuda-graph").replace("-graph", "")
+        print(f"| ours: {name}, graph replay, pixels on GPU | {b} | {r['latency_ms']:.3f} | {r['img_s']:,.0f} | "
               f"{r['img_s'] * FLOP_IMG / 1e12:.0f} | {vs} | {vc} |")
     print("\n(ours: backend API rows include host staging: pinned memcpy, upload and download; the graph-replay "
           "rows are timed like HF, CUDA events around the forward with pixels already on the GPU.)")

@@ -228,11 +228,14 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
 #define RUN(what, x)     \
     if (x) return -1;    \
     prof.mark(what)
-    RUN("patchify", sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
-    RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
     const bool mega = cm->enc && n >= cm->enc_min_batch;
+    if (!mega || !cm->enc->patch_embed) {
+        RUN("patchify",
+            sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
+        RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
+    }
     if (mega) {
-        RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, n, st, err, errlen));
+        RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, pix, n, st, err, errlen));
     }
     for (int l = 0; !mega && l < c->num_layers; l++) {
         const sg_cu_layer *L = &w->layers[l];

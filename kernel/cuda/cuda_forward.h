@@ -24,8 +24,9 @@ typedef struct sg_cu_plan {
 struct sg_cu_model;
 
 /* A replacement for the encoder layers (the megakernels of kernel/sm90 and kernel/sm100 plug in here): the
- * backend keeps the portable path's staging, graphs, patch embedding and pooling head, and hands the layers
- * over. Contract of run: on entry cm->h [n*T, D] fp32 holds the patch embeddings (plus positions); it enqueues
+ * backend keeps the portable path's staging, graphs, pooling head (and patch embedding unless patch_embed), and
+ * hands the layers over. Contract of run: pix is [n, S, S, 3] uint8 on the device; unless patch_embed, on entry
+ * cm->h [n*T, D] fp32 holds the patch embeddings (plus positions); it enqueues
  * work on st only (no allocation, no sync: it is captured into the backend's CUDA graph; the first call for each
  * n happens outside capture, so lazy set-up per batch size may happen there) and leaves cm->y [n*T, D] bf16 =
  * post_layernorm(encoder(h)), which the head reads. init runs once after sg_cu_model_init, with the weights
@@ -33,8 +34,10 @@ struct sg_cu_model;
 typedef struct sg_cu_encoder_ops {
     const char *name;  /* the backend's name: "sm90", "sm100" */
     int min_batch;     /* batches smaller than this run the portable layers (0 or 1: never) */
+    int patch_embed;   /* 1: run also does the patch embedding from the pixels (h is not prepared for it) */
     int (*init)(void **ctx, const sg_model *m, struct sg_cu_model *cm, char *err, size_t errlen);
-    int (*run)(void *ctx, struct sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen);
+    int (*run)(void *ctx, struct sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
+               size_t errlen);
     void (*destroy)(void *ctx);
 } sg_cu_encoder_ops;
 

@@ -182,7 +182,7 @@ sg_sm100_gemm gemm(sg_sm100_kind kind, int M, int N, int K, const CUtensorMap &a
     return g;
 }
 
-int enc_run(void *ctx, sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen) {
+int enc_run(void *ctx, sg_cu_model *cm, const uint8_t *, int n, cudaStream_t st, char *err, size_t errlen) {
     const enc_ctx *c = (const enc_ctx *)ctx;
     const sg_config *cf = &cm->cfg;
     const int D = cf->hidden_size, F = cf->intermediate_size, H = cf->num_heads, T = sg_config_tokens(cf);
@@ -230,8 +230,8 @@ int enc_init_bf16(void **out, const sg_model *m, sg_cu_model *cm, char *err, siz
     return enc_init(out, m, cm, 0, err, errlen);
 }
 
-const sg_cu_encoder_ops k_ops_mxfp8 = {"sm100", 1, enc_init_mxfp8, enc_run, enc_destroy};
-const sg_cu_encoder_ops k_ops_bf16 = {"sm100", 1, enc_init_bf16, enc_run, enc_destroy};
+const sg_cu_encoder_ops k_ops_mxfp8 = {"sm100", 1, 0, enc_init_mxfp8, enc_run, enc_destroy};
+const sg_cu_encoder_ops k_ops_bf16 = {"sm100", 1, 0, enc_init_bf16, enc_run, enc_destroy};
 
 }  // namespace
 

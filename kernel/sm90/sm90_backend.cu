@@ -1,6 +1,7 @@
-// kernel/sm90/sm90_backend.cu — the sm90 backend: the portable path's staging, CUDA graphs, patch embedding and
-// pooling head (kernel/cuda), with the encoder layers run by the Hopper megakernel (sm90_mega.cu) in one launch
-// for batches of 16 images or more (smaller ones take the portable layers, faster there so far).
+// kernel/sm90/sm90_backend.cu — the sm90 backend: the portable path's staging, CUDA graphs and pooling head
+// (kernel/cuda), with patch embedding, encoder layers and post-LayerNorm run by the Hopper megakernel
+// (sm90_mega.cu) in one launch for batches of 16 images or more (smaller ones take the portable path, faster
+// there so far).
 //
 // Refuses (NULL + reason, so --backend auto falls back to cuda) unless the device is compute capability 9.0
 // (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. --precision fp8 is
@@ -34,7 +35,8 @@ static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, 
         c->layers[l] = {w.qkv_w, w.o_w, w.fc1_w, w.fc2_w, w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, w.o_b, w.fc2_b};
     }
     const size_t M = (size_t)cm->max_batch * sg_config_tokens(&cm->cfg);
-    c->buf = {cm->max_batch, cm->h, cm->y, cm->qkv, M + 16, cm->att, cm->big, c->layers.data()};
+    c->buf = {cm->max_batch, cm->h,       cm->y,         cm->qkv, M + 16, cm->att, cm->big,
+              cm->big,       cm->w.patch_w, cm->w.pos_b, c->layers.data()};
     c->mega = sg_sm90_mega_create(m, &c->buf, err, errlen);
     if (!c->mega) {
         delete c;
@@ -44,9 +46,10 @@ static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, 
     return 0;
 }
 
-static int sm90_run(void *ctx, sg_cu_model *cm, int n, cudaStream_t st, char *err, size_t errlen) {
+static int sm90_run(void *ctx, sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
+                    size_t errlen) {
     sm90_ctx *c = (sm90_ctx *)ctx;
-    return sg_sm90_mega_run(c->mega, &c->buf, cm->w.post_ln_w, cm->w.post_ln_b, cm->cfg.layer_norm_eps, n, st, err,
+    return sg_sm90_mega_run(c->mega, &c->buf, pix, cm->w.post_ln_w, cm->w.post_ln_b, cm->cfg.layer_norm_eps, n, st, err,
                             errlen);
 }
 
@@ -59,7 +62,7 @@ static void sm90_destroy(void *ctx) {
 // Batches of fewer than 16 images run the portable layers: the megakernel's chain of dependent stages costs
 // ~1.3 ms at batch 1 against 0.6 ms for the portable path's CUDA graph (H100, docs/perf-notes.md), and the
 // crossover was measured between 8 and 32 images.
-static const sg_cu_encoder_ops k_sm90_ops = {"sm90", 16, sm90_init, sm90_run, sm90_destroy};
+static const sg_cu_encoder_ops k_sm90_ops = {"sm90", 16, 1, sm90_init, sm90_run, sm90_destroy};
 
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
     sg_gpu_info gi;

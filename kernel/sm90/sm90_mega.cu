@@ -47,7 +47,7 @@
 static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_ATTN_TILE_BYTES, "an attention box fills one ring stage");
 
 // Tensor maps (device memory, 64-byte aligned): activations, then 4 weights per layer.
-enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_W0 };
+enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH, SG_MAP_W0 };
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
 // Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
 // (SG_SMAP_RES takes the reduce-adds into the residual stream).
@@ -74,8 +74,11 @@ struct sg_mega_params {
     const CUtensorMap *smaps;       // this batch size's store maps: SG_SMAP_QKV, SG_SMAP_H (bf16), SG_SMAP_RES (fp32)
     const sg_mega_layer_dev *layers;
     const float *post_w, *post_b;
-    float *h;                       // [M, 768] fp32 residual stream (in: patch embeddings; out: encoder output)
-    __nv_bfloat16 *y, *qkv, *att, *H;
+    float *h;                       // [M, 768] fp32 residual stream (written by PREP/PATCH; out: encoder output)
+    __nv_bfloat16 *y, *qkv, *att, *H, *patches;
+    const uint8_t *pix;             // [n, 224, 224, 3] uint8 pixels of this launch
+    const float *lut;               // [256] sg_pixel_to_float of each byte value
+    const float *pos_b;             // [196, 768] positions + conv bias
     unsigned *cnt;
     const unsigned *tasks;          // the launch's task table (sg_mega_encode), ntasks entries
     int ntasks;
@@ -98,8 +101,10 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
     const unsigned *c = p.cnt;
     const int l = k.layer, tm = p.tm_max, M = p.n * SG_MEGA_T;
     switch (k.kind) {
+    case SG_MT_PATCH: sg_dep_wait(c + sg_mega_counter(SG_MT_PREP, k.a, tm), SG_MEGA_LN_PARTS); break;
     case SG_MT_LN1:
         if (l > 0) sg_dep_wait(c + sg_mega_counter(SG_MT_FC2, k.a, tm), SG_MEGA_FC2_TILES * l);
+        else sg_dep_wait(c + sg_mega_counter(SG_MT_PATCH, k.a, tm), SG_MEGA_OUT_TILES);
         break;
     case SG_MT_QKV: sg_dep_wait(c + sg_mega_counter(SG_MT_LN1, k.a, tm), SG_MEGA_LN_PARTS * (l + 1)); break;
     case SG_MT_ATT: {
@@ -141,6 +146,10 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
         switch (k.kind) {
         case SG_MT_END: return;
+        case SG_MT_PATCH:
+            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_PATCHES, p.maps + SG_MAP_WPATCH, m0, n0,
+                                                            SG_MEGA_D, sm, ring);
+            break;
         case SG_MT_QKV:
             sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_Y, p.maps + SG_MAP_W(k.layer, 0), m0, n0,
                                                             SG_MEGA_D, sm, ring);
@@ -302,6 +311,31 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
+        case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
+            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
+            const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
+            for (int row = r0 + warp; row < r_end; row += 4) {
+                const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
+                const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;
+                uint8_t px[24];  // all 24 byte loads in flight at once: a row is then one memory latency, not 24
+#pragma unroll
+                for (int q = 0; q < 24; q++) {  // e = c 256 + ky 16 + kx: the Conv2d weight's (c, ky, kx) order
+                    const int e = lane + 32 * q, c = e >> 8, ky = (e >> 4) & 15, kx = e & 15;
+                    px[q] = __ldg(src + (ky * 224 + kx) * 3 + c);
+                }
+#pragma unroll
+                for (int q = 0; q < 24; q++)
+                    p.patches[(size_t)row * SG_MEGA_D + lane + 32 * q] = __float2bfloat16(__ldg(p.lut + px[q]));
+#pragma unroll
+                for (int q = 0; q < 6; q++) {
+                    const int d = 4 * lane + 128 * q;
+                    *reinterpret_cast<float4 *>(p.h + (size_t)row * SG_MEGA_D + d) =
+                        __ldg(reinterpret_cast<const float4 *>(p.pos_b + (size_t)t * SG_MEGA_D + d));
+                }
+            }
+            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_PREP, k.a, p.tm_max), bar);
+            break;
+        }
         case SG_MT_ATT: {
             const uint8_t *qkv[3];
             for (int j = 0; j < 3; j++) {
@@ -321,9 +355,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
                     // h by a TMA reduce-add in L2 (h += tile: one adder per element per stage, so deterministic),
                     // which spares loading the residual
             const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-            const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2;
+            const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2 || k.kind == SG_MT_PATCH;
             const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
-                              : k.kind == SG_MT_FC1 ? L->fc1_b : L->fc2_b;
+                              : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
+                              : nullptr;  // PATCH: the conv bias is in pos_b
             float acc0[64], acc1[64];
             sg_sm90_acc_init(acc0, m0, n0, M, bias, nullptr, 0);
             sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, nullptr, 0);
@@ -439,7 +474,7 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
 struct sg_sm90_mega {
     CUtensorMap *maps;         // device
     sg_mega_layer_dev *layers; // device
-    float *bias;               // device: per layer qkv_b [2304] + fc1_b [3072] in fp32
+    float *bias;               // device: per layer qkv_b [2304] + fc1_b [3072] in fp32, then the pixel LUT [256]
     unsigned *cnt;             // device
     unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
     unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
@@ -484,6 +519,8 @@ static std::vector<unsigned> sg_mega_build_tasks(int n, int L, int vctas, int G,
         for (int r = g * G; r < std::min(tm, g * G + G); r++)
             for (int b = 0; b < parts; b++) t.push_back(sg_mega_encode(kind, l, r, b));
     };
+    for (int g = 0; g < ng; g++) rows(SG_MT_PREP, 0, g, SG_MEGA_LN_PARTS);
+    for (int g = 0; g < ng; g++) rows(SG_MT_PATCH, 0, g, SG_MEGA_OUT_TILES);
     for (int l = 0; l < L; l++) {
         for (int w = 0; w < ng + 6 * lag; w++) {
             for (int s = 0; s < 7; s++) {
@@ -528,7 +565,11 @@ static std::vector<unsigned> sg_mega_build_tasks_interleaved(int n, int L, int v
         for (int i : imgs[r])
             for (int h = 0; h < SG_MEGA_HEADS; h++) t.push_back(sg_mega_encode(SG_MT_ATT, l, i, h));
     };
-    for (int r = 0; r < tm; r++) tiles(SG_MT_LN1, 0, r, SG_MEGA_LN_PARTS);
+    for (int r = 0; r < tm; r++) tiles(SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
+    for (int r = 0; r < tm + lag_ln; r++) {
+        if (r < tm) tiles(SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
+        if (r - lag_ln >= 0) tiles(SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
+    }
     for (int l = 0; l < L; l++) {
         for (int r = 0; r < tm + lag_att; r++) {
             if (r < tm) tiles(SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
@@ -562,7 +603,12 @@ static int sg_mega_check_order(const std::vector<unsigned> &t, int n, int L, cha
         bool ok = true;
         auto need = [&](int kind, int a, unsigned target) { ok = ok && c[sg_mega_counter(kind, a, tm)] >= target; };
         switch (k.kind) {
-        case SG_MT_LN1: if (l > 0) need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l); break;
+        case SG_MT_PREP: break;
+        case SG_MT_PATCH: need(SG_MT_PREP, k.a, SG_MEGA_LN_PARTS); break;
+        case SG_MT_LN1:
+            if (l > 0) need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l);
+            else need(SG_MT_PATCH, k.a, SG_MEGA_OUT_TILES);
+            break;
         case SG_MT_QKV: need(SG_MT_LN1, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
         case SG_MT_ATT:
             for (int r = k.a * SG_MEGA_T / SG_MEGA_BM; r <= (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; r++)
@@ -615,7 +661,8 @@ void sg_sm90_mega_free(sg_sm90_mega *g) {
 
 int sg_sm90_mega_supported(const sg_config *c, char *why, size_t whylen) {
     if (c->hidden_size != SG_MEGA_D || c->intermediate_size != SG_MEGA_F || c->num_heads != SG_MEGA_HEADS ||
-        sg_config_tokens(c) != SG_MEGA_T || c->activation != SG_ACT_GELU_TANH || c->num_layers < 1) {
+        sg_config_tokens(c) != SG_MEGA_T || c->image_size != 224 || c->patch_size != 16 ||
+        c->activation != SG_ACT_GELU_TANH || c->num_layers < 1) {
         snprintf(why, whylen, "the Hopper megakernel is built for SigLIP2-base shapes (hidden 768, mlp 3072, 12 heads, "
                               "196 tokens, tanh GELU); this model has hidden %d, mlp %d, %d heads, %d tokens",
                  c->hidden_size, c->intermediate_size, c->num_heads, sg_config_tokens(c));
@@ -653,7 +700,8 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
 
     // fp32 biases of the two GEMMs whose portable-path biases are bf16.
-    std::vector<float> hb((size_t)L * (3 * D + F));
+    std::vector<float> hb((size_t)L * (3 * D + F) + 256);
+    for (int i = 0; i < 256; i++) hb[(size_t)L * (3 * D + F) + i] = sg_pixel_to_float((uint8_t)i);
     for (int l = 0; l < L; l++) {
         float *q = hb.data() + (size_t)l * (3 * D + F);
         memcpy(q, m->layers[l].q_b, D * sizeof(float));
@@ -677,7 +725,9 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     int rc = sg_sm90_tmap_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_sm90_tmap_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_sm90_tmap_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_ATTN_ROWS, 64, err, errlen);
+             sg_sm90_tmap_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_ATTN_ROWS, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen);
     for (int l = 0; l < L && !rc; l++) {
         const sg_sm90_mega_layer_w &w = b->layers[l];
         rc = sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
@@ -711,8 +761,8 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
     return g;
 }
 
-int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float *post_w, const float *post_b, float eps,
-                     int n, cudaStream_t st, char *err, size_t errlen) {
+int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const uint8_t *pix, const float *post_w,
+                     const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen) {
     if (n < 1 || n > g->n_max) {
         snprintf(err, errlen, "%s:%d: sm90 megakernel: batch %d outside 1..%d", __FILE__, __LINE__, n, g->n_max);
         return -1;
@@ -776,6 +826,10 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
     p.qkv = b->qkv;
     p.att = b->att;
     p.H = b->H;
+    p.patches = b->patches;
+    p.pix = pix;
+    p.lut = g->bias + (size_t)g->L * (3 * SG_MEGA_D + SG_MEGA_F);
+    p.pos_b = b->pos_b;
     p.cnt = g->cnt;
     p.tm_max = g->tm_max;
     p.n = n;
@@ -820,8 +874,8 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float
         cudaGetDevice(&dev);
         cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
         const double vcta_us = 2.0 * g->sms * ms * 1e3;  // virtual-CTA microseconds available in the launch
-        static const char *names[] = {"ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln", "idle", "depwait",
-                                      "gemm:init", "gemm:kloop", "gemm:store"};
+        static const char *names[] = {"prep", "patch", "ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln",
+                                      "idle", "depwait", "gemm:init", "gemm:kloop", "gemm:store"};
         fprintf(stderr, "sg-sm90 profile, batch %d: %.3f ms, %d tasks; per kind: share of consumer time, tasks, "
                         "us per task\n", n, ms, sg_mega_total_tasks(n, g->L));
         for (int i = 0; i <= SG_MT_END + 4; i++) {

@@ -10,7 +10,9 @@
 //   LN2   (row tile, quarter)        y = LN2(h)                               4 tm
 //   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    24 tm
 //   FC2   (row tile, col tile)       h += H W2^T + b2                         6 tm
-// and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks.
+// and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks. Before layer 0 the patch
+// embedding: PREP (row tile, quarter): patches = normalised pixels (bf16, Conv2d weight order), h = positions +
+// conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
 // The table is built on the host (sm90_mega.cu): by default stage after stage, with the attention and LayerNorm
@@ -30,7 +32,9 @@
 #define SG_MEGA_BN 128
 
 enum {
-    SG_MT_LN1 = 0,
+    SG_MT_PREP = 0,  // patch embedding, part 1: uint8 pixels -> bf16 patches, h = positions + conv bias
+    SG_MT_PATCH,     // part 2: h += patches . Wpatch^T (GEMM tiles)
+    SG_MT_LN1,
     SG_MT_QKV,
     SG_MT_ATT,
     SG_MT_OUT,
@@ -49,8 +53,8 @@ enum {
 #define SG_MEGA_LN_PARTS 4                              // LayerNorm tasks per row tile
 #define SG_MEGA_LN_ROWS (SG_MEGA_BM / SG_MEGA_LN_PARTS)  // 32
 
-// Counter words: [0] ticket, [1] exit count, then per-row-tile arrays for LN1, QKV, OUT, LN2, FC1, FC2 (tm_max
-// each) and one per image for attention (n_max).
+// Counter words: [0] ticket, [1] exit count, then per-row-tile arrays for LN1, QKV, OUT, LN2, FC1, FC2, PREP,
+// PATCH (tm_max each) and one per image for attention (n_max).
 #define SG_MEGA_CNT_TICKET 0
 #define SG_MEGA_CNT_EXIT 1
 #define SG_MEGA_CNT_BASE 32  // the two control words on their own 128-byte line
@@ -66,10 +70,10 @@ __host__ __device__ inline int sg_mega_layer_tasks(int n) {
            SG_MEGA_HEADS * n;
 }
 __host__ __device__ inline int sg_mega_total_tasks(int n, int L) {
-    return L * sg_mega_layer_tasks(n) + SG_MEGA_LN_PARTS * sg_mega_tiles_m(n);
+    return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n);
 }
 __host__ __device__ inline size_t sg_mega_counter_words(int tm_max, int n_max) {
-    return SG_MEGA_CNT_BASE + 6 * (size_t)tm_max + (size_t)n_max;
+    return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + (size_t)n_max;
 }
 // Index of the counter a task of `kind` signals (for ATT, `a` is the image).
 __host__ __device__ inline size_t sg_mega_counter(int kind, int a, int tm_max) {
@@ -80,7 +84,9 @@ __host__ __device__ inline size_t sg_mega_counter(int kind, int a, int tm_max) {
     case SG_MT_LN2: return SG_MEGA_CNT_BASE + 3 * (size_t)tm_max + a;
     case SG_MT_FC1: return SG_MEGA_CNT_BASE + 4 * (size_t)tm_max + a;
     case SG_MT_FC2: return SG_MEGA_CNT_BASE + 5 * (size_t)tm_max + a;
-    default: return SG_MEGA_CNT_BASE + 6 * (size_t)tm_max + a;  // SG_MT_ATT
+    case SG_MT_PREP: return SG_MEGA_CNT_BASE + 6 * (size_t)tm_max + a;
+    case SG_MT_PATCH: return SG_MEGA_CNT_BASE + 7 * (size_t)tm_max + a;
+    default: return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + a;  // SG_MT_ATT
     }
 }
 

@@ -23,6 +23,9 @@ struct sg_sm90_mega_buffers {
     size_t qkv_rows;
     __nv_bfloat16 *att;     // [M, 768]
     __nv_bfloat16 *H;       // [M, 3072]
+    __nv_bfloat16 *patches; // [M, 768] (the portable path's `big` buffer)
+    const __nv_bfloat16 *patch_w;  // [768, 768] Conv2d weight as [out, c ky kx]
+    const float *pos_b;     // [196, 768] positions + conv bias
     const sg_sm90_mega_layer_w *layers;  // [L], host array
 };
 
@@ -33,10 +36,10 @@ int sg_sm90_mega_supported(const sg_config *c, char *why, size_t whylen);
 // Builds tensor maps over b's buffers and weights, uploads fp32 biases, allocates counters (current device).
 // NULL + err on failure.
 sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers *b, char *err, size_t errlen);
-// Enqueues the encoder layers + post-LayerNorm for n images: h (patch embeddings) -> y = post_LN(encoder(h)),
-// h is overwritten with the encoder output. One kernel launch; capturable.
-int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const float *post_w, const float *post_b, float eps,
-                     int n, cudaStream_t st, char *err, size_t errlen);
+// Enqueues patch embedding + encoder layers + post-LayerNorm for n images: pix [n, 224, 224, 3] uint8 (device)
+// -> y = post_LN(encoder(embed(pix))); h holds the encoder output. One kernel launch; capturable.
+int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const uint8_t *pix, const float *post_w,
+                     const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen);
 void sg_sm90_mega_free(sg_sm90_mega *g);
 // Number of tasks of one launch (for reports).
 int sg_sm90_mega_tasks(int n, int L);
