@@ -76,9 +76,10 @@ int main(int argc, char **argv) {
     uint8_t *pool = malloc(img * POOL), *pix[2] = {malloc(img * MAXB), malloc(img * MAXB)};
     float *ref = malloc(sizeof(float) * D * POOL), *out = malloc(sizeof(float) * D * MAXB);
     int *idx[2] = {malloc(sizeof(int) * MAXB), malloc(sizeof(int) * MAXB)}, n[2] = {0, 0};
+    int rc = 1;
     if (!pool || !pix[0] || !pix[1] || !ref || !out || !idx[0] || !idx[1]) {
         fprintf(stderr, "out of memory\n");
-        return 1;
+        goto done;
     }
     for (int p = 0; p < POOL; p++) /* a gradient per image plus noise: varied, non-degenerate activations */
         for (int y = 0; y < S; y++)
@@ -135,10 +136,19 @@ int main(int argc, char **argv) {
            "differing from the batch-1 reference by more than %g (%ld not bit-identical, max |d| %g)\n",
            bad_rows ? "FAIL" : "PASS", b->name, (unsigned long long)seed, launches, MAXB, images, now() - t0,
            bad_rows, tol, inexact_rows, maxd);
+    rc = bad_rows ? 1 : 0;
+done:
     sg_backend_destroy(b);
     sg_model_free(m);
-    return bad_rows ? 1 : 0;
+    free(pool);
+    free(pix[0]);
+    free(pix[1]);
+    free(ref);
+    free(out);
+    free(idx[0]);
+    free(idx[1]);
+    return rc;
 fail:
     fprintf(stderr, "FAIL: %s\n", err);
-    return 1;
+    goto done;
 }
