@@ -3,7 +3,7 @@
 // Shape of one CTA (one per SM, 320 threads, ~193 KB of shared memory): two independent "virtual CTAs", each a
 // producer thread (lane 0 of warp 8 or 9) feeding one consumer warpgroup (warps 0-3 or 4-7)
 // through its own 3-stage mbarrier ring of 32 KB stages (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
-// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (sm90_mega.cuh), so the
+// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega_plan.h), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
 //   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, sm90_sync.cuh) ->
@@ -23,14 +23,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
 #include "sm90_gemm.cuh"
 #include "sm90_attn.cuh"
 #include "sm90_ln.cuh"
 #include "sm90_sync.cuh"
-#include "sm90_mega.cuh"
+#include "../mega_plan.h"
 #include "sm90_mega.h"
 #include "sm90_tmap.cuh"
 
@@ -496,152 +495,6 @@ struct sg_sm90_mega {
         }                                                                                                       \
     } while (0)
 
-// The task table of a launch for n images and L layers. Inside a layer, row tiles are taken in groups of G and
-// wave w lists stage s's tasks for group w - s (stages in order LN1, QKV, ATT, OUT, LN2, FC1, FC2; an image's
-// attention belongs to the group of its last row tile), so a group's activations go from stage to stage within
-// about one wave of the grid and stay in L2. G is about one grid's worth of tasks per wave (a row tile has ~70
-// tasks per layer). Layers follow each other (the next layer's first groups overlap the last one's tail), then
-// the post-LayerNorm. The order must be topological for the ticket scheduler (sm90_mega.cu header):
-// sg_mega_check_order verifies that on the host.
-// G <= 0: about one grid's worth of tasks per group (row tiles); lag: waves between a stage and the next one
-// (1: stage s takes group w - s). G >= tm gives the plain stage-by-stage order.
-static std::vector<unsigned> sg_mega_build_tasks(int n, int L, int vctas, int G, int lag) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    if (G <= 0) G = std::max(1, (vctas + 35) / 70);
-    G = std::min(G, tm);
-    lag = std::max(1, lag);
-    const int ng = (tm + G - 1) / G;
-    std::vector<std::vector<int>> imgs(ng);  // images of each group (by last row tile)
-    for (int i = 0; i < n; i++) imgs[std::min(M - 1, i * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM / G].push_back(i);
-    std::vector<unsigned> t;
-    t.reserve((size_t)sg_mega_total_tasks(n, L));
-    auto rows = [&](int kind, int l, int g, int parts) {
-        for (int r = g * G; r < std::min(tm, g * G + G); r++)
-            for (int b = 0; b < parts; b++) t.push_back(sg_mega_encode(kind, l, r, b));
-    };
-    for (int g = 0; g < ng; g++) rows(SG_MT_PREP, 0, g, SG_MEGA_LN_PARTS);
-    for (int g = 0; g < ng; g++) rows(SG_MT_PATCH, 0, g, SG_MEGA_OUT_TILES);
-    for (int l = 0; l < L; l++) {
-        for (int w = 0; w < ng + 6 * lag; w++) {
-            for (int s = 0; s < 7; s++) {
-                const int g = w - s * lag;
-                if (g < 0 || g >= ng) continue;
-                switch (s) {
-                case 0: rows(SG_MT_LN1, l, g, SG_MEGA_LN_PARTS); break;
-                case 1: rows(SG_MT_QKV, l, g, SG_MEGA_QKV_TILES); break;
-                case 2:
-                    for (int i : imgs[g])
-                        for (int h = 0; h < SG_MEGA_HEADS; h++) t.push_back(sg_mega_encode(SG_MT_ATT, l, i, h));
-                    break;
-                case 3: rows(SG_MT_OUT, l, g, SG_MEGA_OUT_TILES); break;
-                case 4: rows(SG_MT_LN2, l, g, SG_MEGA_LN_PARTS); break;
-                case 5: rows(SG_MT_FC1, l, g, SG_MEGA_FC1_TILES); break;
-                default: rows(SG_MT_FC2, l, g, SG_MEGA_FC2_TILES); break;
-                }
-            }
-        }
-    }
-    for (int g = 0; g < ng; g++) rows(SG_MT_POSTLN, L, g, SG_MEGA_LN_PARTS);
-    return t;
-}
-
-// Stage by stage, except that the memory-bound tasks follow their producer at a distance of about one grid of
-// tasks instead of waiting for the whole stage: after the QKV tiles of row tile r come the attention tasks of the
-// images ending in row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2
-// of r the next layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln. Their inputs are then still in L2
-// instead of being read back from HBM a whole stage later, and the lag keeps them from waiting.
-static std::vector<unsigned> sg_mega_build_tasks_interleaved(int n, int L, int vctas, int lagx) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    const int lag_att = std::max(1, lagx * vctas / SG_MEGA_QKV_TILES);
-    const int lag_ln = std::max(1, lagx * vctas / SG_MEGA_OUT_TILES);
-    std::vector<std::vector<int>> imgs(tm);  // images by last row tile
-    for (int i = 0; i < n; i++) imgs[std::min(M - 1, i * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM].push_back(i);
-    std::vector<unsigned> t;
-    t.reserve((size_t)sg_mega_total_tasks(n, L));
-    auto tiles = [&](int kind, int l, int r, int parts) {
-        for (int b = 0; b < parts; b++) t.push_back(sg_mega_encode(kind, l, r, b));
-    };
-    auto att = [&](int l, int r) {
-        for (int i : imgs[r])
-            for (int h = 0; h < SG_MEGA_HEADS; h++) t.push_back(sg_mega_encode(SG_MT_ATT, l, i, h));
-    };
-    for (int r = 0; r < tm; r++) tiles(SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
-    for (int r = 0; r < tm + lag_ln; r++) {
-        if (r < tm) tiles(SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
-        if (r - lag_ln >= 0) tiles(SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
-    }
-    for (int l = 0; l < L; l++) {
-        for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) tiles(SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
-            if (r - lag_att >= 0) att(l, r - lag_att);
-        }
-        for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) tiles(SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
-            if (r - lag_ln >= 0) tiles(SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
-        }
-        for (int r = 0; r < tm; r++) tiles(SG_MT_FC1, l, r, SG_MEGA_FC1_TILES);
-        for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) tiles(SG_MT_FC2, l, r, SG_MEGA_FC2_TILES);
-            if (r - lag_ln >= 0) tiles(l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
-        }
-    }
-    return t;
-}
-
-// Replays the table on the host with the kernel's counter rules (sg_mega_wait_inputs) and checks that every
-// task's inputs are complete when its turn comes, and that every task appears exactly once. 0 or -1 + err.
-static int sg_mega_check_order(const std::vector<unsigned> &t, int n, int L, char *err, size_t errlen) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    std::vector<unsigned> c(sg_mega_counter_words(tm, tm), 0);
-    if ((long)t.size() != (long)sg_mega_total_tasks(n, L)) {
-        snprintf(err, errlen, "sm90 task table: %zu tasks, expected %d", t.size(), sg_mega_total_tasks(n, L));
-        return -1;
-    }
-    for (size_t i = 0; i < t.size(); i++) {
-        const sg_mega_task k = sg_mega_decode(t[i]);
-        const int l = k.layer;
-        bool ok = true;
-        auto need = [&](int kind, int a, unsigned target) { ok = ok && c[sg_mega_counter(kind, a, tm)] >= target; };
-        switch (k.kind) {
-        case SG_MT_PREP: break;
-        case SG_MT_PATCH: need(SG_MT_PREP, k.a, SG_MEGA_LN_PARTS); break;
-        case SG_MT_LN1:
-            if (l > 0) need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l);
-            else need(SG_MT_PATCH, k.a, SG_MEGA_OUT_TILES);
-            break;
-        case SG_MT_QKV: need(SG_MT_LN1, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
-        case SG_MT_ATT:
-            for (int r = k.a * SG_MEGA_T / SG_MEGA_BM; r <= (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; r++)
-                need(SG_MT_QKV, r, SG_MEGA_QKV_TILES * (l + 1));
-            break;
-        case SG_MT_OUT:
-            for (int j = k.a * SG_MEGA_BM / SG_MEGA_T; j <= (std::min(k.a * SG_MEGA_BM + SG_MEGA_BM, M) - 1) / SG_MEGA_T; j++)
-                need(SG_MT_ATT, j, SG_MEGA_HEADS * (l + 1));
-            break;
-        case SG_MT_LN2: need(SG_MT_OUT, k.a, SG_MEGA_OUT_TILES * (l + 1)); break;
-        case SG_MT_FC1: need(SG_MT_LN2, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
-        case SG_MT_FC2: need(SG_MT_FC1, k.a, SG_MEGA_FC1_TILES * (l + 1)); break;
-        case SG_MT_POSTLN: need(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * L); break;
-        default: ok = false;
-        }
-        if (!ok) {
-            snprintf(err, errlen, "%s:%d: sm90 task table for batch %d is not in dependency order at task %zu (kind %d, "
-                     "layer %d, %d, %d)", __FILE__, __LINE__, n, i, k.kind, k.layer, k.a, k.b);
-            return -1;
-        }
-        if (k.kind != SG_MT_POSTLN) c[sg_mega_counter(k.kind, k.a, tm)]++;
-    }
-    // Every counter at its final value = every task exactly once (the count matched above).
-    for (int r = 0; r < tm; r++)
-        if (c[sg_mega_counter(SG_MT_FC2, r, tm)] != (unsigned)(SG_MEGA_FC2_TILES * L) ||
-            c[sg_mega_counter(SG_MT_QKV, r, tm)] != (unsigned)(SG_MEGA_QKV_TILES * L)) {
-            snprintf(err, errlen, "%s:%d: sm90 task table for batch %d misses tasks of row tile %d", __FILE__, __LINE__,
-                     n, r);
-            return -1;
-        }
-    return 0;
-}
-
 void sg_sm90_mega_free(sg_sm90_mega *g) {
     if (!g) return;
     if (g->maps) cudaFree(g->maps);
@@ -775,28 +628,34 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const uint8
             return -1;
         }
         // The default order is stage by stage with the memory-bound tasks interleaved one grid behind their
-        // producers (sg_mega_build_tasks_interleaved): on an H100 11,524 images/s at batch 1024 against 11,142-
-        // 11,358 for plain stage by stage and 8,811-9,442 (an earlier kernel version) for wavefronts of 4-16 row
-        // tiles (docs/perf-notes.md). SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag" and SG_SM90_LAGX=k (lag
-        // multiplier) choose other orders, for experiments.
+        // producers: on an H100 11,524 images/s at batch 1024 against 11,142-11,358 for plain stage by stage and
+        // 8,811-9,442 (an earlier kernel version) for wavefronts of 4-16 row tiles (docs/perf-notes.md).
+        // SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag" and SG_SM90_LAGX=k (lag multiplier) choose other orders,
+        // for experiments. Every table is checked topological before it is used (kernel/mega_plan.c).
         int G = SG_MEGA_MAX_TILES_M, lag = 1;
-        const char *e = getenv("SG_SM90_WAVE");
+        const char *e = getenv("SG_SM90_WAVE"), *o = getenv("SG_SM90_ORDER"), *x = getenv("SG_SM90_LAGX");
         if (e) sscanf(e, "%d,%d", &G, &lag);
-        const char *o = getenv("SG_SM90_ORDER"), *x = getenv("SG_SM90_LAGX");
-        const std::vector<unsigned> t = (!o || strcmp(o, "stage") != 0)
-                                            ? sg_mega_build_tasks_interleaved(n, g->L, 2 * g->sms, x ? atoi(x) : 1)
-                                            : sg_mega_build_tasks(n, g->L, 2 * g->sms, G, lag);
-        if (sg_mega_check_order(t, n, g->L, err, errlen)) return -1;
+        const int order = (o && strcmp(o, "stage") == 0) || e ? SG_MEGA_ORDER_WAVE : SG_MEGA_ORDER_INTERLEAVE;
+        uint32_t *t = nullptr;
+        size_t count = 0;
+        if (sg_mega_plan_build(n, g->L, 2 * g->sms, order, G, lag, x ? atoi(x) : 1, &t, &count, err, errlen))
+            return -1;
+        if (sg_mega_plan_check(t, count, n, g->L, err, errlen)) {
+            free(t);
+            return -1;
+        }
         unsigned *d = nullptr;
-        if (cudaMalloc(&d, t.size() * sizeof(unsigned)) != cudaSuccess ||
-            cudaMemcpy(d, t.data(), t.size() * sizeof(unsigned), cudaMemcpyHostToDevice) != cudaSuccess) {
+        const bool up = cudaMalloc(&d, count * sizeof(unsigned)) == cudaSuccess &&
+                        cudaMemcpy(d, t, count * sizeof(unsigned), cudaMemcpyHostToDevice) == cudaSuccess;
+        free(t);
+        if (!up) {
             snprintf(err, errlen, "%s:%d: sm90 megakernel: task table upload: %s", __FILE__, __LINE__,
                      cudaGetErrorString(cudaGetLastError()));
             if (d) cudaFree(d);
             return -1;
         }
         g->tasks[n] = d;
-        g->ntasks[n] = (int)t.size();
+        g->ntasks[n] = (int)count;
         const uint64_t M = (uint64_t)n * SG_MEGA_T;
         CUtensorMap sm[SG_SMAPS];
         CUtensorMap *dm = nullptr;

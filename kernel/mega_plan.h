@@ -1,4 +1,6 @@
-// kernel/sm90/sm90_mega.cuh — the task list of the Hopper megakernel, shared by the kernel and the host.
+// kernel/mega_plan.h — the task list of the Hopper megakernel (kernel/sm90/sm90_mega.cu): its tasks, their
+// encoding and counters (shared by the kernel and the host), and the host functions that build a launch's list
+// and prove it is in dependency order (kernel/mega_plan.c, plain C so CI tests them without a GPU).
 //
 // One launch runs the L encoder layers and the post-LayerNorm of n images (M = 196 n token rows, tm = ceil(M /
 // 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md §2); a layer's
@@ -21,8 +23,17 @@
 // launch: a stage of layer l needs its producer's counter to reach (l + 1) x (signals per layer), which is
 // unambiguous because every stage of layer l + 1 on a row tile transitively waits for all of layer l's work on
 // it (the argument is in docs/megakernel.md §3).
-#ifndef SG_SM90_MEGA_CUH
-#define SG_SM90_MEGA_CUH
+#ifndef SG_MEGA_PLAN_H
+#define SG_MEGA_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define SG_HD __host__ __device__
+#else
+#define SG_HD
+#endif
 
 #define SG_MEGA_D 768
 #define SG_MEGA_F 3072
@@ -32,7 +43,7 @@
 #define SG_MEGA_BN 128
 
 enum {
-    SG_MT_PREP = 0,  // patch embedding, part 1: uint8 pixels -> bf16 patches, h = positions + conv bias
+    SG_MT_PREP = 0,  /* patch embedding, part 1: uint8 pixels -> bf16 patches, h = positions + conv bias */
     SG_MT_PATCH,     // part 2: h += patches . Wpatch^T (GEMM tiles)
     SG_MT_LN1,
     SG_MT_QKV,
@@ -63,20 +74,20 @@ typedef struct sg_mega_task {
     int kind, layer, a, b;  // a: row tile (GEMM, LN) or image (ATT); b: column tile, head, or LN quarter
 } sg_mega_task;
 
-__host__ __device__ inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
-__host__ __device__ inline int sg_mega_layer_tasks(int n) {
+SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
+SG_HD static inline int sg_mega_layer_tasks(int n) {
     const int tm = sg_mega_tiles_m(n);
     return tm * (2 * SG_MEGA_LN_PARTS + SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) +
            SG_MEGA_HEADS * n;
 }
-__host__ __device__ inline int sg_mega_total_tasks(int n, int L) {
+SG_HD static inline int sg_mega_total_tasks(int n, int L) {
     return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n);
 }
-__host__ __device__ inline size_t sg_mega_counter_words(int tm_max, int n_max) {
+SG_HD static inline size_t sg_mega_counter_words(int tm_max, int n_max) {
     return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + (size_t)n_max;
 }
 // Index of the counter a task of `kind` signals (for ATT, `a` is the image).
-__host__ __device__ inline size_t sg_mega_counter(int kind, int a, int tm_max) {
+SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
     switch (kind) {
     case SG_MT_LN1: return SG_MEGA_CNT_BASE + a;
     case SG_MT_QKV: return SG_MEGA_CNT_BASE + (size_t)tm_max + a;
@@ -92,10 +103,10 @@ __host__ __device__ inline size_t sg_mega_counter(int kind, int a, int tm_max) {
 
 // A task is one 32-bit word in the launch's task table (built on the host, sm90_mega.cu):
 // kind [28, 32), layer [23, 28), a [8, 23), b [0, 8).
-__host__ __device__ inline unsigned sg_mega_encode(int kind, int layer, int a, int b) {
+SG_HD static inline unsigned sg_mega_encode(int kind, int layer, int a, int b) {
     return ((unsigned)kind << 28) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
 }
-__host__ __device__ inline sg_mega_task sg_mega_decode(unsigned code) {
+SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     sg_mega_task k;
     k.kind = (int)(code >> 28);
     k.layer = (int)((code >> 23) & 31u);
@@ -105,4 +116,28 @@ __host__ __device__ inline sg_mega_task sg_mega_decode(unsigned code) {
 }
 #define SG_MEGA_MAX_LAYERS 31
 #define SG_MEGA_MAX_TILES_M 0x7fff
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Task orders. SG_MEGA_ORDER_INTERLEAVE (the default): stage by stage, with attention and LayerNorm tasks about
+ * one grid of tasks (lagx x vctas tasks) behind the tiles they read; SG_MEGA_ORDER_WAVE: a wavefront over groups
+ * of G row tiles, stage s taking group w - s x lag in wave w (G >= row tiles: plain stage by stage). */
+enum { SG_MEGA_ORDER_INTERLEAVE = 0, SG_MEGA_ORDER_WAVE = 1 };
+
+/* Builds the task table of a launch for n images and L layers on a GPU of vctas virtual CTAs (2 per SM).
+ * *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of memory, n or L beyond the encoding). */
+int sg_mega_plan_build(int n, int L, int vctas, int order, int G, int lag, int lagx, uint32_t **out, size_t *count,
+                       char *err, size_t errlen);
+
+/* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
+ * sm90_mega.cu) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
+ * cannot deadlock), that every field is in range, and that every task of the launch appears exactly once.
+ * 0, or -1 with the first offending task in err. */
+int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

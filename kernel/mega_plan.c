@@ -1,0 +1,220 @@
+/* kernel/mega_plan.c — building the Hopper megakernel's task table and proving it is in dependency order.
+ *
+ * The kernel (kernel/sm90/sm90_mega.cu) hands task numbers out with one global ticket, in table order; a task
+ * only waits for tasks with smaller numbers, so the lowest unfinished task can always run and the launch cannot
+ * deadlock, whatever the residency. That argument holds only if the table is topological under the kernel's
+ * counter rules; sg_mega_plan_check replays those rules on every table before it is uploaded, and CI runs it for
+ * every batch size (tests/test_mega_plan.c). Plain C, no CUDA: it is part of every build.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mega_plan.h"
+
+typedef struct {
+    uint32_t *t;
+    size_t n, cap;
+} tasks;
+
+static void put(tasks *v, int kind, int layer, int a, int b) { v->t[v->n++] = sg_mega_encode(kind, layer, a, b); }
+
+static void put_tiles(tasks *v, int kind, int layer, int r, int parts) {
+    for (int b = 0; b < parts; b++) put(v, kind, layer, r, b);
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* The row tile holding an image's last token: its attention tasks go with that row tile (all the rows they read
+ * are then produced). */
+static int last_tile(int img, int M) { return imin(M - 1, img * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; }
+
+/* Attention tasks of the images whose last row tile is in [r0, r1). Images are in row order, so *next walks. */
+static void put_att(tasks *v, int layer, int r0, int r1, int n, int M, int *next) {
+    while (*next < n && last_tile(*next, M) < r1) {
+        if (last_tile(*next, M) >= r0)
+            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, SG_MT_ATT, layer, *next, h);
+        (*next)++;
+    }
+}
+
+/* Stage by stage, with the memory-bound tasks following their producer at a distance of lag row tiles instead of
+ * waiting for the whole stage: after the QKV tiles of row tile r come the attention tasks of the images ending in
+ * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
+ * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
+ * LayerNorm-1. Their inputs are then still in L2, and the lag (about one grid of tasks) keeps them from waiting. */
+static void build_interleaved(tasks *v, int n, int L, int vctas, int lagx) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    const int lag_att = imax(1, lagx * vctas / SG_MEGA_QKV_TILES), lag_ln = imax(1, lagx * vctas / SG_MEGA_OUT_TILES);
+    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
+    for (int r = 0; r < tm + lag_ln; r++) {
+        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
+        if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
+    }
+    for (int l = 0; l < L; l++) {
+        int next = 0;
+        for (int r = 0; r < tm + lag_att; r++) {
+            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
+            if (r - lag_att >= 0) put_att(v, l, r - lag_att, r - lag_att + 1, n, M, &next);
+        }
+        for (int r = 0; r < tm + lag_ln; r++) {
+            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
+            if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
+        }
+        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES);
+        for (int r = 0; r < tm + lag_ln; r++) {
+            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES);
+            if (r - lag_ln >= 0)
+                put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
+        }
+    }
+}
+
+/* A wavefront over groups of G row tiles: wave w lists stage s's tasks for group w - s x lag (stages LN1, QKV,
+ * ATT, OUT, LN2, FC1, FC2), so a group's data goes from stage to stage within a few waves; G >= tm gives the
+ * plain stage-by-stage order. Measured slower than the interleaved order (docs/perf-notes.md), kept for
+ * experiments (SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag"). */
+static void build_wave(tasks *v, int n, int L, int vctas, int G, int lag) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    if (G <= 0) G = imax(1, (vctas + 35) / 70);  /* ~70 tasks per row tile and layer: a grid's worth per wave */
+    G = imin(G, tm);
+    lag = imax(1, lag);
+    const int ng = (tm + G - 1) / G;
+    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
+    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
+    static const int kinds[7] = {SG_MT_LN1, SG_MT_QKV, SG_MT_ATT, SG_MT_OUT, SG_MT_LN2, SG_MT_FC1, SG_MT_FC2};
+    static const int parts[7] = {SG_MEGA_LN_PARTS,  SG_MEGA_QKV_TILES, 0, SG_MEGA_OUT_TILES,
+                                 SG_MEGA_LN_PARTS,  SG_MEGA_FC1_TILES, SG_MEGA_FC2_TILES};
+    for (int l = 0; l < L; l++) {
+        int next = 0;
+        for (int w = 0; w < ng + 6 * lag; w++)
+            for (int s = 0; s < 7; s++) {
+                const int g = w - s * lag;
+                if (g < 0 || g >= ng) continue;
+                if (kinds[s] == SG_MT_ATT) {
+                    put_att(v, l, g * G, imin(tm, g * G + G), n, M, &next);
+                    continue;
+                }
+                for (int r = g * G; r < imin(tm, g * G + G); r++) put_tiles(v, kinds[s], l, r, parts[s]);
+            }
+    }
+    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_POSTLN, L, r, SG_MEGA_LN_PARTS);
+}
+
+int sg_mega_plan_build(int n, int L, int vctas, int order, int G, int lag, int lagx, uint32_t **out, size_t *count,
+                       char *err, size_t errlen) {
+    *out = NULL;
+    *count = 0;
+    if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
+        snprintf(err, errlen, "megakernel task table: batch %d with %d layers is beyond the task encoding", n, L);
+        return -1;
+    }
+    tasks v = {NULL, 0, (size_t)sg_mega_total_tasks(n, L)};
+    v.t = malloc(v.cap * sizeof *v.t);
+    if (!v.t) {
+        snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
+        return -1;
+    }
+    if (order == SG_MEGA_ORDER_WAVE) build_wave(&v, n, L, vctas, G, lag);
+    else build_interleaved(&v, n, L, vctas, imax(1, lagx));
+    if (v.n != v.cap) { /* a builder bug: every builder emits each task once */
+        snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
+                 __LINE__, n, v.n, v.cap);
+        free(v.t);
+        return -1;
+    }
+    *out = v.t;
+    *count = v.n;
+    return 0;
+}
+
+/* Tasks of one kind per counter unit (row tile, or image for ATT) and per layer: the signals a counter gets. */
+static int per_unit(int kind) {
+    switch (kind) {
+    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: return SG_MEGA_LN_PARTS;
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: return SG_MEGA_OUT_TILES;
+    case SG_MT_QKV: return SG_MEGA_QKV_TILES;
+    case SG_MT_FC1: return SG_MEGA_FC1_TILES;
+    case SG_MT_ATT: return SG_MEGA_HEADS;
+    default: return 0;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    if (count != (size_t)sg_mega_total_tasks(n, L)) {
+        snprintf(err, errlen, "megakernel task table for batch %d: %zu tasks, expected %d", n, count,
+                 sg_mega_total_tasks(n, L));
+        return -1;
+    }
+    const size_t words = sg_mega_counter_words(tm, n);
+    unsigned *c = calloc(words, sizeof *c);
+    uint32_t *sorted = malloc(count * sizeof *sorted);
+    if (!c || !sorted) {
+        free(c);
+        free(sorted);
+        snprintf(err, errlen, "megakernel task table check: out of host memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        const sg_mega_task k = sg_mega_decode(t[i]);
+        const int l = k.layer;
+        const int units = k.kind == SG_MT_ATT ? n : tm;
+        const int in_layer = k.kind == SG_MT_PREP || k.kind == SG_MT_PATCH ? l == 0
+                             : k.kind == SG_MT_POSTLN                     ? l == L
+                                                                          : l < L;
+        int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind);
+#define NEED(kind, a, target) ok = ok && c[sg_mega_counter(kind, a, tm)] >= (unsigned)(target)
+        if (ok) switch (k.kind) {
+            case SG_MT_PREP: break;
+            case SG_MT_PATCH: NEED(SG_MT_PREP, k.a, SG_MEGA_LN_PARTS); break;
+            case SG_MT_LN1:
+                if (l > 0) NEED(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l);
+                else NEED(SG_MT_PATCH, k.a, SG_MEGA_OUT_TILES);
+                break;
+            case SG_MT_QKV: NEED(SG_MT_LN1, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
+            case SG_MT_ATT:
+                for (int r = k.a * SG_MEGA_T / SG_MEGA_BM; r <= (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; r++)
+                    NEED(SG_MT_QKV, r, SG_MEGA_QKV_TILES * (l + 1));
+                break;
+            case SG_MT_OUT:
+                for (int j = k.a * SG_MEGA_BM / SG_MEGA_T; j <= (imin(k.a * SG_MEGA_BM + SG_MEGA_BM, M) - 1) / SG_MEGA_T;
+                     j++)
+                    NEED(SG_MT_ATT, j, SG_MEGA_HEADS * (l + 1));
+                break;
+            case SG_MT_LN2: NEED(SG_MT_OUT, k.a, SG_MEGA_OUT_TILES * (l + 1)); break;
+            case SG_MT_FC1: NEED(SG_MT_LN2, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
+            case SG_MT_FC2: NEED(SG_MT_FC1, k.a, SG_MEGA_FC1_TILES * (l + 1)); break;
+            default: NEED(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * L); break; /* SG_MT_POSTLN */
+            }
+#undef NEED
+        if (!ok) {
+            snprintf(err, errlen, "megakernel task table for batch %d: task %zu (kind %d, layer %d, %d, %d) is out of "
+                     "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);
+            rc = -1;
+        } else if (k.kind != SG_MT_POSTLN) {
+            c[sg_mega_counter(k.kind, k.a, tm)]++;
+        }
+    }
+    /* Every field in range, no task twice and the right count: then every task of the launch is there once. */
+    if (rc == 0) {
+        memcpy(sorted, t, count * sizeof *t);
+        qsort(sorted, count, sizeof *sorted, cmp_u32);
+        for (size_t i = 1; i < count && rc == 0; i++)
+            if (sorted[i] == sorted[i - 1]) {
+                const sg_mega_task k = sg_mega_decode(sorted[i]);
+                snprintf(err, errlen, "megakernel task table for batch %d: task (kind %d, layer %d, %d, %d) appears "
+                         "twice", n, k.kind, k.layer, k.a, k.b);
+                rc = -1;
+            }
+    }
+    free(c);
+    free(sorted);
+    return rc;
+}

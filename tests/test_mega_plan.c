@@ -1,0 +1,156 @@
+/* tests/test_mega_plan.c — the Hopper megakernel's task tables (kernel/mega_plan.c), without a GPU.
+ *
+ * The megakernel cannot deadlock only if its task table is in dependency order under the kernel's counter rules;
+ * sg_mega_plan_check proves that for a table before it is uploaded. Here: every order the backend can build
+ * passes the check for every batch size 1..1024 (12 layers, the H100's 264 virtual CTAs, and other grid sizes);
+ * and the check itself fails on tables broken in the ways that matter: a stage before its producer, an image's
+ * attention before the second row tile it spans, a task repeated (another missing), a field out of range, a
+ * short table.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "kernel/mega_plan.h"
+
+/* Builds and checks one table; returns it (caller frees) or NULL. */
+static uint32_t *build(int n, int L, int vctas, int order, int G, int lag, int lagx, size_t *count, char *err,
+                       size_t errlen) {
+    uint32_t *t = NULL;
+    if (sg_mega_plan_build(n, L, vctas, order, G, lag, lagx, &t, count, err, errlen)) return NULL;
+    return t;
+}
+
+static size_t find(const uint32_t *t, size_t count, int kind, int layer, int a, int b) {
+    const uint32_t code = sg_mega_encode(kind, layer, a, b);
+    for (size_t i = 0; i < count; i++)
+        if (t[i] == code) return i;
+    return (size_t)-1;
+}
+
+/* Moves t[from] to position to (to < from), shifting the tasks between one place later. */
+static void move_before(uint32_t *t, size_t from, size_t to) {
+    const uint32_t x = t[from];
+    memmove(t + to + 1, t + to, (from - to) * sizeof *t);
+    t[to] = x;
+}
+
+static void check_all_sizes(void) {
+    char err[512];
+    const struct {
+        const char *name;
+        int vctas, order, G, lag, lagx;
+    } orders[] = {
+        {"interleaved (default), 264 virtual CTAs", 264, SG_MEGA_ORDER_INTERLEAVE, 0, 1, 1},
+        {"interleaved, lag x2", 264, SG_MEGA_ORDER_INTERLEAVE, 0, 1, 2},
+        {"interleaved, 16 virtual CTAs", 16, SG_MEGA_ORDER_INTERLEAVE, 0, 1, 1},
+        {"stage by stage", 264, SG_MEGA_ORDER_WAVE, SG_MEGA_MAX_TILES_M, 1, 1},
+        {"wavefront of ~4 row tiles, lag 1", 264, SG_MEGA_ORDER_WAVE, 0, 1, 1},
+        {"wavefront of 2 row tiles, lag 3", 264, SG_MEGA_ORDER_WAVE, 2, 3, 1},
+    };
+    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+        int bad = 0, first_bad = 0;
+        long tasks = 0;
+        for (int n = 1; n <= 1024; n += n < 128 ? 1 : 61) { /* every partial-tile pattern, then up to 1,024 */
+            size_t count = 0;
+            uint32_t *t = build(n, 12, orders[o].vctas, orders[o].order, orders[o].G, orders[o].lag, orders[o].lagx,
+                                &count, err, sizeof err);
+            if (!t || sg_mega_plan_check(t, count, n, 12, err, sizeof err) != 0) {
+                if (!bad++) {
+                    first_bad = n;
+                    printf("    batch %d: %s\n", n, err);
+                }
+            } else {
+                tasks += (long)count;
+            }
+            free(t);
+        }
+        if (bad)
+            CHECK(0, "%s: %d task tables out of order, the first at batch %d", orders[o].name, bad, first_bad);
+        else
+            CHECK(1, "%s: task tables for batches 1..128 and up to 1,024 are complete and in dependency order (%ld "
+                  "tasks checked)", orders[o].name, tasks);
+    }
+    size_t count = 0;
+    for (int L = 1; L <= 3; L++) {
+        uint32_t *t = build(5, L, 264, SG_MEGA_ORDER_INTERLEAVE, 0, 1, 1, &count, err, sizeof err);
+        CHECK(t && sg_mega_plan_check(t, count, 5, L, err, sizeof err) == 0 &&
+                  count == (size_t)sg_mega_total_tasks(5, L),
+              "%d layer(s), batch 5: %zu tasks, in order", L, count);
+        free(t);
+    }
+    uint32_t *t = build(1, 12, 264, SG_MEGA_ORDER_INTERLEAVE, 0, 1, 1, &count, err, sizeof err);
+    /* batch 1 = 2 row tiles: per layer 2 x (4 + 18 + 6 + 4 + 24 + 6) + 12 heads = 136; plus 2 x (4 + 6) for the
+     * patch embedding and 2 x 4 for the post-LayerNorm */
+    CHECK(t && count == 12 * 136 + 20 + 8, "batch 1: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8)",
+          count);
+    free(t);
+    CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 264, 0, 0, 1, 1, &count, err, sizeof err) == NULL,
+          "more layers than the encoding holds is refused (%s)", err);
+}
+
+static void check_broken_tables(void) {
+    char err[512];
+    size_t count = 0;
+    const int n = 3, L = 2; /* image 0: rows 0-195 (tiles 0, 1); image 1: 196-391 (tiles 1-3); image 2: tiles 3, 4 */
+    uint32_t *good = build(n, L, 264, SG_MEGA_ORDER_WAVE, SG_MEGA_MAX_TILES_M, 1, 1, &count, err, sizeof err);
+    CHECK(good && sg_mega_plan_check(good, count, n, L, err, sizeof err) == 0, "the stage-by-stage table of batch 3 "
+          "passes");
+    if (!good) return;
+    uint32_t *t = malloc(count * sizeof *t);
+
+    memcpy(t, good, count * sizeof *t); /* a QKV tile before the LayerNorm it reads */
+    size_t q = find(t, count, SG_MT_QKV, 1, 2, 5), ln = find(t, count, SG_MT_LN1, 1, 2, 3);
+    move_before(t, q, ln);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+          "QKV of layer 1 moved before its LayerNorm-1 is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* image 0's attention after row tile 0's QKV tiles but before tile 1's */
+    size_t a = find(t, count, SG_MT_ATT, 0, 0, 7), q1 = find(t, count, SG_MT_QKV, 0, 1, 0);
+    move_before(t, a, q1);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+          "attention of an image before the QKV of the second row tile it spans is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* out-projection of row tile 1 before image 1's attention (it overlaps) */
+    size_t o = find(t, count, SG_MT_OUT, 0, 1, 0), a1 = find(t, count, SG_MT_ATT, 0, 1, 11);
+    move_before(t, o, a1);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+          "out-projection of a row tile before the attention of an image overlapping it is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* a task twice, another missing: the counters still add up */
+    t[find(t, count, SG_MT_FC1, 0, 4, 23)] = sg_mega_encode(SG_MT_FC1, 0, 4, 22);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0, "a repeated FC1 tile (another missing) is "
+          "rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* a post-LayerNorm task repeated in place of another */
+    t[find(t, count, SG_MT_POSTLN, L, 4, 3)] = sg_mega_encode(SG_MT_POSTLN, L, 4, 2);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "twice"),
+          "a repeated post-LayerNorm task is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* a column tile that does not exist */
+    t[find(t, count, SG_MT_QKV, 0, 0, 17)] = sg_mega_encode(SG_MT_QKV, 0, 0, 18);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "out of range"),
+          "a QKV column tile 18 (of 0..17) is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* the whole table reversed */
+    for (size_t i = 0; i < count / 2; i++) {
+        const uint32_t x = t[i];
+        t[i] = t[count - 1 - i];
+        t[count - 1 - i] = x;
+    }
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0, "the table reversed is rejected (%s)", err);
+
+    CHECK(sg_mega_plan_check(good, count - 1, n, L, err, sizeof err) != 0, "a table one task short is rejected (%s)",
+          err);
+    CHECK(sg_mega_plan_check(good, count, n + 1, L, err, sizeof err) != 0,
+          "a table checked against another batch size is rejected (%s)", err);
+    free(t);
+    free(good);
+}
+
+int main(void) {
+    check_all_sizes();
+    check_broken_tables();
+    return CHECK_DONE();
+}
