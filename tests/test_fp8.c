@@ -209,24 +209,6 @@ static float *fp8_copy(const float *const *seg, int nseg, int n, int k, float **
     return y;
 }
 
-static double cos_min(const float *a, const float *b, int n, int d, double *max_abs) {
-    double mn = 2;
-    *max_abs = 0;
-    for (int i = 0; i < n; i++) {
-        double dot = 0, na = 0, nb = 0;
-        for (int j = 0; j < d; j++) {
-            double x = a[(size_t)i * d + j], y = b[(size_t)i * d + j];
-            dot += x * y;
-            na += x * x;
-            nb += y * y;
-            if (!(fabs(x - y) <= *max_abs)) *max_abs = fabs(x - y);
-        }
-        double c = dot / sqrt(na * nb);
-        if (!(c >= mn)) mn = c;
-    }
-    return mn;
-}
-
 static void test_forward(const char *root, const char *name) {
     char path[1100], err[512];
     snprintf(path, sizeof path, "%s/tests/fixtures/%s/model.safetensors", root, name);
@@ -256,7 +238,7 @@ static void test_forward(const char *root, const char *name) {
     for (int i = 0; i < n * D; i++) out[i] = out2[i] = NAN;
     int rc = mx ? sg_mx_forward(mx, px, n, out, NULL, 2, err, sizeof err) : -1;
     int rc1 = mx ? sg_mx_forward(mx, px, n, out2, NULL, 1, err, sizeof err) : -1;
-    double c = rc == 0 ? cos_min(out, ref, n, D, &mab) : 0;
+    double c = rc == 0 ? sg_test_cos_min(out, ref, n, D, &mab) : 0;
     CHECK(rc == 0 && c >= 0.98 && mab > 1e-4, "%s: emulated SM90 FP8 vs HF fp32: cos %.5f max|d| %.3g (must differ, "
           "cos >= 0.98)", name, c, mab);
     CHECK(rc1 == 0 && memcmp(out, out2, (size_t)n * D * 4) == 0, "%s: emulated FP8 with 1 and 2 threads: identical "

@@ -287,24 +287,6 @@ static float *mx_copy(const float *w, int n, int k, float **keep, int *nkeep) {
     return y;
 }
 
-static double cos_min(const float *a, const float *b, int n, int d, double *max_abs) {
-    double mn = 2;
-    *max_abs = 0;
-    for (int i = 0; i < n; i++) {
-        double dot = 0, na = 0, nb = 0;
-        for (int j = 0; j < d; j++) {
-            double x = a[(size_t)i * d + j], y = b[(size_t)i * d + j];
-            dot += x * y;
-            na += x * x;
-            nb += y * y;
-            if (!(fabs(x - y) <= *max_abs)) *max_abs = fabs(x - y);
-        }
-        double c = dot / sqrt(na * nb);
-        if (!(c >= mn)) mn = c;
-    }
-    return mn;
-}
-
 static void test_forward(const char *root, const char *name) {
     char dir[1024], path[1100], err[512];
     snprintf(dir, sizeof dir, "%s/tests/fixtures/%s", root, name);
@@ -331,7 +313,7 @@ static void test_forward(const char *root, const char *name) {
     sg_mx_model *mx = sg_mx_model_create(m, f32, 2, err, sizeof err);
     for (int i = 0; i < n * D; i++) out[i] = NAN;
     int rc = mx ? sg_mx_forward(mx, px, n, out, NULL, 2, err, sizeof err) : -1;
-    double c = rc == 0 ? cos_min(out, ref, n, D, &mab) : 0;
+    double c = rc == 0 ? sg_test_cos_min(out, ref, n, D, &mab) : 0;
     CHECK(rc == 0 && mab <= 1e-4 && c >= 0.99999, "%s: emulation with fp32 numerics vs HF fp32: max|d| %.2g cos %.7f "
           "(gate 1e-4, 0.99999: the plumbing matches the reference)", name, mab, c);
     sg_mx_model_free(mx);
@@ -341,7 +323,7 @@ static void test_forward(const char *root, const char *name) {
     for (int i = 0; i < n * D; i++) out[i] = out2[i] = NAN;
     rc = mx ? sg_mx_forward(mx, px, n, out, NULL, 2, err, sizeof err) : -1;
     int rc1 = mx ? sg_mx_forward(mx, px, n, out2, NULL, 1, err, sizeof err) : -1;
-    c = rc == 0 ? cos_min(out, ref, n, D, &mab) : 0;
+    c = rc == 0 ? sg_test_cos_min(out, ref, n, D, &mab) : 0;
     /* MXFP8 must change the result (it rounds every operand) but stay close: a 3-bit mantissa gives about
      * 256x bf16's 1 - cos (see docs/perf-notes.md, kernel/sm100 section); 0.98 leaves room for the tiny model's noise. */
     CHECK(rc == 0 && c >= 0.98 && mab > 1e-4, "%s: emulated MXFP8 vs HF fp32: cos %.5f max|d| %.3g (must differ, "
@@ -385,7 +367,7 @@ static void test_forward(const char *root, const char *name) {
     sg_mx_numerics b16 = {SG_MX_BF16, SG_MX_BF16, SG_MX_BF16, 0};
     mx2 = sg_mx_model_create(m, b16, 2, err, sizeof err);
     rc = mx2 ? sg_mx_forward(mx2, px, n, out2, NULL, 2, err, sizeof err) : -1;
-    double cb = rc == 0 ? cos_min(out2, ref, n, D, &mab) : 0;
+    double cb = rc == 0 ? sg_test_cos_min(out2, ref, n, D, &mab) : 0;
     CHECK(rc == 0 && cb > c && cb >= 0.9999, "%s: emulated bf16 vs HF: cos %.6f (>= 0.9999 and better than MXFP8's %.5f)",
           name, cb, c);
     sg_mx_model_free(mx2);
