@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cudaTypedefs.h>
+#include "../sm90/sm90_tmap.cuh"
 #include "sm100_desc.h"
 #include "sm100_gemm.h"
 #include "sm100_gemm_check.h"
@@ -283,20 +284,9 @@ __global__ void __launch_bounds__(SG_TC_THREADS, 1)
 }
 
 // --------------------------------------------------------------------------------------------------- host
-static PFN_cuTensorMapEncodeTiled_v12000 sg_tc_encode = nullptr;
+static bool sg_tc_ready = false;  // sg_sm100_gemm_init has set the kernels' shared-memory limit
 
 int sg_sm100_gemm_init(char *err, size_t errlen) {
-    if (!sg_tc_encode) {
-        void *p = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
-                cudaSuccess || q != cudaDriverEntryPointSuccess || !p) {
-            cudaGetLastError();
-            snprintf(err, errlen, "%s:%d: cuTensorMapEncodeTiled not found in the driver", __FILE__, __LINE__);
-            return -1;
-        }
-        sg_tc_encode = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
     const void *kernels[2] = {(const void *)sg_sm100_gemm_kernel<SG_SM100_KIND_BF16>,
                               (const void *)sg_sm100_gemm_kernel<SG_SM100_KIND_MXF8>};
     for (const void *k : kernels) {
@@ -310,32 +300,23 @@ int sg_sm100_gemm_init(char *err, size_t errlen) {
             return -1;
         }
     }
+    sg_tc_ready = true;
     return 0;
 }
 
 int sg_sm100_tmap(CUtensorMap *map, sg_sm100_kind kind, const void *base, int rows, int cols, char *err,
                   size_t errlen) {
     const int esize = kind == SG_SM100_KIND_MXF8 ? 1 : 2;
-    if (!sg_tc_encode || rows <= 0 || cols <= 0 || ((uintptr_t)base & 15) || ((size_t)cols * esize) % 16) {
+    if (!sg_tc_ready || rows <= 0 || cols <= 0 || ((uintptr_t)base & 15) || ((size_t)cols * esize) % 16) {
         snprintf(err, errlen, "%s:%d: sm100 tensor map: rows %d cols %d base %p (needs sg_sm100_gemm_init, "
                               "16-byte alignment and rows of a multiple of 16 bytes)", __FILE__, __LINE__, rows, cols,
                  base);
         return -1;
     }
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)cols * esize};
-    const cuuint32_t box[2] = {(cuuint32_t)(128 / esize), 128};  // 128 bytes (one swizzle row) x 128 rows
-    const cuuint32_t estr[2] = {1, 1};
-    const CUresult r = sg_tc_encode(map, esize == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                                    2, const_cast<void *>(base), dims, strides, box, estr,
-                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        snprintf(err, errlen, "%s:%d: cuTensorMapEncodeTiled failed (%d): rows %d cols %d", __FILE__, __LINE__, (int)r,
-                 rows, cols);
-        return -1;
-    }
-    return 0;
+    // box: 128 bytes (one swizzle row) x 128 rows
+    return sg_tmap_encode_2d(map, esize == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, esize,
+                             base, (uint64_t)rows, (uint64_t)cols, 128, (uint32_t)(128 / esize),
+                             CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
 }
 
 int sg_sm100_gemm_run(const sg_sm100_gemm *g, int sms, cudaStream_t st, char *err, size_t errlen) {

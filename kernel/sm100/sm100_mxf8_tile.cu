@@ -17,6 +17,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
+#include "../sm90/sm90_tmap.cuh"
 #include "sm100_desc.h"
 #include "sm100_mxf8_tile.h"
 #include "sm100_ptx.cuh"
@@ -117,35 +118,14 @@ __global__ void __launch_bounds__(128, 1)
 }
 
 // ---------------------------------------------------------------------------------------------------- host
-static PFN_cuTensorMapEncodeTiled_v12000 sg_tile_encode_fn(void) {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = NULL;
-    if (!fn) {
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q;
-        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || !p) {
-            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
-            abort();
-        }
-        fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
-    return fn;
-}
-
 // 2D uint8 tensor map over a row-major [rows, cols] E4M3 matrix, box 128 x 128 bytes, 128-byte swizzle (the
 // K-major SW128 layout sg_sm100_smem_desc_kmajor_sw128 describes).
 static CUtensorMap sg_tile_tmap(const void *base, uint64_t rows, uint64_t cols) {
     CUtensorMap m;
-    const cuuint64_t dims[2] = {cols, rows};
-    const cuuint64_t strides[1] = {cols};
-    const cuuint32_t box[2] = {SG_TILE, SG_TILE};
-    const cuuint32_t estr[2] = {1, 1};
-    CUresult r = sg_tile_encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void *>(base), dims, strides, box,
-                                     estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu\n", __FILE__, __LINE__, (int)r,
-                (unsigned long long)rows, (unsigned long long)cols);
+    char err[256];
+    if (sg_tmap_encode_2d(&m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, base, rows, cols, SG_TILE, SG_TILE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
         abort();
     }
     return m;

@@ -253,15 +253,22 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
 }
 
 // ---------------------------------------------------------------------------------------------------- host
-// 2D bf16 tensor map (sm90_tmap.cuh); the lab aborts on failure.
-static CUtensorMap sg_tmap_bf16(const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
+// 2D tensor map over a row-major [rows, cols] matrix of `type` (elem bytes each), box {box_cols, box_rows}, for
+// the E4M3 operands and the fp32 scale rows (sm90_tmap.cuh); the lab aborts on failure.
+static CUtensorMap sg_tmap_2d(const void *base, CUtensorMapDataType type, int elem, uint64_t rows, uint64_t cols,
+                              uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
     CUtensorMap m;
     char err[256];
-    if (sg_sm90_tmap_bf16(&m, base, rows, cols, box_rows, box_cols, err, sizeof err)) {
+    if (sg_tmap_encode_2d(&m, type, elem, base, rows, cols, box_rows, box_cols, swz, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         abort();
     }
     return m;
+}
+
+static CUtensorMap sg_tmap_bf16(const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
+    return sg_tmap_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, cols, box_rows, box_cols,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 static __nv_bfloat16 *sg_upload_bf16(const float *h, size_t n) {
@@ -651,37 +658,6 @@ sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __gr
             }
         }
     }
-}
-
-// 2D tensor map over a row-major [rows, cols] matrix of `type` (elem bytes each), box {box_cols, box_rows}:
-// sm90_tmap.cuh's bf16 map generalised to the E4M3 operands and the fp32 scale rows (to be merged there).
-static CUtensorMap sg_tmap_2d(const void *base, CUtensorMapDataType type, int elem, uint64_t rows, uint64_t cols,
-                              uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
-    if (!encode) {
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q;
-        SG_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || !p) {
-            fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled not found in the driver\n", __FILE__, __LINE__);
-            abort();
-        }
-        encode = (PFN_cuTensorMapEncodeTiled_v12000)p;
-    }
-    CUtensorMap m;
-    const cuuint64_t dims[2] = {cols, rows};
-    const cuuint64_t strides[1] = {cols * (cuuint64_t)elem};
-    const cuuint32_t box[2] = {box_cols, box_rows};
-    const cuuint32_t estr[2] = {1, 1};
-    CUresult r = encode(&m, type, 2, const_cast<void *>(base), dims, strides, box, estr,
-                                CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "%s:%d: cuTensorMapEncodeTiled failed (%d) rows %llu cols %llu box %ux%u\n", __FILE__, __LINE__,
-                (int)r, (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols);
-        abort();
-    }
-    return m;
 }
 
 extern "C" int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, size_t errlen) {
