@@ -3,7 +3,8 @@
  * The kernel (kernel/sm90/sm90_mega.cu) hands task numbers out with one global ticket, in table order; a task
  * only waits for tasks with smaller numbers, so the lowest unfinished task can always run and the launch cannot
  * deadlock, whatever the residency. That argument holds only if the table is topological under the kernel's
- * counter rules; sg_mega_plan_check replays those rules on every table before it is uploaded, and CI runs it for
+ * counter rules; sg_mega_plan_check replays those rules (sg_mega_input, the same function the kernel waits
+ * with) on every table before it is uploaded, and CI runs it for
  * every batch size (tests/test_mega_plan.c). Plain C, no CUDA: it is part of every build.
  */
 #include <stdio.h>
@@ -146,7 +147,7 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
+    const int tm = sg_mega_tiles_m(n);
     if (count != (size_t)sg_mega_total_tasks(n, L)) {
         snprintf(err, errlen, "megakernel task table for batch %d: %zu tasks, expected %d", n, count,
                  sg_mega_total_tasks(n, L));
@@ -170,30 +171,9 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
                              : k.kind == SG_MT_POSTLN                     ? l == L
                                                                           : l < L;
         int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind);
-#define NEED(kind, a, target) ok = ok && c[sg_mega_counter(kind, a, tm)] >= (unsigned)(target)
-        if (ok) switch (k.kind) {
-            case SG_MT_PREP: break;
-            case SG_MT_PATCH: NEED(SG_MT_PREP, k.a, SG_MEGA_LN_PARTS); break;
-            case SG_MT_LN1:
-                if (l > 0) NEED(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * l);
-                else NEED(SG_MT_PATCH, k.a, SG_MEGA_OUT_TILES);
-                break;
-            case SG_MT_QKV: NEED(SG_MT_LN1, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
-            case SG_MT_ATT:
-                for (int r = k.a * SG_MEGA_T / SG_MEGA_BM; r <= (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; r++)
-                    NEED(SG_MT_QKV, r, SG_MEGA_QKV_TILES * (l + 1));
-                break;
-            case SG_MT_OUT:
-                for (int j = k.a * SG_MEGA_BM / SG_MEGA_T; j <= (imin(k.a * SG_MEGA_BM + SG_MEGA_BM, M) - 1) / SG_MEGA_T;
-                     j++)
-                    NEED(SG_MT_ATT, j, SG_MEGA_HEADS * (l + 1));
-                break;
-            case SG_MT_LN2: NEED(SG_MT_OUT, k.a, SG_MEGA_OUT_TILES * (l + 1)); break;
-            case SG_MT_FC1: NEED(SG_MT_LN2, k.a, SG_MEGA_LN_PARTS * (l + 1)); break;
-            case SG_MT_FC2: NEED(SG_MT_FC1, k.a, SG_MEGA_FC1_TILES * (l + 1)); break;
-            default: NEED(SG_MT_FC2, k.a, SG_MEGA_FC2_TILES * L); break; /* SG_MT_POSTLN */
-            }
-#undef NEED
+        size_t cw;
+        unsigned target;
+        for (int j = 0; ok && sg_mega_input(k, n, tm, j, &cw, &target); j++) ok = c[cw] >= target;
         if (!ok) {
             snprintf(err, errlen, "megakernel task table for batch %d: task %zu (kind %d, layer %d, %d, %d) is out of "
                      "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);

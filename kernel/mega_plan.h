@@ -114,6 +114,47 @@ SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     k.b = (int)(code & 255u);
     return k;
 }
+
+// The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
+// must reach; returns 0 past the last one. The kernel's producers wait on exactly these (sm90_mega.cu) and
+// sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;
+// tm_layout: the row tiles the counter arrays were laid out for (the kernel's tm_max).
+// An image's 196 rows span 2 or 3 row tiles; a 128-row tile overlaps 1 or 2 images.
+SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int i, size_t *counter, unsigned *target) {
+    const int l = k.layer;
+    int kind, first = k.a, count = 1;
+    unsigned t;
+    switch (k.kind) {
+    case SG_MT_PATCH: kind = SG_MT_PREP, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_LN1:
+        if (l > 0) kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l;
+        else kind = SG_MT_PATCH, t = SG_MEGA_OUT_TILES;
+        break;
+    case SG_MT_QKV: kind = SG_MT_LN1, t = SG_MEGA_LN_PARTS * (l + 1); break;
+    case SG_MT_ATT:
+        kind = SG_MT_QKV, t = SG_MEGA_QKV_TILES * (l + 1);
+        first = k.a * SG_MEGA_T / SG_MEGA_BM;
+        count = (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM - first + 1;
+        break;
+    case SG_MT_OUT: {
+        const int end = k.a * SG_MEGA_BM + SG_MEGA_BM < n * SG_MEGA_T ? k.a * SG_MEGA_BM + SG_MEGA_BM : n * SG_MEGA_T;
+        kind = SG_MT_ATT, t = SG_MEGA_HEADS * (l + 1);
+        first = k.a * SG_MEGA_BM / SG_MEGA_T;
+        count = (end - 1) / SG_MEGA_T - first + 1;
+        break;
+    }
+    case SG_MT_LN2: kind = SG_MT_OUT, t = SG_MEGA_OUT_TILES * (l + 1); break;
+    case SG_MT_FC1: kind = SG_MT_LN2, t = SG_MEGA_LN_PARTS * (l + 1); break;
+    case SG_MT_FC2: kind = SG_MT_FC1, t = SG_MEGA_FC1_TILES * (l + 1); break;
+    case SG_MT_POSTLN: kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l; break; /* layer field = L */
+    default: return 0;                                                     /* PREP, END: no inputs */
+    }
+    if (i >= count) return 0;
+    *counter = sg_mega_counter(kind, first + i, tm_layout);
+    *target = t;
+    return 1;
+}
+
 #define SG_MEGA_MAX_LAYERS 31
 #define SG_MEGA_MAX_TILES_M 0x7fff
 

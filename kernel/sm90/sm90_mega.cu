@@ -95,36 +95,13 @@ __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
 }
 
-// Waits (one thread) until every input of task k is complete.
+// Waits (one thread) until every input of task k is complete: the inputs of kernel/mega_plan.h, the same rules the
+// host's order check replays. (An attention task's 256-row boxes also read up to 60 rows of the next image; those
+// only meet masked keys or unstored queries: sm90_attn.cuh.)
 __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, const sg_mega_task &k) {
-    const unsigned *c = p.cnt;
-    const int l = k.layer, tm = p.tm_max, M = p.n * SG_MEGA_T;
-    switch (k.kind) {
-    case SG_MT_PATCH: sg_dep_wait(c + sg_mega_counter(SG_MT_PREP, k.a, tm), SG_MEGA_LN_PARTS); break;
-    case SG_MT_LN1:
-        if (l > 0) sg_dep_wait(c + sg_mega_counter(SG_MT_FC2, k.a, tm), SG_MEGA_FC2_TILES * l);
-        else sg_dep_wait(c + sg_mega_counter(SG_MT_PATCH, k.a, tm), SG_MEGA_OUT_TILES);
-        break;
-    case SG_MT_QKV: sg_dep_wait(c + sg_mega_counter(SG_MT_LN1, k.a, tm), SG_MEGA_LN_PARTS * (l + 1)); break;
-    case SG_MT_ATT: {
-        // The image's 196 rows span 2 or 3 row tiles. (The 256-row boxes also read up to 60 rows of the next
-        // image; those only meet masked keys or unstored queries: sm90_attn.cuh.)
-        const int r0 = k.a * SG_MEGA_T / SG_MEGA_BM, r1 = (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM;
-        for (int r = r0; r <= r1; r++) sg_dep_wait(c + sg_mega_counter(SG_MT_QKV, r, tm), SG_MEGA_QKV_TILES * (l + 1));
-        break;
-    }
-    case SG_MT_OUT: {
-        const int last = min(k.a * SG_MEGA_BM + SG_MEGA_BM, M) - 1;
-        for (int i = k.a * SG_MEGA_BM / SG_MEGA_T; i <= last / SG_MEGA_T; i++)
-            sg_dep_wait(c + sg_mega_counter(SG_MT_ATT, i, tm), SG_MEGA_HEADS * (l + 1));
-        break;
-    }
-    case SG_MT_LN2: sg_dep_wait(c + sg_mega_counter(SG_MT_OUT, k.a, tm), SG_MEGA_OUT_TILES * (l + 1)); break;
-    case SG_MT_FC1: sg_dep_wait(c + sg_mega_counter(SG_MT_LN2, k.a, tm), SG_MEGA_LN_PARTS * (l + 1)); break;
-    case SG_MT_FC2: sg_dep_wait(c + sg_mega_counter(SG_MT_FC1, k.a, tm), SG_MEGA_FC1_TILES * (l + 1)); break;
-    case SG_MT_POSTLN: sg_dep_wait(c + sg_mega_counter(SG_MT_FC2, k.a, tm), SG_MEGA_FC2_TILES * l); break;
-    default: break;
-    }
+    size_t c;
+    unsigned t;
+    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
 }
 
 template <bool PROF>
@@ -145,26 +122,6 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
         switch (k.kind) {
         case SG_MT_END: return;
-        case SG_MT_PATCH:
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_PATCHES, p.maps + SG_MAP_WPATCH, m0, n0,
-                                                            SG_MEGA_D, sm, ring);
-            break;
-        case SG_MT_QKV:
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_Y, p.maps + SG_MAP_W(k.layer, 0), m0, n0,
-                                                            SG_MEGA_D, sm, ring);
-            break;
-        case SG_MT_OUT:
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_ATT, p.maps + SG_MAP_W(k.layer, 1), m0,
-                                                            n0, SG_MEGA_D, sm, ring);
-            break;
-        case SG_MT_FC1:
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_Y, p.maps + SG_MAP_W(k.layer, 2), m0, n0,
-                                                            SG_MEGA_D, sm, ring);
-            break;
-        case SG_MT_FC2:
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + SG_MAP_H, p.maps + SG_MAP_W(k.layer, 3), m0, n0,
-                                                            SG_MEGA_F, sm, ring);
-            break;
         case SG_MT_ATT:
             for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
@@ -174,7 +131,20 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
             break;
-        default: break;  // LayerNorm tasks read h with ordinary loads
+        case SG_MT_PATCH:
+        case SG_MT_QKV:
+        case SG_MT_OUT:
+        case SG_MT_FC1:
+        case SG_MT_FC2: {  // A operand and weight of the GEMM stage
+            const int a = k.kind == SG_MT_PATCH ? SG_MAP_PATCHES : k.kind == SG_MT_OUT ? SG_MAP_ATT
+                        : k.kind == SG_MT_FC2   ? SG_MAP_H       : SG_MAP_Y;
+            const int w = k.kind == SG_MT_PATCH ? SG_MAP_WPATCH
+                        : SG_MAP_W(k.layer, k.kind == SG_MT_QKV ? 0 : k.kind == SG_MT_OUT ? 1 : k.kind == SG_MT_FC1 ? 2 : 3);
+            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + a, p.maps + w, m0, n0,
+                                                            k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm, ring);
+            break;
+        }
+        default: break;  // PREP and LayerNorm tasks read with ordinary loads
         }
     }
 }
@@ -746,4 +716,3 @@ int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const uint8
     return 0;
 }
 
-int sg_sm90_mega_tasks(int n, int L) { return sg_mega_total_tasks(n, L); }

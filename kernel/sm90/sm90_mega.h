@@ -41,7 +41,5 @@ sg_sm90_mega *sg_sm90_mega_create(const sg_model *m, const sg_sm90_mega_buffers 
 int sg_sm90_mega_run(sg_sm90_mega *g, const sg_sm90_mega_buffers *b, const uint8_t *pix, const float *post_w,
                      const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen);
 void sg_sm90_mega_free(sg_sm90_mega *g);
-// Number of tasks of one launch (for reports).
-int sg_sm90_mega_tasks(int n, int L);
 
 #endif
