@@ -187,35 +187,17 @@ __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int
 // required for correctness: a warpgroup that stepped over the other's K blocks would otherwise wait on a full[]
 // barrier up to K/BK/STAGES phases ahead, and a parity wait cannot tell phase p from phase p + 2.
 // next_bar >= 0: arrive there once this K loop is done (the other warpgroup has a next tile waiting on it).
-// Starts a 64-row half tile's accumulator at bias[n] + residual[m, n] (either may be NULL), so that the K loop
-// accumulates onto them and the epilogue needs no extra registers for the residual (a 128 x 128 tile's two
-// accumulators already take 128 of the 168 registers ptxas allocates with 384 threads). Layout as in the
-// epilogue below; rows >= M start at the bias alone.
-__device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int r0, int n0, int M, const float *bias,
-                                                 const float *residual, int ldr) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const int row0 = r0 + 16 * warp + lane / 4, col0 = n0 + 2 * (lane % 4);
-    // The residual goes straight into the accumulator registers (all loads in flight together), the bias is
-    // added after: loading both into temporaries first needed 160 more registers and spilled.
+// Starts a 64-row half tile's accumulator at bias[n] (zero when bias is NULL), so the K loop accumulates onto it
+// and the epilogue has no bias to add. (The megakernel adds the residual with a TMA reduce-add instead of
+// loading it.) Layout as in the epilogue below: registers k..k+3 share columns col0 + 8 (k/4) + {0, 1}.
+__device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int n0, const float *bias) {
+    const int col0 = n0 + 2 * (threadIdx.x % 4);
 #pragma unroll
-    for (int k = 0; k < 64; k += 2) {
-        const int row = row0 + 8 * ((k / 2) % 2), col = col0 + 8 * (k / 4);
-        // __ldcg (L2 only): in the megakernel the residual was just written by another SM, and a line this SM
-        // cached earlier would be stale.
-        float2 r = make_float2(0.0f, 0.0f);
-        if (residual && row < M) r = __ldcg(reinterpret_cast<const float2 *>(residual + (size_t)row * ldr + col));
-        acc[k] = r.x;
-        acc[k + 1] = r.y;
-    }
-    if (bias) {
-#pragma unroll
-        for (int k = 0; k < 64; k += 4) {  // registers k..k+3 share columns col0 + 8 (k/4) + {0, 1}
-            const float2 b = __ldg(reinterpret_cast<const float2 *>(bias + col0 + 8 * (k / 4)));
-            acc[k] += b.x;
-            acc[k + 1] += b.y;
-            acc[k + 2] += b.x;
-            acc[k + 3] += b.y;
-        }
+    for (int k = 0; k < 64; k += 4) {
+        const float2 b =
+            bias ? __ldg(reinterpret_cast<const float2 *>(bias + col0 + 8 * (k / 4))) : make_float2(0.0f, 0.0f);
+        acc[k] = acc[k + 2] = b.x;
+        acc[k + 1] = acc[k + 3] = b.y;
     }
 }
 

@@ -25,7 +25,7 @@
 //   SUB = 1: four m64n64 sub-tiles per K block into two 32-register temporaries, so the promotion of one
 //            sub-tile overlaps the MMAs of the next (n64 reads A from shared memory twice as often).
 // Megakernel use: sg_sm90_fp8_produce<STAGES> + sg_sm90_fp8_kloop_128<SUB, STAGES, INIT> (INIT = 1 adds onto
-// accumulators preset with bias + residual by sg_sm90_acc_init) + sg_sm90_fp8_epilogue_half. Registers: 128
+// accumulators preset with the bias by sg_sm90_acc_init) + sg_sm90_fp8_epilogue_half. Registers: 128
 // accumulators + 64 temporaries need the consumers' 232 (384 threads, setmaxnreg); compiled at the 168 that
 // ptxas gives a 320-thread CTA, the tile spills about 1.1-1.3 KB (docs/perf-notes.d/fp8.md).
 // Epilogue: bias, tanh GELU, fp32 residual, fp32 and/or bf16 stores as sg_sm90_gemm_epilogue, plus an
@@ -259,7 +259,7 @@ __device__ __forceinline__ void sg_sm90_fp8_epilogue_half(float (&acc)[64], int 
 // K loop of one FP8 128 x 128 tile by one warpgroup: rows 0-63 into acc0, 64-127 into acc1, K/128 blocks, each
 // promoted with the stage's activation scales and sw_tile[kb] (the weight block scales of this column tile,
 // global memory). SUB: 0 = m64n128 rounds, 1 = m64n64 sub-tiles (file comment). STAGES: ring depth. INIT = 0:
-// the accumulators start at zero; 1: the caller set them (e.g. bias + residual, sg_sm90_acc_init), and the
+// the accumulators start at zero; 1: the caller set them (e.g. the bias, sg_sm90_acc_init), and the
 // promotion adds onto them.
 template <int SUB, int STAGES = SG_FP8_STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_fp8_kloop_128(float (&acc0)[64], float (&acc1)[64], int K, const float *sw_tile,

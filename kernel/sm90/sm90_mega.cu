@@ -329,8 +329,8 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
                               : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
                               : nullptr;  // PATCH: the conv bias is in pos_b
             float acc0[64], acc1[64];
-            sg_sm90_acc_init(acc0, m0, n0, M, bias, nullptr, 0);
-            sg_sm90_acc_init(acc1, m0 + 64, n0, M, bias, nullptr, 0);
+            sg_sm90_acc_init(acc0, n0, bias);
+            sg_sm90_acc_init(acc1, n0, bias);
             const long long t_k = PROF ? clock64() : 0;
             uint32_t held0 = 0, held1 = 0;
             sg_sm90_gemm_kloop_128_hold<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D,
