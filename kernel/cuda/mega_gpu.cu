@@ -1,0 +1,337 @@
+// kernel/cuda/mega_gpu.cu — the host side of both megakernels (kernel/mega_gpu.h): everything but the kernel.
+//
+// create: fp32 copies of the QKV and FC1 biases (the portable path keeps them in bf16) and the pixel LUT, the
+// per-layer parameter table, tensor maps over the portable path's weights and activation buffers (128-byte
+// swizzle; boxes of 128 rows x 64 columns, Q/K/V boxes of 256 rows), the dependency counters (zeroed once; the
+// kernel's last CTA zeroes them after every launch), and the architecture's shared-memory limit.
+// run: on the first use of a batch size (never inside graph capture) builds its task table (kernel/mega_plan.c,
+// checked topological before upload) and its store maps (exactly M rows, so TMA drops padding rows); then one
+// launch through the architecture's launcher. SG_SM90_PROFILE=1 prints cycle shares per task kind (stderr).
+// Host code only: compiled once, with the portable path.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+#include <cuda_runtime.h>
+#include "../mega_gpu.h"
+#include "../mega_plan.h"
+#include "../sm90/sm90_tmap.cuh"
+
+struct sg_mega_gpu {
+    const sg_mega_launcher *k;
+    CUtensorMap *maps;         // device
+    sg_mega_layer_dev *layers; // device
+    float *bias;               // device: per layer qkv_b [2304] + fc1_b [3072] in fp32, then the pixel LUT [256]
+    unsigned *cnt;             // device
+    unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
+    unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
+    CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
+    int *ntasks;               // [n_max + 1]
+    int L, tm_max, n_max, sms;
+    size_t cnt_words;
+};
+
+#define SG_MEGA_TRY(call)                                                                                       \
+    do {                                                                                                        \
+        cudaError_t e_ = (call);                                                                                \
+        if (e_ != cudaSuccess) {                                                                                \
+            snprintf(err, errlen, "%s:%d: %s megakernel: %s: %s", __FILE__, __LINE__, g->k->name, #call,     \
+                     cudaGetErrorString(e_));                                                                   \
+            cudaGetLastError();                                                                                 \
+            sg_mega_gpu_free(g);                                                                               \
+            return nullptr;                                                                                     \
+        }                                                                                                       \
+    } while (0)
+
+void sg_mega_gpu_free(sg_mega_gpu *g) {
+    if (!g) return;
+    if (g->maps) cudaFree(g->maps);
+    if (g->layers) cudaFree(g->layers);
+    if (g->bias) cudaFree(g->bias);
+    if (g->cnt) cudaFree(g->cnt);
+    if (g->prof) cudaFree(g->prof);
+    for (int i = 0; i <= g->n_max; i++) {
+        if (g->tasks && g->tasks[i]) cudaFree(g->tasks[i]);
+        if (g->smaps && g->smaps[i]) cudaFree(g->smaps[i]);
+    }
+    free(g->tasks);
+    free(g->smaps);
+    free(g->ntasks);
+    free(g);
+}
+
+int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
+    if (c->hidden_size != SG_MEGA_D || c->intermediate_size != SG_MEGA_F || c->num_heads != SG_MEGA_HEADS ||
+        sg_config_tokens(c) != SG_MEGA_T || c->image_size != 224 || c->patch_size != 16 ||
+        c->activation != SG_ACT_GELU_TANH || c->num_layers < 1) {
+        snprintf(why, whylen, "the Hopper megakernel is built for SigLIP2-base shapes (hidden 768, mlp 3072, 12 heads, "
+                              "196 tokens, tanh GELU); this model has hidden %d, mlp %d, %d heads, %d tokens",
+                 c->hidden_size, c->intermediate_size, c->num_heads, sg_config_tokens(c));
+        return 0;
+    }
+    return 1;
+}
+
+sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, const sg_mega_buffers *b, char *err,
+                                size_t errlen) {
+    sg_mega_gpu *g = (sg_mega_gpu *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of host memory");
+        return nullptr;
+    }
+    g->k = k;
+    const sg_config *c = &m->cfg;
+    if (!sg_mega_supported(c, err, errlen)) {
+        sg_mega_gpu_free(g);
+        return nullptr;
+    }
+    const int L = c->num_layers, D = SG_MEGA_D, F = SG_MEGA_F;
+    g->L = L;
+    g->n_max = b->max_batch;
+    g->tm_max = sg_mega_tiles_m(b->max_batch);
+    g->tasks = (unsigned **)calloc((size_t)g->n_max + 1, sizeof(unsigned *));
+    g->ntasks = (int *)calloc((size_t)g->n_max + 1, sizeof(int));
+    g->smaps = (CUtensorMap **)calloc((size_t)g->n_max + 1, sizeof(CUtensorMap *));
+    if (!g->tasks || !g->ntasks || !g->smaps || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
+        snprintf(err, errlen, "%s megakernel: out of host memory, or batch %d / %d layers beyond the task encoding",
+                 k->name, b->max_batch, L);
+        sg_mega_gpu_free(g);
+        return nullptr;
+    }
+    int dev = 0;
+    SG_MEGA_TRY(cudaGetDevice(&dev));
+    SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+
+    // fp32 biases of the two GEMMs whose portable-path biases are bf16.
+    std::vector<float> hb((size_t)L * (3 * D + F) + 256);
+    for (int i = 0; i < 256; i++) hb[(size_t)L * (3 * D + F) + i] = sg_pixel_to_float((uint8_t)i);
+    for (int l = 0; l < L; l++) {
+        float *q = hb.data() + (size_t)l * (3 * D + F);
+        memcpy(q, m->layers[l].q_b, D * sizeof(float));
+        memcpy(q + D, m->layers[l].k_b, D * sizeof(float));
+        memcpy(q + 2 * D, m->layers[l].v_b, D * sizeof(float));
+        memcpy(q + 3 * D, m->layers[l].fc1_b, F * sizeof(float));
+    }
+    SG_MEGA_TRY(cudaMalloc(&g->bias, hb.size() * sizeof(float)));
+    SG_MEGA_TRY(cudaMemcpy(g->bias, hb.data(), hb.size() * sizeof(float), cudaMemcpyHostToDevice));
+    std::vector<sg_mega_layer_dev> hl(L);
+    for (int l = 0; l < L; l++) {
+        const sg_mega_layer_w &w = b->layers[l];
+        const float *q = g->bias + (size_t)l * (3 * D + F);
+        hl[l] = {w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, q, w.o_b, q + 3 * D, w.fc2_b};
+    }
+    SG_MEGA_TRY(cudaMalloc(&g->layers, L * sizeof(sg_mega_layer_dev)));
+    SG_MEGA_TRY(cudaMemcpy(g->layers, hl.data(), L * sizeof(sg_mega_layer_dev), cudaMemcpyHostToDevice));
+
+    const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
+    std::vector<CUtensorMap> hm(SG_MAP_W0 + 4 * L);
+    int rc = sg_sm90_tmap_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen);
+    for (int l = 0; l < L && !rc; l++) {
+        const sg_mega_layer_w &w = b->layers[l];
+        rc = sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 1)], w.o_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 2)], w.fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 3)], w.fc2_w, D, F, SG_MEGA_BN, 64, err, errlen);
+    }
+    if (rc) {
+        sg_mega_gpu_free(g);
+        return nullptr;
+    }
+    SG_MEGA_TRY(cudaMalloc(&g->maps, hm.size() * sizeof(CUtensorMap)));
+    SG_MEGA_TRY(cudaMemcpy(g->maps, hm.data(), hm.size() * sizeof(CUtensorMap), cudaMemcpyHostToDevice));
+    g->cnt_words = sg_mega_counter_words(g->tm_max, g->tm_max);
+    SG_MEGA_TRY(cudaMalloc(&g->cnt, g->cnt_words * sizeof(unsigned)));
+    SG_MEGA_TRY(cudaMemset(g->cnt, 0, g->cnt_words * sizeof(unsigned)));
+    if (getenv("SG_SM90_PROFILE")) SG_MEGA_TRY(cudaMalloc(&g->prof, SG_MEGA_PROF_WORDS * sizeof(unsigned long long)));
+    int per_sm = 0;
+    SG_MEGA_TRY(k->prepare(&per_sm));
+    if (per_sm < 1) {
+        snprintf(err, errlen, "%s megakernel: cannot be resident (%d bytes of shared memory, %d threads)",
+                 k->name, SG_MEGA_SMEM, SG_MEGA_THREADS);
+        sg_mega_gpu_free(g);
+        return nullptr;
+    }
+    return g;
+}
+
+int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix, const float *post_w,
+                     const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen) {
+    if (n < 1 || n > g->n_max) {
+        snprintf(err, errlen, "%s:%d: %s megakernel: batch %d outside 1..%d", __FILE__, __LINE__, g->k->name, n, g->n_max);
+        return -1;
+    }
+    if (!g->tasks[n]) {  // first use of this batch size: outside graph capture (the backend runs it eagerly first)
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
+            snprintf(err, errlen, "%s:%d: %s megakernel: batch %d first seen during graph capture", __FILE__, __LINE__, g->k->name, n);
+            return -1;
+        }
+        // The default order is stage by stage with the memory-bound tasks interleaved one grid behind their
+        // producers: on an H100 11,524 images/s at batch 1024 against 11,142-11,358 for plain stage by stage and
+        // 8,811-9,442 (an earlier kernel version) for wavefronts of 4-16 row tiles (docs/perf-notes.md).
+        // SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag" and SG_SM90_LAGX=k (lag multiplier) choose other orders,
+        // for experiments. Every table is checked topological before it is used (kernel/mega_plan.c).
+        int G = SG_MEGA_MAX_TILES_M, lag = 1;
+        const char *e = getenv("SG_SM90_WAVE"), *o = getenv("SG_SM90_ORDER"), *x = getenv("SG_SM90_LAGX");
+        if (e) sscanf(e, "%d,%d", &G, &lag);
+        const int order = (o && strcmp(o, "stage") == 0) || e ? SG_MEGA_ORDER_WAVE : SG_MEGA_ORDER_INTERLEAVE;
+        uint32_t *t = nullptr;
+        size_t count = 0;
+        if (sg_mega_plan_build(n, g->L, 2 * g->sms, order, G, lag, x ? atoi(x) : 1, &t, &count, err, errlen))
+            return -1;
+        if (sg_mega_plan_check(t, count, n, g->L, err, errlen)) {
+            free(t);
+            return -1;
+        }
+        unsigned *d = nullptr;
+        const bool up = cudaMalloc(&d, count * sizeof(unsigned)) == cudaSuccess &&
+                        cudaMemcpy(d, t, count * sizeof(unsigned), cudaMemcpyHostToDevice) == cudaSuccess;
+        free(t);
+        if (!up) {
+            snprintf(err, errlen, "%s:%d: %s megakernel: task table upload: %s", __FILE__, __LINE__, g->k->name,
+                     cudaGetErrorString(cudaGetLastError()));
+            if (d) cudaFree(d);
+            return -1;
+        }
+        g->tasks[n] = d;
+        g->ntasks[n] = (int)count;
+        const uint64_t M = (uint64_t)n * SG_MEGA_T;
+        CUtensorMap sm[SG_SMAPS];
+        CUtensorMap *dm = nullptr;
+        if (sg_sm90_tmap_2d(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
+            sg_sm90_tmap_2d(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
+            sg_sm90_tmap_2d(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen))
+            return -1;
+        if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
+            cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: %s megakernel: store maps upload: %s", __FILE__, __LINE__, g->k->name,
+                     cudaGetErrorString(cudaGetLastError()));
+            if (dm) cudaFree(dm);
+            return -1;
+        }
+        g->smaps[n] = dm;
+    }
+    sg_mega_params p;
+    p.tasks = g->tasks[n];
+    p.smaps = g->smaps[n];
+    p.ntasks = g->ntasks[n];
+    p.maps = g->maps;
+    p.layers = g->layers;
+    p.post_w = post_w;
+    p.post_b = post_b;
+    p.h = b->h;
+    p.y = b->y;
+    p.qkv = b->qkv;
+    p.att = b->att;
+    p.H = b->H;
+    p.patches = b->patches;
+    p.pix = pix;
+    p.lut = g->bias + (size_t)g->L * (3 * SG_MEGA_D + SG_MEGA_F);
+    p.pos_b = b->pos_b;
+    p.cnt = g->cnt;
+    p.tm_max = g->tm_max;
+    p.n = n;
+    p.L = g->L;
+    p.eps = eps;
+    // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
+    cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
+    p.prof = prof ? g->prof : nullptr;
+    if (prof && cudaMemsetAsync(g->prof, 0, SG_MEGA_PROF_WORDS * sizeof(unsigned long long), st) != cudaSuccess) {
+        snprintf(err, errlen, "%s:%d: %s megakernel: profile reset failed", __FILE__, __LINE__, g->k->name);
+        return -1;
+    }
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    if (prof) {
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, st);
+    }
+    const cudaError_t e = g->k->launch(prof, g->sms, st, &p);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "%s:%d: %s megakernel launch: %s", __FILE__, __LINE__, g->k->name, cudaGetErrorString(e));
+        return -1;
+    }
+    if (prof) {
+        unsigned long long h[SG_MEGA_PROF_WORDS];
+        float ms = 0;
+        cudaEventRecord(e1, st);
+        if (cudaMemcpyAsync(h, g->prof, sizeof h, cudaMemcpyDeviceToHost, st) != cudaSuccess ||
+            cudaStreamSynchronize(st) != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: %s megakernel: %s", __FILE__, __LINE__, g->k->name, cudaGetErrorString(cudaGetLastError()));
+            return -1;
+        }
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        int dev = 0, khz = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+        const double vcta_us = 2.0 * g->sms * ms * 1e3;  // virtual-CTA microseconds available in the launch
+        static const char *names[] = {"prep", "patch", "ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln",
+                                      "idle", "depwait", "gemm:init", "gemm:kloop", "gemm:store"};
+        fprintf(stderr, "sg-%s profile, batch %d: %.3f ms, %d tasks; per kind: share of consumer time, tasks, "
+                        "us per task\n", g->k->name, n, ms, sg_mega_total_tasks(n, g->L));
+        for (int i = 0; i <= SG_MT_END + 4; i++) {
+            const double us = h[i] / (khz * 1e-3);
+            fprintf(stderr, "  %-8s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * us / vcta_us,
+                    i < SG_MT_END ? h[16 + i] : 0ull, i < SG_MT_END && h[16 + i] ? us / h[16 + i] : 0.0);
+        }
+    }
+    return 0;
+}
+
+
+// ------------------------------------------------------------------------------- as the portable path's encoder
+
+namespace {
+struct mega_ctx {
+    sg_mega_gpu *mega;
+    sg_mega_buffers buf;
+    std::vector<sg_mega_layer_w> layers;
+};
+}  // namespace
+
+int sg_mega_encoder_init(const sg_mega_launcher *k, void **out, const sg_model *m, sg_cu_model *cm, char *err,
+                         size_t errlen) {
+    mega_ctx *c = new (std::nothrow) mega_ctx();
+    if (!c) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    const int L = cm->cfg.num_layers;
+    c->layers.resize(L);
+    for (int l = 0; l < L; l++) {
+        const sg_cu_layer &w = cm->w.layers[l];
+        c->layers[l] = {w.qkv_w, w.o_w, w.fc1_w, w.fc2_w, w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, w.o_b, w.fc2_b};
+    }
+    const size_t M = (size_t)cm->max_batch * sg_config_tokens(&cm->cfg);
+    c->buf = {cm->max_batch, cm->h,       cm->y,         cm->qkv, M + 16, cm->att, cm->big,
+              cm->big,       cm->w.patch_w, cm->w.pos_b, c->layers.data()};
+    c->mega = sg_mega_gpu_create(k, m, &c->buf, err, errlen);
+    if (!c->mega) {
+        delete c;
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+int sg_mega_encoder_run(void *ctx, sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
+                        size_t errlen) {
+    mega_ctx *c = (mega_ctx *)ctx;
+    return sg_mega_gpu_run(c->mega, &c->buf, pix, cm->w.post_ln_w, cm->w.post_ln_b, cm->cfg.layer_norm_eps, n, st,
+                           err, errlen);
+}
+
+void sg_mega_encoder_destroy(void *ctx) {
+    mega_ctx *c = (mega_ctx *)ctx;
+    sg_mega_gpu_free(c->mega);
+    delete c;
+}

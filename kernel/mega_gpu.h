@@ -1,0 +1,130 @@
+// kernel/mega_gpu.h — the megakernels' shared host-and-device types and their host interface.
+//
+// Both megakernels (Hopper kernel/sm90/sm90_mega.cu, Blackwell kernel/sm100/sm100_mega.cu) share the kernel's
+// skeleton (kernel/mega_kernel.cuh) and all of the host side (kernel/cuda/mega_gpu.cu): tensor maps, fp32
+// copies of two biases, dependency counters, the task table per batch size, the launch; each architecture file
+// only provides its kernel's launcher (sg_mega_launcher). The megakernel owns only what the portable path does
+// not have: weights and activation buffers are the portable path's (kernel/cuda), passed in here.
+#ifndef SG_MEGA_GPU_H
+#define SG_MEGA_GPU_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include "model.h"
+#include "cuda/cuda_forward.h"
+
+// 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM
+// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 producer warps (8, 9). 320 threads give every thread
+// 200 registers at compile time; with a producer warpgroup (384 threads) ptxas allocates 168 and setmaxnreg only
+// moves registers at run time, which left the Hopper consumers' GEMM path (128 accumulators) spilling.
+#define SG_MEGA_THREADS 320
+#define SG_MEGA_STAGES 3  // per virtual CTA: 3 x 32 KB; attention needs exactly 3 (Q, K, V)
+#define SG_MEGA_TASKQ 4
+#define SG_MEGA_STAGE_BYTES 32768  // A 128 x 64 + W 128 x 64 bf16, or one attention box of 256 x 64
+#define SG_MEGA_RING_BYTES (SG_MEGA_STAGES * SG_MEGA_STAGE_BYTES)
+#define SG_MEGA_SMEM (2 * SG_MEGA_RING_BYTES + 1024)  // + alignment slack for the 1024-byte swizzle atoms
+#define SG_MEGA_ATT_BOX_ROWS 256  // rows of a Q, K or V box of one (image, head): 196 tokens + padding
+
+// Tensor maps (device memory, 64-byte aligned): activations, then 4 weights per layer.
+enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH, SG_MAP_W0 };
+#define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
+// Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
+// (SG_SMAP_RES takes the reduce-adds into the residual stream).
+enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAPS };
+
+// A GEMM tile handed from the consumer warpgroup to its storer thread (lane 1 of the producer warp): the tile
+// sits in held ring stages in the TMA box layout; the storer writes it out with TMA, frees the stages, waits for
+// completion and signals the tile's counter.
+struct sg_mega_store_desc {
+    int mode;    // 0: stop; 1: bf16 128 x 128 in stage s0, stored (2 boxes of 64 columns); 2: fp32, rows 0-63 in
+                 // s1 and 64-127 in s0 (4 boxes of 32 columns x 64 rows each), added to the tensor (reduce-add)
+    int map, x, y, s0, s1;
+    unsigned cnt;  // counter word to signal
+};
+#define SG_MEGA_STOREQ 2
+
+struct sg_mega_layer_dev {
+    const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    const float *qkv_b, *o_b, *fc1_b, *fc2_b;  // fp32 (the portable path's qkv / fc1 biases are bf16)
+};
+
+struct sg_mega_params {
+    const CUtensorMap *maps;
+    const CUtensorMap *smaps;       // this batch size's store maps: SG_SMAP_QKV, SG_SMAP_H (bf16), SG_SMAP_RES (fp32)
+    const sg_mega_layer_dev *layers;
+    const float *post_w, *post_b;
+    float *h;                       // [M, 768] fp32 residual stream (written by PREP/PATCH; out: encoder output)
+    __nv_bfloat16 *y, *qkv, *att, *H, *patches;
+    const uint8_t *pix;             // [n, 224, 224, 3] uint8 pixels of this launch
+    const float *lut;               // [256] sg_pixel_to_float of each byte value
+    const float *pos_b;             // [196, 768] positions + conv bias
+    unsigned *cnt;
+    const unsigned *tasks;          // the launch's task table (sg_mega_encode), ntasks entries
+    int ntasks;
+    unsigned long long *prof;       // NULL, or SG_MEGA_PROF_WORDS clock counters (SG_SM90_PROFILE=1)
+    int tm_max, n, L;
+    float eps;
+};
+
+// Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
+// waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks'
+// accumulator start (bias + residual loads), K loop and stores; [16 + kind] task counts.
+#define SG_MEGA_PROF_WORDS 32
+
+// ---------------------------------------------------------------------------------------------- host interface
+
+struct sg_mega_layer_w {
+    const __nv_bfloat16 *qkv_w, *o_w, *fc1_w, *fc2_w;  // [2304, 768], [768, 768], [3072, 768], [768, 3072]
+    const float *ln1_w, *ln1_b, *ln2_w, *ln2_b, *o_b, *fc2_b;
+};
+
+struct sg_mega_buffers {
+    int max_batch;
+    float *h;               // [M, 768] fp32
+    __nv_bfloat16 *y;       // [M, 768]
+    __nv_bfloat16 *qkv;     // [qkv_rows >= M, 2304]
+    size_t qkv_rows;
+    __nv_bfloat16 *att;     // [M, 768]
+    __nv_bfloat16 *H;       // [M, 3072]
+    __nv_bfloat16 *patches; // [M, 768] (the portable path's `big` buffer)
+    const __nv_bfloat16 *patch_w;  // [768, 768] Conv2d weight as [out, c ky kx]
+    const float *pos_b;     // [196, 768] positions + conv bias
+    const sg_mega_layer_w *layers;  // [L], host array
+};
+
+// One architecture's kernel (sm90_mega.cu, sm100_mega.cu).
+struct sg_mega_launcher {
+    const char *name;  // "sm90", "sm100": in messages
+    // Sets both instantiations' dynamic shared-memory limit (SG_MEGA_SMEM); *per_sm: CTAs that fit on one SM.
+    cudaError_t (*prepare)(int *per_sm);
+    // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads.
+    cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
+};
+
+struct sg_mega_gpu;
+
+// 1 if the megakernels' fixed shapes fit this model, else 0 with the reason.
+int sg_mega_supported(const sg_config *c, char *why, size_t whylen);
+// Builds tensor maps over b's buffers and weights, uploads fp32 biases, allocates counters (current device).
+// NULL + err on failure.
+sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, const sg_mega_buffers *b, char *err,
+                                size_t errlen);
+// Enqueues patch embedding + encoder layers + post-LayerNorm for n images: pix [n, 224, 224, 3] uint8 (device)
+// -> y = post_LN(encoder(embed(pix))); h holds the encoder output. One kernel launch; capturable (after the
+// first, eager, launch of each batch size, which builds its task table).
+int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix, const float *post_w,
+                    const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen);
+void sg_mega_gpu_free(sg_mega_gpu *g);
+
+// The megakernel as the portable backend's encoder (sg_cu_encoder_ops: init / run / destroy), over the portable
+// path's weights and buffers. The architecture's ops pass their launcher to init.
+int sg_mega_encoder_init(const sg_mega_launcher *k, void **out, const sg_model *m, sg_cu_model *cm, char *err,
+                         size_t errlen);
+int sg_mega_encoder_run(void *ctx, sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
+                        size_t errlen);
+void sg_mega_encoder_destroy(void *ctx);
+
+#endif

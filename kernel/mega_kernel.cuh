@@ -1,0 +1,346 @@
+// kernel/mega_kernel.cuh — the megakernel skeleton shared by the Hopper (kernel/sm90/sm90_mega.cu) and Blackwell
+// (kernel/sm100/sm100_mega.cu) kernels: everything but the MMA / accumulator layer.
+//
+// One launch runs patch embedding, all encoder layers and the post-LayerNorm. Shape of one CTA (one per SM, 320
+// threads, ~193 KB of shared memory): two independent "virtual CTAs", each a producer thread (lane 0 of warp 8 or
+// 9) feeding one consumer warpgroup (warps 0-3 or 4-7) through its own 3-stage mbarrier ring of 32 KB stages
+// (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
+// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega_plan.h), so the
+// lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
+// residency (no cooperative launch needed, and it can be captured in a CUDA graph).
+//   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, sm90_sync.cuh) ->
+//             hand the task number to its consumer (4-slot smem queue) -> TMA loads into the ring
+//             (GEMM: K/64 blocks of A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
+//   consumer: a GEMM tile 128 x 128 (Arch::gemm: the K loop, then bias, tanh GELU, and the tile written
+//             (swizzled) into the K loop's last ring stage(s), which it keeps), handed to the storer thread (lane
+//             1 of the producer warp): TMA store (or, for out-proj / FC2, TMA reduce-add into the fp32 residual
+//             stream h), free the stages, wait for completion, signal the counter; or attention of one
+//             (image, head) (Arch::attention), or LayerNorm of a row tile (sm90_ln.cuh); then bar.sync of its
+//             warpgroup + one red.release.gpu on the task's counter.
+// Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
+// LayerNorm tasks need no hand-off, and one's epilogue still overlaps the other's MMAs.
+// Counters are zeroed by the last CTA to finish (an exit count), so the next launch starts from zero with no
+// memset and no parity bank; the host zeroes them once at allocation.
+//
+// The architecture layer (a struct of static device functions, the template parameter Arch):
+//   Arch::gemm<PROF>(p, k, bias, ax, sm, ring, sfree, sfree_parity, t_busy, held0, held1) -> the K loop's end time
+//       (clock64, profile only): one GEMM tile of task k (m0 = 128 k.a, n0 = 128 k.b) by the 128 threads of a
+//       consumer warpgroup from the ring; it then waits for the store slot (sg_mbar_wait(sfree, sfree_parity))
+//       and writes the tile (+ bias, then tanh GELU for FC1) into held ring stages: bf16 (QKV, FC1) into held0
+//       as two TMA boxes of 64 columns x 128 rows; fp32 (out-proj, FC2, patch) rows 0-63 into held1 and 64-127
+//       into held0, each as four boxes of 32 columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte
+//       row r at position c ^ (r % 8)). Every other stage of the K loop goes back to the producer;
+//   Arch::attention(q, k, v, img, head, att, ld, bar): one (image, head) from three ring stages (Q, K, V boxes
+//       of 256 rows x 64 columns); when it returns, every thread of the warpgroup has finished reading them
+//       (bar: the warpgroup's named barrier);
+//   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(v) (after it: the
+//       state handed to virtual CTA v's tasks, which they may update), Arch::cta_end() (every thread, after the last consumer is done):
+//       the tensor-memory allocation on SM100, nothing on SM90.
+#ifndef SG_MEGA_KERNEL_CUH
+#define SG_MEGA_KERNEL_CUH
+
+#include <cuda_runtime.h>
+#include "sm90/sm90_gemm.cuh"
+#include "sm90/sm90_attn.cuh"
+#include "sm90/sm90_ln.cuh"
+#include "sm90/sm90_sync.cuh"
+#include "mega_plan.h"
+#include "mega_gpu.h"
+
+static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_MEGA_STAGE_BYTES, "a ring stage holds A and W blocks of 128 x 64");
+static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS,
+              "an attention box fills one ring stage");
+
+__device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
+    return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
+// Waits (one thread) until every input of task k is complete: the inputs of kernel/mega_plan.h, the same rules the
+// host's order check replays. (An attention task's 256-row boxes also read up to 60 rows of the next image; those
+// only meet masked keys or unstored queries: sm90_attn.cuh.)
+__device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, const sg_mega_task &k) {
+    size_t c;
+    unsigned t;
+    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
+}
+
+template <bool PROF>
+__device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_sm90_gemm_smem &sm, uint64_t *tfull,
+                                                uint64_t *tempty, int *tslot) {
+    sg_sm90_ring ring = {0, 0}, tq = {0, 0};
+    for (;;) {
+        const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
+        const unsigned code = t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+        const sg_mega_task k = sg_mega_decode(code);
+        const long long w0 = PROF ? clock64() : 0;
+        sg_mega_wait_inputs(p, k);
+        if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
+        sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
+        tslot[tq.stage] = (int)code;  // SG_MT_END (kind 8) is the stop
+        sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumer's wait
+        sg_ring_next(tq, SG_MEGA_TASKQ);
+        const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
+        switch (k.kind) {
+        case SG_MT_END: return;
+        case SG_MT_ATT:
+            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
+                sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_ATTN_TILE_BYTES);
+                sg_tma_load_2d(sm.stages + ring.stage * SG_ATTN_TILE_BYTES, p.maps + SG_MAP_QKV, &sm.full[ring.stage],
+                               SG_MEGA_D * j + SG_ATTN_DH * k.b, k.a * SG_MEGA_T);
+                sg_ring_next(ring, SG_MEGA_STAGES);
+            }
+            break;
+        case SG_MT_PATCH:
+        case SG_MT_QKV:
+        case SG_MT_OUT:
+        case SG_MT_FC1:
+        case SG_MT_FC2: {  // A operand and weight of the GEMM stage
+            const int a = k.kind == SG_MT_PATCH ? SG_MAP_PATCHES : k.kind == SG_MT_OUT ? SG_MAP_ATT
+                        : k.kind == SG_MT_FC2   ? SG_MAP_H       : SG_MAP_Y;
+            const int w = k.kind == SG_MT_PATCH ? SG_MAP_WPATCH
+                        : SG_MAP_W(k.layer, k.kind == SG_MT_QKV ? 0 : k.kind == SG_MT_OUT ? 1 : k.kind == SG_MT_FC1 ? 2 : 3);
+            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + a, p.maps + w, m0, n0,
+                                                            k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm, ring);
+            break;
+        }
+        default: break;  // PREP and LayerNorm tasks read with ordinary loads
+        }
+    }
+}
+
+// gelu_pytorch_tanh with the hardware tanh (tanh.approx.f32, max relative error ~2^-11): the result is rounded
+// to bf16 (2^-9) right after, so the approximation is below the output's own rounding; tanhf cost ~20
+// instructions per element, 128 per thread per FC1 tile.
+__device__ __forceinline__ float sg_mega_gelu(float x) {
+    const float k0 = 0.7978845608028654f;  // sqrt(2/pi)
+    float t;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(k0 * (x + 0.044715f * x * x * x)));
+    return 0.5f * x * (1.0f + t);
+}
+
+// The storer thread of a virtual CTA (see sg_mega_store_desc). Tile i's completion is awaited only after tile
+// i + 1's stores are issued (wait_group 1), so stores overlap; before blocking for a new tile the pending signal
+// is flushed, so a counter is never held back while the consumer waits for work that depends on it.
+__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg_sm90_gemm_smem &sm,
+                                               uint64_t *sready, uint64_t *sfree, const sg_mega_store_desc *sdesc) {
+    sg_sm90_ring q = {0, 0};
+    int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
+    for (;;) {
+        if (pending >= 0 && !sg_mbar_try_wait(&sready[q.stage], q.phase)) {
+            sg_bulk_wait0();
+            sg_fence_proxy_async_global();
+            sg_red_release_add(p.cnt + pending, 1);
+            pending = -1;
+        }
+        sg_mbar_wait(&sready[q.stage], q.phase);
+        const sg_mega_store_desc d = sdesc[q.stage];
+        sg_mbar_arrive(&sfree[q.stage]);
+        sg_ring_next(q, SG_MEGA_STOREQ);
+        if (d.mode == 0) break;
+        const CUtensorMap *map = p.smaps + d.map;
+        if (d.mode == 1) {
+            const uint8_t *b = sm.stages + d.s0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
+            sg_tma_store_2d(map, b, d.x, d.y);
+            sg_tma_store_2d(map, b + 16384, d.x + 64, d.y);
+        } else {
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *b = sm.stages + (h ? d.s0 : d.s1) * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
+                for (int j = 0; j < 4; j++) sg_tma_reduce_add_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+            }
+        }
+        sg_bulk_commit();
+        sg_bulk_wait_read0();  // the stages may be refilled
+        sg_mbar_arrive(&sm.empty[d.s0]);
+        if (d.mode == 2) sg_mbar_arrive(&sm.empty[d.s1]);
+        if (pending >= 0) {  // the previous tile is complete once at most this one is in flight
+            sg_bulk_wait1();
+            sg_fence_proxy_async_global();  // async-proxy writes, then the generic release
+            sg_red_release_add(p.cnt + pending, 1);
+        }
+        pending = (int)d.cnt;
+    }
+    if (pending >= 0) {
+        sg_bulk_wait0();
+        sg_fence_proxy_async_global();
+        sg_red_release_add(p.cnt + pending, 1);
+    }
+}
+
+template <class Arch, bool PROF>
+__device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, typename Arch::ctx &ax,
+                                                const sg_sm90_gemm_smem &sm,
+                                                uint64_t *tfull, uint64_t *tempty, const int *tslot, uint64_t *sready,
+                                                uint64_t *sfree, sg_mega_store_desc *sdesc) {
+    sg_sm90_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
+    const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
+    const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
+    long long t_idle = 0;
+    for (;;) {
+        if (PROF) t_idle = clock64();
+        sg_mbar_wait(&tfull[tq.stage], tq.phase);
+        const sg_mega_task k = sg_mega_decode((unsigned)tslot[tq.stage]);
+        sg_mbar_arrive(&tempty[tq.stage]);
+        sg_ring_next(tq, SG_MEGA_TASKQ);
+        if (k.kind == SG_MT_END) {  // stop the storer
+            sg_mbar_wait(&sfree[sq.stage], sq.phase ^ 1u);
+            if (tid == 0) sdesc[sq.stage].mode = 0;
+            sg_mbar_arrive(&sready[sq.stage]);
+            return;
+        }
+        long long t_busy = 0;
+        if (PROF) {
+            t_busy = clock64();
+            if (tid == 0) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(t_busy - t_idle));
+        }
+        const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
+        switch (k.kind) {
+        case SG_MT_LN1:
+        case SG_MT_LN2:
+        case SG_MT_POSTLN: {
+            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
+            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
+            sg_sm90_ln_rows<4>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS,
+                               SG_MEGA_LN_ROWS, M, warp, 4);
+            if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
+            break;
+        }
+        case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
+            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
+            const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
+            for (int row = r0 + warp; row < r_end; row += 4) {
+                const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
+                const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;
+                uint8_t px[24];  // all 24 byte loads in flight at once: a row is then one memory latency, not 24
+#pragma unroll
+                for (int q = 0; q < 24; q++) {  // e = c 256 + ky 16 + kx: the Conv2d weight's (c, ky, kx) order
+                    const int e = lane + 32 * q, c = e >> 8, ky = (e >> 4) & 15, kx = e & 15;
+                    px[q] = __ldg(src + (ky * 224 + kx) * 3 + c);
+                }
+#pragma unroll
+                for (int q = 0; q < 24; q++)
+                    p.patches[(size_t)row * SG_MEGA_D + lane + 32 * q] = __float2bfloat16(__ldg(p.lut + px[q]));
+#pragma unroll
+                for (int q = 0; q < 6; q++) {
+                    const int d = 4 * lane + 128 * q;
+                    *reinterpret_cast<float4 *>(p.h + (size_t)row * SG_MEGA_D + d) =
+                        __ldg(reinterpret_cast<const float4 *>(p.pos_b + (size_t)t * SG_MEGA_D + d));
+                }
+            }
+            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_PREP, k.a, p.tm_max), bar);
+            break;
+        }
+        case SG_MT_ATT: {
+            const uint8_t *qkv[3];
+            for (int j = 0; j < 3; j++) {
+                sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+                qkv[j] = sm.stages + ring.stage * SG_ATTN_TILE_BYTES;
+                sg_ring_next(ring, SG_MEGA_STAGES);
+            }
+            Arch::attention(qkv[0], qkv[1], qkv[2], k.a, k.b, p.att, SG_MEGA_D, bar);
+            if (tid == 0)  // the three stages come back in ring order
+                for (int j = 0; j < 3; j++)
+                    sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
+            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_ATT, k.a, p.tm_max), bar);
+            break;
+        }
+        default: {  // the GEMMs (patch embedding and the four per layer): QKV / FC1 tiles are stored as bf16 (FC1
+                    // after GELU), out-proj / FC2 / patch tiles are added to the fp32 residual stream h by a TMA
+                    // reduce-add in L2 (h += tile: one adder per element per stage, so deterministic), which
+                    // spares loading the residual
+            const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
+            const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2 || k.kind == SG_MT_PATCH;
+            const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
+                              : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
+                              : nullptr;  // PATCH: the conv bias is in pos_b
+            uint32_t held0 = 0, held1 = 0;  // t_e: the K loop's end (profile)
+            const long long t_e = Arch::template gemm<PROF>(p, k, bias, ax, sm, ring, &sfree[sq.stage], sq.phase ^ 1u,
+                                                            t_busy, held0, held1);
+            sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
+            if (tid == 0) {
+                sg_mega_store_desc &d = sdesc[sq.stage];
+                d.mode = resid ? 2 : 1;
+                d.map = k.kind == SG_MT_QKV ? SG_SMAP_QKV : k.kind == SG_MT_FC1 ? SG_SMAP_H : SG_SMAP_RES;
+                d.x = n0;
+                d.y = m0;
+                d.s0 = (int)held0;
+                d.s1 = (int)held1;
+                d.cnt = (unsigned)sg_mega_counter(k.kind, k.a, p.tm_max);
+            }
+            sg_mbar_arrive(&sready[sq.stage]);  // count 128: every thread's writes and fence are done
+            sg_ring_next(sq, SG_MEGA_STOREQ);
+            if (PROF && tid == 0) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // stores
+            break;
+        }
+        }
+        if (PROF && tid == 0) {
+            atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t_busy));
+            atomicAdd(p.prof + 16 + k.kind, 1ull);
+        }
+    }
+}
+
+// The whole kernel, for the architecture's __global__ wrapper (launched with SG_MEGA_THREADS threads and
+// SG_MEGA_SMEM bytes of dynamic shared memory, grid = SM count). PROF = 1 (SG_SM90_PROFILE=1) adds the cycle
+// counters; it is a separate instantiation because the counters' registers made the Hopper GEMM path spill 8 bytes.
+template <class Arch, bool PROF>
+__device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[2][SG_MEGA_STAGES], empty[2][SG_MEGA_STAGES];
+    __shared__ uint64_t tfull[2][SG_MEGA_TASKQ], tempty[2][SG_MEGA_TASKQ];
+    __shared__ int tslot[2][SG_MEGA_TASKQ];
+    __shared__ uint64_t sready[2][SG_MEGA_STOREQ], sfree[2][SG_MEGA_STOREQ];
+    __shared__ sg_mega_store_desc sdesc[2][SG_MEGA_STOREQ];
+    uint8_t *rings = sg_mega_align1024(smem_raw);
+    if (threadIdx.x == 0) {
+        for (int v = 0; v < 2; v++) {
+            for (int s = 0; s < SG_MEGA_STAGES; s++) {
+                sg_mbar_init(&full[v][s], 1);
+                sg_mbar_init(&empty[v][s], 1);
+            }
+            for (int q = 0; q < SG_MEGA_TASKQ; q++) {
+                sg_mbar_init(&tfull[v][q], 1);
+                sg_mbar_init(&tempty[v][q], 128);  // every consumer thread, after reading the slot
+            }
+            for (int q = 0; q < SG_MEGA_STOREQ; q++) {
+                sg_mbar_init(&sready[v][q], 128);  // every consumer thread, after staging its part of the tile
+                sg_mbar_init(&sfree[v][q], 1);     // the storer, after reading the descriptor
+            }
+        }
+        sg_fence_mbar_init();
+    }
+    Arch::cta_begin();
+    __syncthreads();
+    const int wg = threadIdx.x / 128;
+    if (wg < 2) {
+        const sg_sm90_gemm_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
+        typename Arch::ctx ax = Arch::ctx_for(wg);
+        sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg]);
+    } else {
+        const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
+        const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
+        if (threadIdx.x % 32 == 0)
+            sg_mega_produce<PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
+        else if (threadIdx.x % 32 == 1)
+            sg_mega_storer(p, sm, sready[v], sfree[v], sdesc[v]);
+        __syncwarp();
+    }
+    // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
+    // before its exit increment (bar.sync + the cumulative fence below).
+    // (__syncthreads_or, not a shared variable: compute-sanitizer racecheck paired a shared-memory flag written
+    // here with the next kernel's shared-memory reads, cuBLAS starting early on the freed SMs.)
+    __syncthreads();
+    Arch::cta_end();
+    int is_last = 0;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        is_last = atomicAdd(p.cnt + SG_MEGA_CNT_EXIT, 1u) == gridDim.x - 1;
+        __threadfence();
+    }
+    if (__syncthreads_or(is_last)) {
+        const size_t words = sg_mega_counter_words(p.tm_max, p.tm_max);  // >= n_max: 128-row tiles < images
+        for (size_t i = threadIdx.x; i < words; i += blockDim.x) p.cnt[i] = 0;
+    }
+}
+
+#endif
