@@ -8,6 +8,7 @@
 #      is copied first and only kernel/sm100 and the tests are recompiled. Uses DEPS_PREFIX=.carry/deps when
 #      the Debian headers are missing (the GPU machine).
 #   2. Runs test_sm100_quant (GPU quantisers bit-exact against the CPU's sg_mxfp8_quantize, on this GPU),
+#      test_sm100_attn (the Blackwell megakernel's mma.sync attention task, which runs on sm_90 too),
 #      test_sm100_backend (the backend's refusals; the device one on this non-B200 GPU), test_sm100_desc, and
 #      test_sm100_tile and test_sm100_gemm (tcgen05 on the GPU: SKIP without a B200; on one they are the checks).
 #   3. Runs scripts/sm100-sass-check.sh (ptxas registers/spills, and the SASS opcodes with cuobjdump).
@@ -38,7 +39,7 @@ if [ -f build/libsiglip2.a ] && [ ! -d "$BUILD" ]; then
     rm -f "$BUILD"/kernel/sm100/*.o "$BUILD"/libsiglip2.a "$BUILD"/tests/test_sm100_*
 fi
 TARGETS=()
-for t in test_sm100_quant test_sm100_backend test_sm100_desc test_sm100_tile test_sm100_gemm; do TARGETS+=("$BUILD/tests/$t"); done
+for t in test_sm100_quant test_sm100_attn test_sm100_backend test_sm100_desc test_sm100_tile test_sm100_gemm; do TARGETS+=("$BUILD/tests/$t"); done
 if ! make -j"$JOBS" BUILD="$BUILD" "${DEPS[@]}" \
         GENCODE_SM100="-gencode arch=compute_100a,code=sm_100a -gencode arch=compute_90,code=sm_90" \
         "${TARGETS[@]}" >"$OUT/build.log" 2>&1; then
@@ -52,7 +53,7 @@ note "   build: $((SECONDS - T0)) s"
 # in OUTDIR: summary.txt, build.log, tests.log, sass.log (the device tool returns at most 8).
 fail=0
 : >"$OUT/tests.log"
-for t in test_sm100_quant test_sm100_backend test_sm100_desc test_sm100_tile test_sm100_gemm; do
+for t in test_sm100_quant test_sm100_attn test_sm100_backend test_sm100_desc test_sm100_tile test_sm100_gemm; do
     t1=$SECONDS
     SG_ROOT="$ROOT" timeout 300 "$BUILD/tests/$t" >"$OUT/.$t.log" 2>&1
     rc=$?
