@@ -31,6 +31,9 @@
 // Tensor maps (device memory, 64-byte aligned): activations, then 4 weights per layer.
 enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH, SG_MAP_W0 };
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
+#define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))  // MXFP8 FC1 only: layer l's E4M3 W1 (boxes 128 x 128 bytes)
+#define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))             // MXFP8 FC1 only: its E4M3 input
+#define SG_MAPS(L) (SG_MAP_W0 + 5 * (L) + 1)
 // Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
 // (SG_SMAP_RES takes the reduce-adds into the residual stream).
 enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAPS };
@@ -67,7 +70,14 @@ struct sg_mega_params {
     unsigned long long *prof;       // NULL, or SG_MEGA_PROF_WORDS clock counters (SG_SM90_PROFILE=1)
     int tm_max, n, L;
     float eps;
+    // MXFP8 FC1 (the Blackwell kernel with a quantiser in its launcher; fc1_mx = 0 otherwise): LayerNorm-2 writes
+    // FC1's input as E4M3 codes y8 [M, 768] and their UE8M0 scales y8sf (128x4 layout, 24 blocks per row); FC1's
+    // weights are E4M3 (maps SG_MAP_W1Q) with scales w1sf, layer l at l * SG_MEGA_W1SF_BYTES.
+    uint8_t *y8, *y8sf;
+    const uint8_t *w1sf;
+    int fc1_mx;
 };
+#define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 
 // Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
 // waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks'
@@ -102,6 +112,10 @@ struct sg_mega_launcher {
     cudaError_t (*prepare)(int *per_sm);
     // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads.
     cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
+    // NULL: FC1 in bf16. Else FC1 runs in MXFP8 and this quantises its weights at create time (x [rows, k] fp32 on
+    // the device -> E4M3 q + 128x4 scales sf; kernel/sm100/sm100_quant.h's sg_sm100_quant_matrix).
+    int (*quant_matrix)(const float *x, int rows, int k, uint8_t *q, uint8_t *sf, cudaStream_t st, char *err,
+                        size_t errlen);
 };
 
 struct sg_mega_gpu;

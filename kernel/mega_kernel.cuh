@@ -33,6 +33,11 @@
 //   Arch::attention(q, k, v, img, head, att, ld, bar): one (image, head) from three ring stages (Q, K, V boxes
 //       of 256 rows x 64 columns); when it returns, every thread of the warpgroup has finished reading them
 //       (bar: the warpgroup's named barrier);
+//   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM tile's K
+//       blocks (sg_sm90_gemm_produce, or the MXFP8 FC1 blocks with their scale atoms);
+//   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
+//   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
+//       MXFP8 FC1 input: E4M3 codes + scales); false: the bf16 LayerNorm below;
 //   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(v) (after it: the
 //       state handed to virtual CTA v's tasks, which they may update), Arch::cta_end() (every thread, after the last consumer is done):
 //       the tensor-memory allocation on SM100, nothing on SM90.
@@ -64,7 +69,7 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
     for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
 }
 
-template <bool PROF>
+template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_sm90_gemm_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot) {
     sg_sm90_ring ring = {0, 0}, tq = {0, 0};
@@ -100,8 +105,8 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                         : k.kind == SG_MT_FC2   ? SG_MAP_H       : SG_MAP_Y;
             const int w = k.kind == SG_MT_PATCH ? SG_MAP_WPATCH
                         : SG_MAP_W(k.layer, k.kind == SG_MT_QKV ? 0 : k.kind == SG_MT_OUT ? 1 : k.kind == SG_MT_FC1 ? 2 : 3);
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(p.maps + a, p.maps + w, m0, n0,
-                                                            k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm, ring);
+            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
+                               ring);
             break;
         }
         default: break;  // PREP and LayerNorm tasks read with ordinary loads
@@ -200,8 +205,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         case SG_MT_POSTLN: {
             const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
             const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
-            sg_sm90_ln_rows<4>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS,
-                               SG_MEGA_LN_ROWS, M, warp, 4);
+            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, M, warp))
+                sg_sm90_ln_rows<Arch::ln_unroll>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D,
+                                   k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, SG_MEGA_LN_ROWS, M, warp, 4);
             if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
@@ -320,7 +326,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
         const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
         if (threadIdx.x % 32 == 0)
-            sg_mega_produce<PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
+            sg_mega_produce<Arch, PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
         else if (threadIdx.x % 32 == 1)
             sg_mega_storer(p, sm, sready[v], sfree[v], sdesc[v]);
         __syncwarp();
@@ -342,5 +348,24 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         for (size_t i = threadIdx.x; i < words; i += blockDim.x) p.cnt[i] = 0;
     }
 }
+
+// The host side of an architecture's launcher (sg_mega_launcher): its two kernel instantiations (K0 plain, K1 with
+// the profile counters), launched with SMEM bytes of dynamic shared memory.
+template <void (*K0)(const sg_mega_params), void (*K1)(const sg_mega_params), int SMEM>
+struct sg_mega_launch_fns {
+    static cudaError_t prepare(int *per_sm) {
+        cudaError_t e = cudaFuncSetAttribute(K0, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+        if (e == cudaSuccess) e = cudaFuncSetAttribute(K1, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+        if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, K0, SG_MEGA_THREADS, SMEM);
+        return e;
+    }
+    static cudaError_t launch(int prof, int grid, cudaStream_t st, const sg_mega_params *p) {
+        if (prof)
+            K1<<<grid, SG_MEGA_THREADS, SMEM, st>>>(*p);
+        else
+            K0<<<grid, SG_MEGA_THREADS, SMEM, st>>>(*p);
+        return cudaGetLastError();
+    }
+};
 
 #endif

@@ -6,10 +6,12 @@
 # 1. ptxas (always; any machine with nvcc): compiles each file for sm_100a with the project's warning flags and
 #    -Xptxas -v; fails on a warning, on spill stores/loads or on a stack frame (local memory) in any kernel, and
 #    prints the registers of every kernel.
-# 2. SASS (where cuobjdump exists: the GPU machine; the CPU build machines have none): disassembles the cubin,
+# 2. SASS (where cuobjdump is found, by the rule in scripts/lib-sass.sh: $CUOBJDUMP, PATH, $CUDA_HOME/bin, then
+#    .deps/cuda-tools/bin, where `make deps` puts NVIDIA's 13.2 wheels' cuobjdump + nvdisasm): disassembles the cubin,
 #    splits it per kernel and counts UTCHMMA (tcgen05.mma kind::f16), UTCQMMA (kind::f8f6f4 / mxf8f6f4 block
 #    scaled), UTCCP (tcgen05.cp, scales to TMEM), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld), UTMALDG (TMA
-#    tensor load), UBLKCP (cp.async.bulk: the expected name, counted only), UTCATOMSWS (tcgen05.alloc /
+#    tensor load), UTMASTG / UTMAREDG (TMA store / reduce-add), HMMA (mma.sync), UBLKCP (cp.async.bulk: the
+#    expected name, counted only), UTCATOMSWS (tcgen05.alloc /
 #    dealloc) and LDL/STL (local memory). Each kernel named in RULES must contain its opcodes; no kernel may
 #    contain LDL or STL. Host-only files are compiled but not disassembled. Without cuobjdump it prints
 #    "SKIP: ..." and that step does not fail.
@@ -18,13 +20,18 @@
 set -u
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
-CUOBJDUMP="${CUOBJDUMP:-$(command -v cuobjdump || { [ -x /usr/local/cuda/bin/cuobjdump ] && echo /usr/local/cuda/bin/cuobjdump; } || true)}"
-COUNTED=(UTCHMMA UTCQMMA UTCCP UTCBAR LDTM UTMALDG UBLKCP UTCATOMSWS LDL STL)
+# shellcheck source=scripts/lib-sass.sh
+. "$ROOT/scripts/lib-sass.sh"
+sg_find_cuobjdump   # sets CUOBJDUMP ("" when none) and NVDISASM_PATH
+COUNTED=(UTCHMMA UTCQMMA UTCCP UTCBAR LDTM UTMALDG UTMASTG UTMAREDG HMMA UBLKCP UTCATOMSWS LDL STL)
 # "substring of the mangled kernel name: opcodes that must appear in its SASS"
 RULES=(
     "sg_sm100_mxf8_tile_kernel:UTCQMMA UTCCP UTCBAR LDTM UTMALDG"
     "sg_sm100_gemm_kernelILi0E:UTCHMMA UTCBAR LDTM UTMALDG UTCATOMSWS"
     "sg_sm100_gemm_kernelILi1E:UTCQMMA UTCCP UTCBAR LDTM UTMALDG UTCATOMSWS"
+    # the megakernel, both instantiations: tcgen05 GEMM tiles (bf16 and block-scaled MXFP8 with its scale copies),
+    # TMA loads / stores / reduce-adds, mma.sync attention
+    "sg_sm100_mega_kernel:UTCHMMA UTCQMMA UTCCP UTCBAR LDTM UTMALDG UTMASTG UTMAREDG HMMA UTCATOMSWS"
 )
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
@@ -56,7 +63,7 @@ for f in "${FILES[@]}"; do
     [ -n "$regs" ] && echo "INFO: $f: ${regs%; }"
     grep -q '__global__' "$f" || continue  # host-side file: nothing to disassemble
     if [ -z "$CUOBJDUMP" ]; then
-        echo "SKIP: $f: SASS opcode counts: cuobjdump not found here (run this script on the GPU machine)"
+        echo "SKIP: $f: SASS opcode counts: cuobjdump not found (make deps fetches it into .deps/cuda-tools; or set CUOBJDUMP)"
         continue
     fi
     if ! "$CUOBJDUMP" -sass "$cubin" >"$TMP/$base.sass" 2>&1; then

@@ -17,6 +17,7 @@
 #include "../mega_gpu.h"
 #include "../mega_plan.h"
 #include "../sm90/sm90_tmap.cuh"
+#include "../sm100/sm100_desc.h"
 
 struct sg_mega_gpu {
     const sg_mega_launcher *k;
@@ -30,6 +31,8 @@ struct sg_mega_gpu {
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     size_t cnt_words;
+    uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
+    uint8_t *y8, *y8sf, *w1sf; // inside mx
 };
 
 #define SG_MEGA_TRY(call)                                                                                       \
@@ -51,6 +54,7 @@ void sg_mega_gpu_free(sg_mega_gpu *g) {
     if (g->bias) cudaFree(g->bias);
     if (g->cnt) cudaFree(g->cnt);
     if (g->prof) cudaFree(g->prof);
+    if (g->mx) cudaFree(g->mx);
     for (int i = 0; i <= g->n_max; i++) {
         if (g->tasks && g->tasks[i]) cudaFree(g->tasks[i]);
         if (g->smaps && g->smaps[i]) cudaFree(g->smaps[i]);
@@ -65,12 +69,56 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
     if (c->hidden_size != SG_MEGA_D || c->intermediate_size != SG_MEGA_F || c->num_heads != SG_MEGA_HEADS ||
         sg_config_tokens(c) != SG_MEGA_T || c->image_size != 224 || c->patch_size != 16 ||
         c->activation != SG_ACT_GELU_TANH || c->num_layers < 1) {
-        snprintf(why, whylen, "the Hopper megakernel is built for SigLIP2-base shapes (hidden 768, mlp 3072, 12 heads, "
+        snprintf(why, whylen, "the megakernels are built for SigLIP2-base shapes (hidden 768, mlp 3072, 12 heads, "
                               "196 tokens, tanh GELU); this model has hidden %d, mlp %d, %d heads, %d tokens",
                  c->hidden_size, c->intermediate_size, c->num_heads, sg_config_tokens(c));
         return 0;
     }
     return 1;
+}
+
+// MXFP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (E4M3 + 128x4 scales,
+// sg_sm100_quant_matrix, bit-identical to the CPU's sg_mxfp8_quantize), and the buffers LayerNorm-2 writes FC1's
+// input into (rows padded to whole 128-row tiles, zeroed once: padding rows stay finite); their tensor maps
+// (E4M3: boxes of 128 rows x 128 bytes, 128-byte swizzle, one K block of the block-scaled MMA) into maps.
+static int mega_fc1_mxfp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, char *err, size_t errlen) {
+    const int L = g->L, D = SG_MEGA_D, F = SG_MEGA_F;
+    const size_t rows = (size_t)g->tm_max * SG_MEGA_BM, w1 = (size_t)F * D, w1sf = SG_MEGA_W1SF_BYTES;
+    const size_t y8 = rows * D, y8sf = sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)D / 32);
+    float *tmp = nullptr;
+    cudaError_t e = cudaMalloc(&g->mx, L * (w1 + w1sf) + y8 + y8sf);
+    if (e == cudaSuccess) e = cudaMemset(g->mx, 0, L * (w1 + w1sf) + y8 + y8sf);
+    if (e == cudaSuccess) e = cudaMalloc(&tmp, w1 * sizeof(float));
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(err, errlen, "%s:%d: %s megakernel: MXFP8 FC1 buffers: %s", __FILE__, __LINE__, g->k->name,
+                 cudaGetErrorString(e));
+        if (tmp) cudaFree(tmp);
+        return -1;
+    }
+    g->w1sf = g->mx + L * w1;
+    g->y8 = g->w1sf + L * w1sf;
+    g->y8sf = g->y8 + y8;
+    int rc = 0;
+    for (int l = 0; l < L && rc == 0; l++) {
+        // The quantiser runs on the legacy stream; the synchronize orders it before tmp is refilled.
+        e = cudaMemcpy(tmp, m->layers[l].fc1_w, w1 * sizeof(float), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess) rc = g->k->quant_matrix(tmp, F, D, g->mx + l * w1, g->w1sf + l * w1sf, 0, err, errlen);
+        if (e == cudaSuccess && rc == 0) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "%s:%d: %s megakernel: FC1 quantisation of layer %d: %s", __FILE__, __LINE__,
+                     g->k->name, l, cudaGetErrorString(e));
+            rc = -1;
+        }
+        if (rc == 0)
+            rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g->mx + l * w1, F, D,
+                                   SG_MEGA_BN, 128, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
+    }
+    if (rc == 0)
+        rc = sg_tmap_encode_2d(&maps[SG_MAP_Y8(L)], CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g->y8, rows, D, SG_MEGA_BM, 128,
+                               CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
+    cudaFree(tmp);
+    return rc;
 }
 
 sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, const sg_mega_buffers *b, char *err,
@@ -125,7 +173,11 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     SG_MEGA_TRY(cudaMemcpy(g->layers, hl.data(), L * sizeof(sg_mega_layer_dev), cudaMemcpyHostToDevice));
 
     const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
-    std::vector<CUtensorMap> hm(SG_MAP_W0 + 4 * L);
+    std::vector<CUtensorMap> hm(SG_MAPS(L));
+    if (k->quant_matrix && mega_fc1_mxfp8(g, m, hm.data(), err, errlen)) {
+        sg_mega_gpu_free(g);
+        return nullptr;
+    }
     int rc = sg_sm90_tmap_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_sm90_tmap_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_sm90_tmap_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
@@ -239,6 +291,10 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.n = n;
     p.L = g->L;
     p.eps = eps;
+    p.y8 = g->y8;
+    p.y8sf = g->y8sf;
+    p.w1sf = g->w1sf;
+    p.fc1_mx = g->mx != nullptr;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;

@@ -1,5 +1,8 @@
-// kernel/sm100/sm100_backend.cu — the Blackwell backend entry points: the portable CUDA backend with the
-// encoder layers of sm100_encoder.cu (tcgen05 GEMMs; FC1 in MXFP8 unless --precision bf16).
+// kernel/sm100/sm100_backend.cu — the Blackwell backend entry points: the portable CUDA backend (staging, graphs,
+// pooling head) with the Blackwell megakernel (sm100_mega.cu: patch embedding, encoder layers and post-LayerNorm
+// in one launch, for batches of 16 or more; FC1 in block-scaled MXFP8 unless --precision bf16).
+// SG_SM100_PER_GEMM=1 runs the per-GEMM encoder layers of sm100_encoder.cu instead (a tcgen05 GEMM per Linear layer,
+// the same numerics): the first thing to compare against on a B200, should the megakernel disagree.
 //
 // Gate, in this order: the config must be one the kernels support (checked first: it needs no device, so the
 // refusals are testable anywhere); the device must be compute capability 10.0 exactly (B200 / GB200): the
@@ -8,9 +11,26 @@
 // launch. Never run on hardware yet: the runtime self-check (kernel/selfcheck.c) compares this backend with
 // the portable one on a fixed input before `auto` may use it.
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
 #include "sm100_encoder.h"
+#include "sm100_mega.h"
+
+static int sm100_mega_init_bf16(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
+    return sg_mega_encoder_init(&sg_sm100_mega_launcher, out, m, cm, err, errlen);
+}
+static int sm100_mega_init_mxfp8(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
+    return sg_mega_encoder_init(&sg_sm100_mega_launcher_mxfp8, out, m, cm, err, errlen);
+}
+
+// Batches below 16 take the portable layers, as on Hopper, where the same kernel skeleton was measured (its chain
+// of dependent stages is slower than the portable CUDA graph at batch 1-8); not measured on a B200.
+static const sg_cu_encoder_ops k_sm100_mega_bf16 = {"sm100", 16, 1, sm100_mega_init_bf16, sg_mega_encoder_run,
+                                                    sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm100_mega_mxfp8 = {"sm100", 16, 1, sm100_mega_init_mxfp8, sg_mega_encoder_run,
+                                                     sg_mega_encoder_destroy};
 
 static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1_mxfp8, char *err, size_t n) {
     char why[256];
@@ -29,7 +49,10 @@ static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1
                          "for sm_100a), device %d is %s, sm_%d%d", device, gi.name, gi.cc_major, gi.cc_minor);
         return nullptr;
     }
-    return sg_sm100_encoder_ops_impl(fc1_mxfp8);
+    const char *per_gemm = getenv("SG_SM100_PER_GEMM");
+    if (per_gemm && strcmp(per_gemm, "1") == 0) return sg_sm100_encoder_ops_impl(fc1_mxfp8);
+    if (!sg_mega_supported(&m->cfg, err, n)) return nullptr;
+    return fc1_mxfp8 ? &k_sm100_mega_mxfp8 : &k_sm100_mega_bf16;
 }
 
 // The default numerics (FC1 in MXFP8), for callers without backend options (sg_cu_encoder_ops_for).

@@ -10,18 +10,12 @@
 //     value per lane: its amax is a 5-step shuffle max, and the warp stores the block's 32 codes as 32
 //     consecutive bytes; lane 0 writes the scale byte.
 #include <cstdio>
-#include <cuda_fp8.h>
-#include "sm100_desc.h"
+#include "sm100_quant.cuh"
 #include "sm100_quant.h"
 
-static constexpr int k_ln_max_blocks = 32;  // d <= 32 * 32 = 1024 per warp-held row
+static constexpr int k_ln_max_blocks = SG_LNQ_MAX_BLOCKS;
 static constexpr int k_ln_rows_per_cta = 4;  // 4 warps: 49 CTAs at one image (196 rows), as sg_cu_layernorm
 static constexpr int k_mat_threads = 256;    // one thread per 32-element block; load time only, any size works
-
-__device__ __forceinline__ uint8_t sg_q_e4m3(float x, uint8_t u) {
-    const float s = (float)((double)x * ldexp(1.0, 127 - (int)u));  // exact scaling, one rounding (as the CPU)
-    return (uint8_t)__nv_cvt_float_to_fp8(s, __NV_SATFINITE, __NV_E4M3);
-}
 
 __global__ void sg_quant_matrix_kernel(const float *__restrict__ x, int rows, int k, uint8_t *__restrict__ q,
                                        uint8_t *__restrict__ sf) {
@@ -54,15 +48,6 @@ __global__ void sg_quant_matrix_kernel(const float *__restrict__ x, int rows, in
     sf[sg_sm100_sf_offset((uint32_t)r, (uint32_t)blk, (uint32_t)nb)] = u;
 }
 
-__device__ __forceinline__ float sg_q_warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ __forceinline__ float sg_q_warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
 __global__ void sg_ln_quant_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                    const float *__restrict__ b, int rows, int rows_pad, int d, float eps,
                                    uint8_t *__restrict__ q, uint8_t *__restrict__ sf, float *__restrict__ y) {
@@ -74,33 +59,7 @@ __global__ void sg_ln_quant_kernel(const float *__restrict__ x, const float *__r
         for (int i = lane; i < nb; i += 32) sf[sg_sm100_sf_offset((uint32_t)row, (uint32_t)i, (uint32_t)nb)] = 0;
         return;
     }
-    const float *xr = x + (size_t)row * d;
-    float v[k_ln_max_blocks];
-    float s = 0.f;
-#pragma unroll
-    for (int i = 0; i < k_ln_max_blocks; i++) {
-        v[i] = i < nb ? xr[lane + 32 * i] : 0.f;
-        s += v[i];
-    }
-    const float mean = sg_q_warp_sum(s) / (float)d;
-    float ss = 0.f;
-#pragma unroll
-    for (int i = 0; i < k_ln_max_blocks; i++) {
-        const float dv = v[i] - mean;
-        ss += i < nb ? dv * dv : 0.f;
-    }
-    const float rstd = rsqrtf(sg_q_warp_sum(ss) / (float)d + eps);
-    uint8_t *qr = q + (size_t)row * d;
-#pragma unroll
-    for (int i = 0; i < k_ln_max_blocks; i++) {
-        if (i >= nb) break;
-        const int j = lane + 32 * i;
-        const float yv = (v[i] - mean) * rstd * w[j] + b[j];  // the expression of sg_cu_layernorm
-        if (y) y[(size_t)row * d + j] = yv;
-        const uint8_t u = sg_ue8m0_for_amax(sg_q_warp_max(fabsf(yv)));
-        qr[j] = sg_q_e4m3(yv, u);
-        if (lane == 0) sf[sg_sm100_sf_offset((uint32_t)row, (uint32_t)i, (uint32_t)nb)] = u;
-    }
+    sg_ln_quant_row(x, w, b, row, d, eps, q, sf, y);
 }
 
 // -------------------------------------------------------------------------------------------- launchers
