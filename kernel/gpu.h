@@ -33,6 +33,11 @@ int sg_gpu_compiled(void);
  * older than the runtime, no device, ordinal out of range). */
 int sg_gpu_query(int device, sg_gpu_info *info, char *err, size_t errlen);
 
+/* The megakernel backends' device gate: 0 when device `device` has compute capability major.minor exactly
+ * (arch-specific "a" code runs on no other part), else -1 with "<who> backend: needs a compute capability
+ * M.m GPU (<what>), device D is NAME, sm_XY", or "<who> backend: " + the query's reason. */
+int sg_gpu_require_cc(int device, int major, int minor, const char *who, const char *what, char *err, size_t errlen);
+
 /* Backend constructors: NULL + err when the backend cannot run here. */
 sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backend_opts *opts, char *err, size_t errlen);
 sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *opts, char *err, size_t errlen);

@@ -74,3 +74,19 @@ extern "C" int sg_gpu_query(int device, sg_gpu_info *info, char *err, size_t err
              (unsigned)p.pciBusID, (unsigned)p.pciDeviceID);
     return 0;
 }
+
+extern "C" int sg_gpu_require_cc(int device, int major, int minor, const char *who, const char *what, char *err,
+                                 size_t errlen) {
+    sg_gpu_info gi;
+    char gerr[512];
+    if (sg_gpu_query(device, &gi, gerr, sizeof gerr) != 0) {
+        snprintf(err, errlen, "%s backend: %s", who, gerr);
+        return -1;
+    }
+    if (gi.cc_major != major || gi.cc_minor != minor) {
+        snprintf(err, errlen, "%s backend: needs a compute capability %d.%d GPU (%s), device %d is %s, sm_%d%d", who,
+                 major, minor, what, device, gi.name, gi.cc_major, gi.cc_minor);
+        return -1;
+    }
+    return 0;
+}

@@ -38,17 +38,8 @@ static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1
         snprintf(err, n, "sm100 backend: %s", why);
         return nullptr;
     }
-    sg_gpu_info gi;
-    char gerr[512];
-    if (sg_gpu_query(device, &gi, gerr, sizeof gerr) != 0) {
-        snprintf(err, n, "sm100 backend: %s", gerr);
+    if (sg_gpu_require_cc(device, 10, 0, "sm100", "B200/GB200; its kernels are built for sm_100a", err, n))
         return nullptr;
-    }
-    if (gi.cc_major != 10 || gi.cc_minor != 0) {
-        snprintf(err, n, "sm100 backend: needs a compute capability 10.0 GPU (B200/GB200; its kernels are built "
-                         "for sm_100a), device %d is %s, sm_%d%d", device, gi.name, gi.cc_major, gi.cc_minor);
-        return nullptr;
-    }
     const char *per_gemm = getenv("SG_SM100_PER_GEMM");
     if (per_gemm && strcmp(per_gemm, "1") == 0) return sg_sm100_encoder_ops_impl(fc1_mxfp8);
     if (!sg_mega_supported(&m->cfg, err, n)) return nullptr;

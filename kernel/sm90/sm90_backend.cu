@@ -22,17 +22,9 @@ static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, 
 static const sg_cu_encoder_ops k_sm90_ops = {"sm90", 16, 1, sm90_init, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
-    sg_gpu_info gi;
-    char gerr[512];
-    if (sg_gpu_query(device, &gi, gerr, sizeof gerr) != 0) {
-        snprintf(err, errlen, "sm90 backend: %s", gerr);
+    if (sg_gpu_require_cc(device, 9, 0, "sm90", "H100 / H200: the Hopper megakernel is built for sm_90a", err,
+                          errlen))
         return nullptr;
-    }
-    if (gi.cc_major != 9 || gi.cc_minor != 0) {
-        snprintf(err, errlen, "sm90 backend: %s is sm_%d%d; the Hopper megakernel runs on sm_90 only", gi.name,
-                 gi.cc_major, gi.cc_minor);
-        return nullptr;
-    }
     if (!sg_mega_supported(&m->cfg, err, errlen)) return nullptr;
     return &k_sm90_ops;
 }
