@@ -250,6 +250,27 @@ static void push_writer_locked(pipeline *p, result *r) {
     pthread_cond_signal(&p->cv_wq);
 }
 
+/* Stops the run with "backend NAME: why" as its fatal message, under mu. */
+static void set_backend_fatal_locked(pipeline *p, const sg_backend *be, const char *why) {
+    char msg[1200];
+    snprintf(msg, sizeof msg, "backend %s: %s", be->name, why);
+    set_fatal_locked(p, msg);
+}
+
+/* Waits for the backend to hand back f's embeddings (the time counted as compute); on failure stops the run
+ * with the backend's message. Returns 0, or -1 on failure. */
+static int collect_result(pipeline *p, sg_backend *be, result *f) {
+    char err[1024];
+    double t = sg_cli_now();
+    int rc = be->collect(be, f->out, err, sizeof err);
+    p->st.compute_s += sg_cli_now() - t;
+    if (rc == 0) return 0;
+    pthread_mutex_lock(&p->mu);
+    set_backend_fatal_locked(p, be, err);
+    pthread_mutex_unlock(&p->mu);
+    return -1;
+}
+
 static void *compute_main(void *arg) {
     pipeline *p = arg;
     sg_backend *be = p->cfg->backend;
@@ -293,10 +314,8 @@ static void *compute_main(void *arg) {
         if (r->n_ok) {
             double t = sg_cli_now();
             if (be->submit(be, pb->pixels, r->n_ok, err, sizeof err) != 0) {
-                char msg[1200];
-                snprintf(msg, sizeof msg, "backend %s: %s", be->name, err);
                 pthread_mutex_lock(&p->mu);
-                set_fatal_locked(p, msg);
+                set_backend_fatal_locked(p, be, err);
                 p->free_res[p->n_free++] = r; /* its paths are freed at teardown via the result pool */
                 pthread_mutex_unlock(&p->mu);
                 backend_ok = 0;
@@ -317,18 +336,8 @@ static void *compute_main(void *arg) {
             memmove(fifo, fifo + 1, (size_t)(fifo_len - 1) * sizeof *fifo);
             fifo_len--;
             if (f->n_ok) {
-                double t = sg_cli_now();
-                int rc = be->collect(be, f->out, err, sizeof err);
-                p->st.compute_s += sg_cli_now() - t;
                 inflight--;
-                if (rc != 0) {
-                    char msg[1200];
-                    snprintf(msg, sizeof msg, "backend %s: %s", be->name, err);
-                    pthread_mutex_lock(&p->mu);
-                    set_fatal_locked(p, msg);
-                    pthread_mutex_unlock(&p->mu);
-                    backend_ok = 0;
-                }
+                if (collect_result(p, be, f) != 0) backend_ok = 0;
             }
             pthread_mutex_lock(&p->mu);
             push_writer_locked(p, f);
@@ -340,19 +349,7 @@ static void *compute_main(void *arg) {
      * pass it on in order; after a stop the writer discards it. */
     for (int i = 0; i < fifo_len; i++) {
         result *f = fifo[i];
-        if (f->n_ok && backend_ok) {
-            double t = sg_cli_now();
-            int rc = be->collect(be, f->out, err, sizeof err);
-            p->st.compute_s += sg_cli_now() - t;
-            if (rc != 0) {
-                char msg[1200];
-                snprintf(msg, sizeof msg, "backend %s: %s", be->name, err);
-                pthread_mutex_lock(&p->mu);
-                set_fatal_locked(p, msg);
-                pthread_mutex_unlock(&p->mu);
-                backend_ok = 0;
-            }
-        }
+        if (f->n_ok && backend_ok && collect_result(p, be, f) != 0) backend_ok = 0;
         pthread_mutex_lock(&p->mu);
         if (backend_ok) push_writer_locked(p, f);
         else p->free_res[p->n_free++] = f;

@@ -20,7 +20,6 @@ HF outputs are cached in OUT (with the model path and photo list they were made 
 match. Reference-data tooling only (needs torch, transformers, Pillow); never used by the binary or
 `make test`.
 """
-import argparse
 import glob
 import json
 import os
@@ -29,9 +28,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mxfp8_accuracy as mx  # noqa: E402  (preprocess, hf_reference, run_tool)
+import mxfp8_accuracy as mx  # noqa: E402  (the HF reference, the tool runner, options, fixtures, report)
 
-ROOT = mx.ROOT
 OTHER = "patch,head"  # never FP8 here: 0.7 % + 1.3 % of the FLOPs (docs/megakernel.md §1)
 # Linear kinds in FP8 -> the kinds the tool keeps in bf16 (with OTHER).
 SETS = [
@@ -74,34 +72,18 @@ def references(a, photos):
             json.dump(meta, open(meta_path, "w"))
         print(f"photos: HF reference {'reused from' if cached else 'written to'} {ref_path}")
         sets.append(("photos", [os.path.basename(p) for p in photos], px_path, ref_path))
-    fx_px, fx_ref = os.path.join(a.model, "pixels.f32"), os.path.join(a.model, "pooled.f32")
-    if os.path.exists(fx_px) and os.path.exists(fx_ref):
-        n = os.path.getsize(fx_px) // (3 * 224 * 224 * 4)
-        sets.append(("fixture inputs", [f"fixture{i}" for i in range(n)], fx_px, fx_ref))
+    fixtures = mx.fixture_set(a.model)
+    if fixtures:
+        sets.append(fixtures)
     return sets
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="/tmp/sg_full")
-    ap.add_argument("--photos", default=os.path.join(ROOT, ".carry/photos/*.jpg"))
-    ap.add_argument("--out", default="/tmp/sg_fp8")
-    ap.add_argument("--threads", type=int, default=2)
-    a = ap.parse_args()
-    st = os.path.join(a.model, "model.safetensors")
-    if not os.path.exists(st):
-        sys.exit(f"{st} missing: run `python3 scripts/make_fixtures.py --full-size {a.model} --with-reference 3`")
-    tool = os.path.join(ROOT, "build/tools/sg_mxfp8_forward")
-    if not os.path.exists(tool):
-        sys.exit(f"{tool} missing: run `make build/tools/sg_mxfp8_forward`")
-    os.makedirs(a.out, exist_ok=True)
+    a = mx.parse_args("/tmp/sg_fp8")
+    tool = mx.prepare(a)
     sets = references(a, sorted(glob.glob(a.photos)))
 
-    import torch
-    import transformers
-    import PIL
-    report = {"model": a.model, "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                                             "Pillow": PIL.__version__, "numpy": np.__version__}, "runs": []}
+    report = mx.new_report(a.model)
     runs = [("all Linears bf16 (the BF16 megakernel)", "bf16", ["--mode", "bf16"])]
     for rlabel, rargs in RECIPES:
         for slabel, bf16 in SETS:
@@ -122,9 +104,7 @@ def main():
             print(f"| {label:58s} | {share} | {mn:.6f} | {mean:.6f} | {mxa:.4f} | {ok} |", flush=True)
             report["runs"].append({"set": set_name, "run": label, "args": args, "min_cos": mn, "mean_cos": mean,
                                    "max_abs": mxa, "per_image": dict(zip(names, cos))})
-    with open(os.path.join(a.out, "report.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"\nwrote {os.path.join(a.out, 'report.json')}")
+    mx.write_report(a.out, report)
 
 
 if __name__ == "__main__":

@@ -72,14 +72,20 @@ def run_tool(tool, model, px_path, ref_path, args, threads):
     return cos, float(s.group(1)), float(s.group(2)), float(s.group(3))
 
 
-def main():
+def parse_args(default_out, quick=False):
+    """The options of both accuracy scripts (this one and fp8_accuracy.py); --quick only where asked for."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="/tmp/sg_full")
     ap.add_argument("--photos", default=os.path.join(ROOT, ".carry/photos/*.jpg"))
-    ap.add_argument("--out", default="/tmp/sg_mxfp8")
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="only the first four runs")
-    a = ap.parse_args()
+    if quick:
+        ap.add_argument("--quick", action="store_true", help="only the first four runs")
+    return ap.parse_args()
+
+
+def prepare(a):
+    """Exits naming the fix when the model or the tool is missing; makes the output folder; returns the tool."""
     st = os.path.join(a.model, "model.safetensors")
     if not os.path.exists(st):
         sys.exit(f"{st} missing: run `python3 scripts/make_fixtures.py --full-size {a.model} --with-reference 3`")
@@ -87,6 +93,36 @@ def main():
     if not os.path.exists(tool):
         sys.exit(f"{tool} missing: run `make build/tools/sg_mxfp8_forward`")
     os.makedirs(a.out, exist_ok=True)
+    return tool
+
+
+def fixture_set(model_dir):
+    """make_fixtures' reference inputs in the model folder as (name, image names, pixels, HF pooled), or None."""
+    fx_px, fx_ref = os.path.join(model_dir, "pixels.f32"), os.path.join(model_dir, "pooled.f32")
+    if not (os.path.exists(fx_px) and os.path.exists(fx_ref)):
+        return None
+    n = os.path.getsize(fx_px) // (3 * 224 * 224 * 4)
+    return ("fixture inputs", [f"fixture{i}" for i in range(n)], fx_px, fx_ref)
+
+
+def new_report(model_dir):
+    """The report's head: the model and the library versions the reference came from; runs are appended."""
+    import torch
+    import transformers
+    import PIL
+    return {"model": model_dir, "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                                             "Pillow": PIL.__version__, "numpy": np.__version__}, "runs": []}
+
+
+def write_report(out_dir, report):
+    with open(os.path.join(out_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"\nwrote {os.path.join(out_dir, 'report.json')}")
+
+
+def main():
+    a = parse_args("/tmp/sg_mxfp8", quick=True)
+    tool = prepare(a)
 
     sets = []
     photos = sorted(glob.glob(a.photos))
@@ -96,16 +132,11 @@ def main():
         px.tofile(px_path)
         hf_reference(a.model, px, a.threads).tofile(ref_path)
         sets.append(("photos", [os.path.basename(p) for p in photos], px_path, ref_path))
-    fx_px, fx_ref = os.path.join(a.model, "pixels.f32"), os.path.join(a.model, "pooled.f32")
-    if os.path.exists(fx_px) and os.path.exists(fx_ref):
-        n = os.path.getsize(fx_px) // (3 * 224 * 224 * 4)
-        sets.append(("fixture inputs", [f"fixture{i}" for i in range(n)], fx_px, fx_ref))
+    fixtures = fixture_set(a.model)
+    if fixtures:
+        sets.append(fixtures)
 
-    import torch
-    import transformers
-    import PIL
-    report = {"model": a.model, "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                                             "Pillow": PIL.__version__, "numpy": np.__version__}, "runs": []}
+    report = new_report(a.model)
     runs = RUNS[:4] if a.quick else RUNS
     for set_name, names, px_path, ref_path in sets:
         print(f"\n== {set_name} ({len(names)} images), reference HF fp32 eager, model {a.model}")
@@ -118,9 +149,7 @@ def main():
                                    "max_abs": mx, "per_image": dict(zip(names, cos))})
             if label.startswith("mxfp8 (SM100"):
                 print("   per image: " + ", ".join(f"{k} {v:.5f}" for k, v in zip(names, cos)))
-    with open(os.path.join(a.out, "report.json"), "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"\nwrote {os.path.join(a.out, 'report.json')}")
+    write_report(a.out, report)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,11 @@
  *
  * CHECK(cond, fmt, ...) prints "PASS: <what>" or "FAIL: <file>:<line>: <what>" and counts failures;
  * SKIP(fmt, ...) records a check that could not run here; CHECK_DONE() returns the exit status for main;
- * sg_test_read_file reads a test input whole; sg_test_cos_min compares two sets of embeddings.
+ * sg_test_read_file / sg_test_read_floats read a test input whole; sg_test_poisoned makes a NaN-filled output
+ * buffer; sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal /
+ * sg_test_frand are the seeded generators the tests draw their data from (each test keeps its own state, so a
+ * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here.
+ * The helper programs in tests/tools include it too, for the readers.
  */
 #ifndef SG_TEST_CHECK_H
 #define SG_TEST_CHECK_H
@@ -11,7 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int sg_check_failures;
+/* unused: in tests/tools, which include this header only for its helpers */
+static int sg_check_failures __attribute__((unused));
 
 #define CHECK(cond, ...)                                                                  \
     do {                                                                                  \
@@ -36,17 +41,36 @@ static int sg_check_failures;
 
 #define CHECK_DONE() (sg_check_failures ? 1 : 0)
 
-/* The whole file at path in a malloc'd buffer (free it), its size in *len; NULL if it cannot be opened. */
-static inline uint8_t *sg_test_read_file(const char *path, size_t *len) {
+/* The whole file at path in a malloc'd buffer (free it), its size in bytes in *len. NULL, and *len 0, if it
+ * cannot be opened, sized or read in full; an empty file gives a (1-byte) buffer and *len 0. */
+static inline void *sg_test_read_file(const char *path, size_t *len) {
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-    *len = b ? fread(b, 1, n > 0 ? (size_t)n : 0, f) : 0;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    uint8_t *b = NULL;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) b = malloc(n > 0 ? (size_t)n : 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
     fclose(f);
+    if (b) *len = (size_t)n;
     return b;
+}
+/* sg_test_read_file for a file of float32 values: their number in *count. */
+static inline float *sg_test_read_floats(const char *path, size_t *count) {
+    float *p = sg_test_read_file(path, count);
+    *count /= sizeof(float);
+    return p;
+}
+/* n floats, all NaN, in a malloc'd buffer (free it): an output buffer that shows any element left unwritten. */
+static inline float *sg_test_poisoned(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    if (p)
+        for (size_t i = 0; i < n; i++) p[i] = NAN;
+    return p;
 }
 /* The lowest cosine between rows i of a and b (n rows of d floats), and the largest |a - b| in *max_abs; a NaN
  * anywhere makes both fail any >= / <= gate. */
@@ -66,5 +90,40 @@ static inline double sg_test_cos_min(const float *a, const float *b, int n, int 
         if (!(c >= mn)) mn = c;
     }
     return mn;
+}
+
+/* splitmix64: the next 64 random bits from *state. */
+static inline uint64_t sg_test_splitmix64(uint64_t *state) {
+    uint64_t x = (*state += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+/* A standard normal draw (Box-Muller on two splitmix64 draws: u in (0, 1], so log(u) is finite). */
+static inline double sg_test_normal(uint64_t *state) {
+    double u = ((sg_test_splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
+    double v = (sg_test_splitmix64(state) >> 11) / 9007199254740992.0;
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+/* Uniform in [lo, hi) from 24 bits of xorshift64* on *state (which must not be 0). */
+static inline float sg_test_frand(uint64_t *state, float lo, float hi) {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    uint64_t r = *state * 0x2545F4914F6CDD1Dull;
+    return lo + (hi - lo) * (float)((r >> 40) * (1.0 / 16777216.0));
+}
+
+/* Whether a GPU lab can run here: available is its probe, a weak reference (NULL in builds without CUDA, or
+ * passed as NULL when another entry point the test needs is missing). If not, records
+ * "SKIP: <what>: <reason>" and returns 0. */
+static inline int sg_test_lab_ready(const char *what, int (*available)(char *err, size_t errlen)) {
+    char why[512] = "built without CUDA";
+    if (available) {
+        why[0] = 0;
+        if (available(why, sizeof why)) return 1;
+    }
+    SKIP("%s: %s", what, why);
+    return 0;
 }
 #endif

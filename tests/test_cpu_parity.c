@@ -25,29 +25,6 @@
 #define TOL_ABS 1e-4  /* fp32 port vs HF fp32: measured ~1e-6 (model-spec.md §8), 100x margin */
 #define TOL_COS 0.99999
 
-/* Reads a whole file of floats (or bytes); *count = number of elements. NULL if absent or unreadable. */
-static void *read_file(const char *path, size_t elem, size_t *count) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = len > 0 ? malloc((size_t)len) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *count = buf ? (size_t)len / elem : 0;
-    return buf;
-}
-
-static float *poisoned(size_t n) {
-    float *p = malloc(n * sizeof(float));
-    for (size_t i = 0; i < n; i++) p[i] = NAN;
-    return p;
-}
-
 /* Worst max |a-b| and worst cosine over n vectors of length d. A NaN anywhere makes both fail. */
 static void compare(const float *a, const float *b, int n, size_t d, double *worst_abs, double *worst_cos,
                     int *worst_img) {
@@ -83,20 +60,20 @@ static void check_fixture(const char *root, const char *name) {
     const size_t img = (size_t)3 * S * S;
     size_t npx = 0, npool = 0, nlast = 0, nu8 = 0;
     snprintf(path, sizeof path, "%s/pixels.f32", dir);
-    float *px = read_file(path, sizeof(float), &npx);
+    float *px = sg_test_read_floats(path, &npx);
     snprintf(path, sizeof path, "%s/pooled.f32", dir);
-    float *ref_pool = read_file(path, sizeof(float), &npool);
+    float *ref_pool = sg_test_read_floats(path, &npool);
     snprintf(path, sizeof path, "%s/last_hidden.f32", dir);
-    float *ref_last = read_file(path, sizeof(float), &nlast);
+    float *ref_last = sg_test_read_floats(path, &nlast);
     snprintf(path, sizeof path, "%s/image0_u8.raw", dir);
-    uint8_t *u8 = read_file(path, 1, &nu8);
+    uint8_t *u8 = sg_test_read_file(path, &nu8);
     int n = (int)(npx / img);
     int shapes_ok = px && ref_pool && ref_last && u8 && n >= 1 && npx == (size_t)n * img &&
                     npool == (size_t)n * D && nlast == (size_t)n * T * D && nu8 == img;
     CHECK(shapes_ok, "%s: fixture files present with consistent shapes (n %d, S %d, D %d, T %d)", name, n, S, D, T);
     if (!shapes_ok) goto out;
 
-    float *pool = poisoned((size_t)n * D), *last = poisoned((size_t)n * T * D);
+    float *pool = sg_test_poisoned((size_t)n * D), *last = sg_test_poisoned((size_t)n * T * D);
     int rc = sg_cpu_forward(m, px, n, pool, last, 0, err, sizeof err);
     CHECK(rc == 0, "%s: sg_cpu_forward on %d images%s%s", name, n, rc ? ": " : "", rc ? err : "");
     double wa, wc;
@@ -111,7 +88,7 @@ static void check_fixture(const char *root, const char *name) {
     /* Thread counts: identical bits. */
     int same = 1;
     for (int th = 1; th <= 3; th++) {
-        float *p2 = poisoned((size_t)n * D), *l2 = poisoned((size_t)n * T * D);
+        float *p2 = sg_test_poisoned((size_t)n * D), *l2 = sg_test_poisoned((size_t)n * T * D);
         rc = sg_cpu_forward(m, px, n, p2, l2, th, err, sizeof err);
         same &= rc == 0 && same_bits(p2, pool, (size_t)n * D) && same_bits(l2, last, (size_t)n * T * D);
         free(p2);
@@ -120,14 +97,14 @@ static void check_fixture(const char *root, const char *name) {
     CHECK(same, "%s: threads 1, 2, 3 and all give bit-identical pooled and last_hidden", name);
 
     /* Pooled only (last_hidden NULL) and one image at a time: same bits as the batch. */
-    float *p1 = poisoned((size_t)D);
+    float *p1 = sg_test_poisoned((size_t)D);
     rc = sg_cpu_forward(m, px + (size_t)(n - 1) * img, 1, p1, NULL, 0, err, sizeof err);
     CHECK(rc == 0 && same_bits(p1, pool + (size_t)(n - 1) * D, (size_t)D),
           "%s: image %d alone, pooled only, equals its row of the batch", name, n - 1);
     free(p1);
 
     /* uint8 path: HF's processor pixels == sg_pixels_to_chw. */
-    float *chw = poisoned(img);
+    float *chw = sg_test_poisoned(img);
     sg_pixels_to_chw(u8, S, chw);
     CHECK(same_bits(chw, px, img), "%s: sg_pixels_to_chw(image0_u8.raw) equals HF SiglipImageProcessor pixels "
           "bit for bit", name);
@@ -145,7 +122,7 @@ static void check_fixture(const char *root, const char *name) {
         srand(seed);
         printf("%s: random uint8 batch seed %u\n", name, seed);
         for (size_t i = 0; i < 2 * img; i++) rnd[i] = (uint8_t)(rand() >> 7);
-        float *rnd_chw = malloc(2 * img * sizeof(float)), *rnd_ref = poisoned(2 * (size_t)D);
+        float *rnd_chw = malloc(2 * img * sizeof(float)), *rnd_ref = sg_test_poisoned(2 * (size_t)D);
         sg_pixels_to_chw(rnd, S, rnd_chw);
         sg_pixels_to_chw(rnd + img, S, rnd_chw + img);
         rc = sg_cpu_forward(m, rnd_chw, 2, rnd_ref, NULL, 1, err, sizeof err);
@@ -155,7 +132,7 @@ static void check_fixture(const char *root, const char *name) {
         char e2[512] = "";
         int third = b->submit(b, u8, 1, e2, sizeof e2);
         CHECK(third == -1 && e2[0], "%s: a third submit without collect fails: %s", name, e2);
-        float *oa = poisoned((size_t)D), *ob = poisoned(2 * (size_t)D);
+        float *oa = sg_test_poisoned((size_t)D), *ob = sg_test_poisoned(2 * (size_t)D);
         int ca = b->collect(b, oa, err, sizeof err), cb = b->collect(b, ob, err, sizeof err);
         CHECK(ca == 0 && same_bits(oa, pool, (size_t)D),
               "%s: backend on image0_u8 == sg_cpu_forward on HF's pixels.f32[0] (bitwise)", name);

@@ -26,12 +26,7 @@
 #include "weights/model_load.h"
 
 static uint64_t rng_state;
-static uint64_t rng_next(void) { /* splitmix64 */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return sg_test_splitmix64(&rng_state); }
 static double rng_unit(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
 
 static void *xmalloc(size_t n) {
@@ -177,22 +172,6 @@ static void test_gemm(void) {
     free(a); free(b); free(y); free(sa); free(sb); free(qa); free(qb);
 }
 
-static void *read_all(const char *path, size_t *bytes) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len > 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)len);
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *bytes = buf ? (size_t)len : 0;
-    return buf;
-}
-
 /* dequantise(quantise(w)) of the [n, k] matrix stacked from nseg segments, in 128 x 128 blocks; returns the
  * copy (kept for freeing) and writes segment pointers into seg_out. */
 static float *fp8_copy(const float *const *seg, int nseg, int n, int k, float **keep, int *nkeep) {
@@ -219,9 +198,9 @@ static void test_forward(const char *root, const char *name) {
     }
     size_t pb = 0, rb = 0;
     snprintf(path, sizeof path, "%s/tests/fixtures/%s/pixels.f32", root, name);
-    float *px = read_all(path, &pb);
+    float *px = sg_test_read_file(path, &pb);
     snprintf(path, sizeof path, "%s/tests/fixtures/%s/pooled.f32", root, name);
-    float *ref = read_all(path, &rb);
+    float *ref = sg_test_read_file(path, &rb);
     const int D = m->cfg.hidden_size, S = m->cfg.image_size, n = (int)(pb / (sizeof(float) * 3 * S * S));
     if (!px || !ref || n < 1 || rb != (size_t)n * D * sizeof(float)) {
         CHECK(0, "%s: pixels.f32 / pooled.f32 unreadable or inconsistent", name);

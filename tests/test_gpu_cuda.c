@@ -36,31 +36,6 @@ static float rng_normal(void) {
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-/* Worst cosine and largest |a-b| over n rows of d. */
-static void compare(const float *a, const float *b, int n, int d, double *min_cos, double *max_abs) {
-    *min_cos = 2;
-    *max_abs = 0;
-    for (int i = 0; i < n; i++) {
-        double ab = 0, aa = 0, bb = 0;
-        for (int j = 0; j < d; j++) {
-            double x = a[(size_t)i * d + j], y = b[(size_t)i * d + j];
-            ab += x * y;
-            aa += x * x;
-            bb += y * y;
-            double e = fabs(x - y);
-            if (!(e <= *max_abs)) *max_abs = e; /* NaN propagates */
-        }
-        double c = ab / sqrt(aa * bb);
-        if (!(c >= *min_cos)) *min_cos = c;
-    }
-}
-
-static float *poisoned(size_t count) {
-    float *p = malloc(count * sizeof *p);
-    for (size_t i = 0; i < count; i++) p[i] = NAN;
-    return p;
-}
-
 static int read_file(const char *path, void *buf, size_t len) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
@@ -99,7 +74,8 @@ static void vs_cpu(const char *name, const sg_model *m, int n, int max_batch) {
     const size_t img = (size_t)S * S * 3;
     uint8_t *pix = malloc(img * n);
     for (size_t i = 0; i < img * n; i++) pix[i] = (uint8_t)(rng_next() >> 32);
-    float *chw = malloc(img * n * sizeof(float)), *ref = poisoned((size_t)n * D), *got = poisoned((size_t)n * D);
+    float *chw = malloc(img * n * sizeof(float)), *ref = sg_test_poisoned((size_t)n * D);
+    float *got = sg_test_poisoned((size_t)n * D);
     for (int i = 0; i < n; i++) sg_pixels_to_chw(pix + i * img, S, chw + i * img);
     int rc = sg_cpu_forward(m, chw, n, ref, NULL, 0, err, sizeof err);
     CHECK(rc == 0, "%s: CPU reference ran (%s)", name, rc ? err : "ok");
@@ -108,14 +84,13 @@ static void vs_cpu(const char *name, const sg_model *m, int n, int max_batch) {
     if (b && rc == 0) {
         rc = embed_all(b, pix, n, got, err, sizeof err);
         CHECK(rc == 0, "%s: %d random images embedded%s%s", name, n, rc ? ": " : "", rc ? err : "");
-        double c, a;
-        compare(got, ref, n, D, &c, &a);
+        double a, c = sg_test_cos_min(got, ref, n, D, &a);
         CHECK(c >= k_min_cos, "%s: cuda vs CPU fp32 on %d random images: min cosine %.7f (>= %.4f), max |d| %.3g", name,
               n, c, k_min_cos, a);
         /* image 0 alone must match its row in the batch (GEMM algorithms may differ by M: tight, not exact) */
-        float *one = poisoned(D);
+        float *one = sg_test_poisoned(D);
         rc = sg_backend_embed(b, pix, 1, one, err, sizeof err);
-        compare(one, got, 1, D, &c, &a);
+        c = sg_test_cos_min(one, got, 1, D, &a);
         CHECK(rc == 0 && c >= 0.99999, "%s: image 0 alone vs in its batch: cosine %.8f, max |d| %.3g", name, c, a);
         free(one);
     }
@@ -133,7 +108,7 @@ static void fixture(const char *dir) {
     if (!m) return;
     const int S = m->cfg.image_size, D = m->cfg.hidden_size;
     uint8_t *pix = malloc((size_t)S * S * 3);
-    float *want = malloc((size_t)D * sizeof(float)), *got = poisoned(D);
+    float *want = malloc((size_t)D * sizeof(float)), *got = sg_test_poisoned(D);
     snprintf(path, sizeof path, "%s/image0_u8.raw", dir);
     int ok = read_file(path, pix, (size_t)S * S * 3) == 0;
     snprintf(path, sizeof path, "%s/pooled.f32", dir);
@@ -143,8 +118,7 @@ static void fixture(const char *dir) {
     CHECK(b != NULL, "%s: cuda backend created%s%s", dir, b ? "" : ": ", b ? "" : err);
     if (b) {
         int rc = sg_backend_embed(b, pix, 1, got, err, sizeof err);
-        double c, a;
-        compare(got, want, 1, D, &c, &a);
+        double a, c = sg_test_cos_min(got, want, 1, D, &a);
         CHECK(rc == 0 && c >= k_min_cos, "%s: cuda vs HF fp32 pooler_output: cosine %.7f (>= %.4f), max |d| %.3g%s%s",
               dir, c, k_min_cos, a, rc ? ": " : "", rc ? err : "");
         /* misuse */

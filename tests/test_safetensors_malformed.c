@@ -14,22 +14,6 @@
 #include "weights/model_load.h"
 #include "weights/safetensors.h"
 
-static unsigned char *read_all(const char *path, size_t *len) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, fp) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(fp);
-    *len = (size_t)n;
-    return b;
-}
-
 /* The message after its "<label>: " part, so messages from different files compare. */
 static const char *after_label(const char *err, const char *label) {
     size_t n = strlen(label);
@@ -112,7 +96,7 @@ int main(void) {
                   "%s: sg_st_open fails with \"<path>: ...%s...\": got \"%s\"", rel, expect, err);
             sg_st_close(f);
             size_t len = 0;
-            unsigned char *buf = read_all(path, &len);
+            unsigned char *buf = sg_test_read_file(path, &len);
             strcpy(err2, "poison");
             f = buf ? sg_st_open_memory(buf, len, "mem", err2, sizeof err2) : NULL;
             CHECK(buf && f == NULL && !strcmp(after_label(err2, "mem"), after_label(err, path)),

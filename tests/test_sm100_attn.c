@@ -33,17 +33,7 @@
 enum { T = 196, DH = 64, HEADS = 12, LD_QKV = 3 * HEADS * DH, LD_OUT = HEADS * DH, BOX_ROWS = 256 };
 
 static uint64_t rng_state;
-static double rng_normal(void) {
-    uint64_t z[2];
-    for (int i = 0; i < 2; i++) {
-        uint64_t x = (rng_state += 0x9E3779B97F4A7C15ull);
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-        z[i] = x ^ (x >> 31);
-    }
-    double u = ((z[0] >> 11) + 1.0) / 9007199254740993.0, v = (z[1] >> 11) / 9007199254740992.0;
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
+static double rng_normal(void) { return sg_test_normal(&rng_state); }
 
 /* float -> bf16 bits, round to nearest even (inputs here are finite). */
 static uint16_t bf16_from_float(float f) {

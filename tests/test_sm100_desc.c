@@ -15,11 +15,8 @@
 #include "kernel/sm100/sm100_desc.h"
 
 static uint64_t rng_state, seed_used;
-static uint32_t rnd(uint32_t n) { /* uniform in [0, n) (splitmix64) */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (uint32_t)((z ^ (z >> 31)) % n);
+static uint32_t rnd(uint32_t n) { /* uniform in [0, n) */
+    return (uint32_t)(sg_test_splitmix64(&rng_state) % n);
 }
 
 static void test_idesc(void) {

@@ -37,16 +37,7 @@ sg_backend *(*volatile sg_test_keep_sm100)(const sg_model *, const sg_backend_op
     sg_sm100_backend_create;
 
 static uint64_t rng_state;
-static uint64_t rng_u64(void) {
-    uint64_t x = (rng_state += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-static double rng_normal(void) {
-    double u = ((rng_u64() >> 11) + 1.0) / 9007199254740993.0, v = (rng_u64() >> 11) / 9007199254740992.0;
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
+static double rng_normal(void) { return sg_test_normal(&rng_state); }
 
 static uint16_t bf16_bits(float x) {
     float r = sg_bf16_round(x);

@@ -40,17 +40,9 @@ sg_backend *(*volatile sg_test_keep_sm100)(const sg_model *, const sg_backend_op
     sg_sm100_backend_create;
 
 static uint64_t rng_state;
-static uint64_t rng_u64(void) {
-    uint64_t x = (rng_state += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+static uint64_t rng_u64(void) { return sg_test_splitmix64(&rng_state); }
 static double rng_uniform(void) { return (rng_u64() >> 11) / 9007199254740992.0; }
-static double rng_normal(void) {
-    double u = ((rng_u64() >> 11) + 1.0) / 9007199254740993.0, v = rng_uniform();
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
+static double rng_normal(void) { return sg_test_normal(&rng_state); }
 static float rng_sign(void) { return (rng_u64() & 1) ? -1.0f : 1.0f; }
 
 /* One 32-element block of family f (see the header). */

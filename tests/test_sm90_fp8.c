@@ -39,12 +39,8 @@
 #define VARIANT(sub) ((sub) == 2 ? "cooperative" : (sub) == 1 ? "ping-pong n64 sub-tiles" : "ping-pong n128 rounds")
 
 static uint64_t g_rng;
-static float frand(float lo, float hi) { /* xorshift64*: reproducible from the printed seed */
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    uint64_t r = g_rng * 0x2545F4914F6CDD1Dull;
-    return lo + (hi - lo) * (float)((r >> 40) * (1.0 / 16777216.0));
+static float frand(float lo, float hi) { /* reproducible from the printed seed */
+    return sg_test_frand(&g_rng, lo, hi);
 }
 
 static void *xalloc(size_t bytes) {
@@ -250,14 +246,7 @@ int main(int argc, char **argv) {
     sg_backend *(*volatile link_sm90)(const sg_model *, const sg_backend_opts *, char *, size_t) =
         sg_sm90_backend_create;
     (void)link_sm90;
-    if (!sg_sm90_lab_available || !sg_sm90_lab_gemm_fp8) {
-        SKIP("sm90 fp8 lab: built without CUDA");
-        return CHECK_DONE();
-    }
-    if (!sg_sm90_lab_available(err, sizeof err)) {
-        SKIP("sm90 fp8 lab: %s", err);
-        return CHECK_DONE();
-    }
+    if (!sg_test_lab_ready("sm90 fp8 lab", sg_sm90_lab_gemm_fp8 ? sg_sm90_lab_available : NULL)) return CHECK_DONE();
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 

@@ -33,12 +33,8 @@
 #define T_TOK 196
 
 static uint64_t g_rng;
-static float frand(float lo, float hi) { /* xorshift64*: reproducible from the printed seed */
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    uint64_t r = g_rng * 0x2545F4914F6CDD1Dull;
-    return lo + (hi - lo) * (float)((r >> 40) * (1.0 / 16777216.0));
+static float frand(float lo, float hi) { /* reproducible from the printed seed */
+    return sg_test_frand(&g_rng, lo, hi);
 }
 
 /* fp32 -> bf16 -> fp32, round to nearest even (what __float2bfloat16_rn does on upload). */
@@ -300,14 +296,7 @@ int main(int argc, char **argv) {
     CHECK(b == NULL && err[0], "sm90 backend refuses a model it is not built for, or a machine without a Hopper "
           "GPU (reason: %s)", err);
 
-    if (!sg_sm90_lab_available) {
-        SKIP("sm90 lab: built without CUDA");
-        return CHECK_DONE();
-    }
-    if (!sg_sm90_lab_available(err, sizeof err)) {
-        SKIP("sm90 lab: %s", err);
-        return CHECK_DONE();
-    }
+    if (!sg_test_lab_ready("sm90 lab", sg_sm90_lab_available)) return CHECK_DONE();
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "kernel/cpu/cpu_packed.h"
+#include "tests/check.h"
 #include "weights/model_load.h"
 
 static double clock_s(clockid_t id) {
@@ -26,22 +27,6 @@ static double clock_s(clockid_t id) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-
-static float *read_floats(const char *path, size_t *count) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    float *buf = len > 0 ? malloc((size_t)len) : NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *count = buf ? (size_t)len / sizeof(float) : 0;
-    return buf;
-}
 
 static int write_floats(const char *path, const float *p, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -112,7 +97,7 @@ int main(int argc, char **argv) {
     const size_t img = (size_t)3 * c->image_size * c->image_size, D = (size_t)c->hidden_size;
     const size_t TD = (size_t)sg_config_tokens(c) * D;
     size_t npx = 0;
-    float *px = read_floats(argv[2], &npx);
+    float *px = sg_test_read_floats(argv[2], &npx);
     if (!px || npx % img != 0 || npx == 0) {
         fprintf(stderr, "sg_forward: %s: expected float32 [n, 3, %d, %d], got %zu floats\n", argv[2],
                 c->image_size, c->image_size, npx);
@@ -151,13 +136,13 @@ int main(int argc, char **argv) {
     size_t cnt = 0;
     float *ref;
     if (ref_pool) {
-        ref = read_floats(ref_pool, &cnt);
+        ref = sg_test_read_floats(ref_pool, &cnt);
         if (!ref || cnt < (size_t)n * D) { fprintf(stderr, "sg_forward: %s: too short\n", ref_pool); return 1; }
         if (!compare("pooled", pool, ref, n, D)) rc = rc ? rc : 2;
         free(ref);
     }
     if (ref_last) {
-        ref = read_floats(ref_last, &cnt);
+        ref = sg_test_read_floats(ref_last, &cnt);
         if (!ref || cnt < (size_t)n * TD) { fprintf(stderr, "sg_forward: %s: too short\n", ref_last); return 1; }
         if (!compare("last_hidden", last, ref, n, TD)) rc = rc ? rc : 2;
         free(ref);

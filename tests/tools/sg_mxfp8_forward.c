@@ -24,23 +24,8 @@
 #include <time.h>
 
 #include "kernel/cpu/cpu_mxfp8.h"
+#include "tests/check.h"
 #include "weights/model_load.h"
-
-static float *read_floats(const char *path, size_t *count) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    float *buf = NULL;
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len > 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)len);
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *count = buf ? (size_t)len / sizeof(float) : 0;
-    return buf;
-}
 
 static double now(void) {
     struct timespec ts;
@@ -128,7 +113,7 @@ int main(int argc, char **argv) {
     const int S = m->cfg.image_size, D = m->cfg.hidden_size;
     const size_t per = (size_t)3 * S * S;
     size_t count = 0;
-    float *px = read_floats(px_path, &count);
+    float *px = sg_test_read_floats(px_path, &count);
     if (!px || count == 0 || count % per) {
         fprintf(stderr, "sg_mxfp8_forward: %s: cannot read, or %zu floats is not a multiple of 3x%dx%d\n", px_path,
                 count, S, S);
@@ -161,7 +146,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (ref_path) {
         size_t rc_count = 0;
-        float *ref = read_floats(ref_path, &rc_count);
+        float *ref = sg_test_read_floats(ref_path, &rc_count);
         if (!ref || rc_count != (size_t)n * D) {
             fprintf(stderr, "sg_mxfp8_forward: %s: expected %d x %d floats, got %zu\n", ref_path, n, D, rc_count);
             return 1;
