@@ -6,22 +6,28 @@
 // scripts/sm100-sass-check.sh). The runtime self-check (kernel/selfcheck.c) compares it with the portable path on
 // a B200 before `auto` trusts it.
 //
-// Tensor memory: 256 columns per CTA (one CTA per SM: 197 KB of shared memory), allocated by warp 0 at the start
-// and freed at the end: virtual CTA v's 128 x 128 fp32 accumulator at columns 128 v..+127.
+// Tensor memory: 512 columns per CTA (one CTA per SM: 199 KB of shared memory), allocated by warp 0 at the start
+// and freed at the end: virtual CTA v's 128 x 128 fp32 accumulator at columns 128 v..+127, MXFP8 scales after.
 // GEMM tile (one consumer warpgroup, 128 threads):
 //   thread 0 issues per K block (after the block's `full` barrier): 4 x tcgen05.mma kind::f16 M128 N128 K16
 //   (bf16 -> fp32; the first with enable_input_d = 0), then tcgen05.commit to the stage's `empty` barrier, which
 //   frees the stage once the MMAs have read it — except the last one (bf16 output) or two (fp32 output) stages,
 //   which are held for the output tile as on Hopper; after the last block, a commit to the virtual CTA's
 //   `acc_full` barrier;
-//   every thread knows the held stages without waiting (the ring advances K/64 steps), waits on acc_full, then
-//   reads its accumulator row (thread i of warp w: row 32 (w % 4) + i = TMEM lane) 32 columns at a time
-//   (tcgen05.ld.32x32b.x32), adds the bias (the accumulator starts at zero, not at the bias as on Hopper), applies
-//   tanh GELU for FC1, and writes the row into the held stage(s) in the storer's swizzled TMA box layout;
+//   every thread knows the held stages without waiting (the ring advances one step per K block), waits on
+//   acc_full, then reads its accumulator row (thread i of warp w: row 32 (w % 4) + i = TMEM lane) 32 columns at a
+//   time (tcgen05.ld.32x32b.x32), adds the bias (the accumulator starts at zero, not at the bias as on Hopper),
+//   applies tanh GELU for FC1, and writes the row into the held stage(s) in the storer's swizzled TMA box layout;
 //   a warpgroup barrier (after tcgen05.fence::before_thread_sync) orders those reads before the next tile's MMAs.
+// FC1 in block-scaled MXFP8 (unless --precision bf16): LayerNorm-2 tasks write its input as E4M3 + UE8M0 scales
+// (128x4 layout, sm100_quant.cuh); the producer loads K blocks of 128 E4M3 (the same 32 KB stage) plus the two
+// 512-byte scale atoms into the stage's scale slot; thread 0 copies them to TMEM (tcgen05.cp) and issues 4
+// kind::mxf8f6f4.block_scale MMAs (K = 32) per block.
 // Attention: wgmma does not exist on sm_100, so one (image, head) is computed with mma.sync (HMMA) from the same
 // three ring stages (sm100_attn.cuh; attention is ~4 % of the FLOPs), then a warpgroup barrier before the
-// stages are freed. FP8: not in this kernel (bf16 only); the per-GEMM sm100 path runs MXFP8 FC1.
+// stages are freed.
+// Registers: 320 threads allow 168 per thread (3 warps on one SM sub-partition); LayerNorm keeps 2 rows in flight
+// per warp (Hopper: 4), which leaves the consumer loop's state room: 168 registers, no spills.
 #include <cuda_runtime.h>
 #include "../mega_kernel.cuh"
 #include "sm100_attn.cuh"
