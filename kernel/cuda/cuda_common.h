@@ -23,6 +23,18 @@
         }                                                                                               \
     } while (0)
 
+/* The same message, for functions that free what they allocated: on failure sets rc = -1 and jumps to label. */
+#define SG_CU_TRY_GOTO(expr, err, errlen, rc, label)                                                    \
+    do {                                                                                                \
+        cudaError_t sg_e_ = (expr);                                                                     \
+        if (sg_e_ != cudaSuccess) {                                                                     \
+            snprintf((err), (errlen), "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #expr,                  \
+                     cudaGetErrorString(sg_e_), cudaGetErrorName(sg_e_));                               \
+            (rc) = -1;                                                                                  \
+            goto label;                                                                                 \
+        }                                                                                               \
+    } while (0)
+
 /* Same for a cublasStatus_t expression. */
 #define SG_LT_TRY(expr, err, errlen)                                                                    \
     do {                                                                                                \
@@ -38,5 +50,30 @@
 #define SG_CU_LAUNCHED(err, errlen) SG_CU_TRY(cudaGetLastError(), err, errlen)
 
 static inline int sg_cu_div_up(long a, long b) { return (int)((a + b - 1) / b); }
+
+/* For the kernels' test entry points: 0 when a CUDA device is present and `kernel` has code for it; else -1
+ * with "no CUDA device (...)" or "kernels not built for this GPU (sm_XY, NAME): <hint>", the phrases the
+ * tests SKIP on. */
+static inline int sg_cu_kernel_runnable(const void *kernel, const char *hint, char *err, size_t errlen) {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return -1;
+    }
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, kernel) != cudaSuccess) {
+        cudaGetLastError();
+        int dev = 0;
+        cudaDeviceProp prop;
+        cudaGetDevice(&dev);
+        if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) prop.major = prop.minor = 0, prop.name[0] = 0;
+        snprintf(err, errlen, "kernels not built for this GPU (sm_%d%d, %s): %s", prop.major, prop.minor, prop.name,
+                 hint);
+        return -1;
+    }
+    return 0;
+}
 
 #endif

@@ -24,7 +24,7 @@ extern "C" {
  * 0xFF bytes (NaN) before the run and copied back whole, guard rows included, so unwritten elements and writes
  * past the tensor show. warpgroup (0 or 1): which warpgroup of a 256-thread CTA runs the task (1 checks that the
  * task only depends on threadIdx.x % 128). Returns 0, or -1 with a reason in err: "no CUDA device ...",
- * "no kernel image ..." (this build has no code for the GPU), bad arguments, or a CUDA error. */
+ * "kernels not built for this GPU ..." (this build has no code for it), bad arguments, or a CUDA error. */
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen);
 

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cudaTypedefs.h>
+#include "../cuda/cuda_common.h"
 #include "../sm90/sm90_tmap.cuh"
 #include "sm100_desc.h"
 #include "sm100_gemm.h"
@@ -348,15 +349,7 @@ int sg_sm100_gemm_run(const sg_sm100_gemm *g, int sms, cudaStream_t st, char *er
 // Host memory in and out, for tests/test_sm100_gemm.c (sm100_gemm_check.h). Allocates, converts the row-major
 // scales into the 128x4 layout, poisons the outputs (NaN), runs sg_sm100_gemm_run with `sms` CTAs at most (a
 // small value gives each CTA many tiles: ring wrap-around and both TMEM buffers), synchronises, copies back.
-#define SG_GC_TRY(x)                                                                                        \
-    do {                                                                                                    \
-        cudaError_t e_ = (x);                                                                               \
-        if (e_ != cudaSuccess) {                                                                            \
-            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            rc = -1;                                                                                        \
-            goto done;                                                                                      \
-        }                                                                                                   \
-    } while (0)
+#define SG_GC_TRY(x) SG_CU_TRY_GOTO(x, err, errlen, rc, done)
 
 extern "C" int sg_sm100_gemm_check(int kind, int M, int N, int K, const void *a, const void *b, const uint8_t *sfa,
                                    const uint8_t *sfb, const float *bias, int gelu, const float *residual,

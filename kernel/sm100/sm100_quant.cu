@@ -10,6 +10,7 @@
 //     value per lane: its amax is a 5-step shuffle max, and the warp stores the block's 32 codes as 32
 //     consecutive bytes; lane 0 writes the scale byte.
 #include <cstdio>
+#include "../cuda/cuda_common.h"
 #include "sm100_quant.cuh"
 #include "sm100_quant.h"
 
@@ -104,36 +105,8 @@ int sg_sm100_ln_quant(const float *x, const float *w, const float *b, int rows, 
 
 // ------------------------------------------------------------------------------------- test entry points
 // "no CUDA device" / "kernels not built for this GPU" are the phrases tests/test_sm100_quant.c SKIPs on.
-static int sg_q_device_ok(const void *kernel, char *err, size_t errlen) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        snprintf(err, errlen, "no CUDA device");
-        return -1;
-    }
-    cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, kernel) != cudaSuccess) {
-        cudaGetLastError();
-        int dev = 0, ma = 0, mi = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&ma, cudaDevAttrComputeCapabilityMajor, dev);
-        cudaDeviceGetAttribute(&mi, cudaDevAttrComputeCapabilityMinor, dev);
-        snprintf(err, errlen, "kernels not built for this GPU (sm_%d%d): kernel/sm100 is compiled for sm_100a; "
-                              "scripts/sm100-check.sh adds sm_90", ma, mi);
-        return -1;
-    }
-    return 0;
-}
-
-#define SG_Q_TRY(x)                                                                                         \
-    do {                                                                                                    \
-        cudaError_t e_ = (x);                                                                               \
-        if (e_ != cudaSuccess) {                                                                            \
-            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            rc = -1;                                                                                        \
-            goto done;                                                                                      \
-        }                                                                                                   \
-    } while (0)
+static const char k_q_hint[] = "kernel/sm100 is compiled for sm_100a; scripts/sm100-check.sh adds sm_90";
+#define SG_Q_TRY(x) SG_CU_TRY_GOTO(x, err, errlen, rc, done)
 
 extern "C" int sg_sm100_quant_check_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *sf, char *err,
                                            size_t errlen) {
@@ -141,7 +114,7 @@ extern "C" int sg_sm100_quant_check_matrix(const float *x, int rows, int k, uint
         snprintf(err, errlen, "MXFP8 quantiser check: rows %d, k %d (k must be a multiple of 32)", rows, k);
         return -1;
     }
-    if (sg_q_device_ok((const void *)sg_quant_matrix_kernel, err, errlen)) return -1;
+    if (sg_cu_kernel_runnable((const void *)sg_quant_matrix_kernel, k_q_hint, err, errlen)) return -1;
     const size_t xn = (size_t)rows * k, sfn = sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)k / 32);
     float *dx = nullptr;
     uint8_t *dq = nullptr, *dsf = nullptr;
@@ -172,7 +145,7 @@ extern "C" int sg_sm100_quant_check_ln(const float *x, const float *w, const flo
         snprintf(err, errlen, "LayerNorm + MXFP8 check: rows %d, d %d (d must be a multiple of 32, <= 1024)", rows, d);
         return -1;
     }
-    if (sg_q_device_ok((const void *)sg_ln_quant_kernel, err, errlen)) return -1;
+    if (sg_cu_kernel_runnable((const void *)sg_ln_quant_kernel, k_q_hint, err, errlen)) return -1;
     const int rows_pad = (rows + 127) / 128 * 128;
     const size_t xn = (size_t)rows * d, sfn = sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)d / 32);
     float *dx = nullptr, *dw = nullptr, *db = nullptr, *dy = nullptr;
