@@ -112,9 +112,9 @@ struct sg_mega_launcher {
     cudaError_t (*prepare)(int *per_sm);
     // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads.
     cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
-    // NULL: FC1 in bf16. Else FC1 runs in MXFP8 and this quantises its weights at create time (x [rows, k] fp32 on
-    // the device -> E4M3 q + 128x4 scales sf; kernel/sm100/sm100_quant.h's sg_sm100_quant_matrix).
-    int (*quant_matrix)(const float *x, int rows, int k, uint8_t *q, uint8_t *sf, cudaStream_t st, char *err,
+    // NULL: FC1 in bf16. Else FC1 runs in MXFP8 and this quantises its weights at create time (x_host [rows, k]
+    // fp32, through the device buffer tmp -> E4M3 q + 128x4 scales sf; sm100_quant.h's sg_sm100_quant_weight).
+    int (*quant_weight)(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
                         size_t errlen);
 };
 

@@ -78,7 +78,7 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
 }
 
 // MXFP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (E4M3 + 128x4 scales,
-// sg_sm100_quant_matrix, bit-identical to the CPU's sg_mxfp8_quantize), and the buffers LayerNorm-2 writes FC1's
+// sg_sm100_quant_weight, bit-identical to the CPU's sg_mxfp8_quantize), and the buffers LayerNorm-2 writes FC1's
 // input into (rows padded to whole 128-row tiles, zeroed once: padding rows stay finite); their tensor maps
 // (E4M3: boxes of 128 rows x 128 bytes, 128-byte swizzle, one K block of the block-scaled MMA) into maps.
 static int mega_fc1_mxfp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, char *err, size_t errlen) {
@@ -101,15 +101,7 @@ static int mega_fc1_mxfp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, 
     g->y8sf = g->y8 + y8;
     int rc = 0;
     for (int l = 0; l < L && rc == 0; l++) {
-        // The quantiser runs on the legacy stream; the synchronize orders it before tmp is refilled.
-        e = cudaMemcpy(tmp, m->layers[l].fc1_w, w1 * sizeof(float), cudaMemcpyHostToDevice);
-        if (e == cudaSuccess) rc = g->k->quant_matrix(tmp, F, D, g->mx + l * w1, g->w1sf + l * w1sf, 0, err, errlen);
-        if (e == cudaSuccess && rc == 0) e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) {
-            snprintf(err, errlen, "%s:%d: %s megakernel: FC1 quantisation of layer %d: %s", __FILE__, __LINE__,
-                     g->k->name, l, cudaGetErrorString(e));
-            rc = -1;
-        }
+        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, tmp, g->mx + l * w1, g->w1sf + l * w1sf, err, errlen);
         if (rc == 0)
             rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g->mx + l * w1, F, D,
                                    SG_MEGA_BN, 128, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
@@ -174,7 +166,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
 
     const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
     std::vector<CUtensorMap> hm(SG_MAPS(L));
-    if (k->quant_matrix && mega_fc1_mxfp8(g, m, hm.data(), err, errlen)) {
+    if (k->quant_weight && mega_fc1_mxfp8(g, m, hm.data(), err, errlen)) {
         sg_mega_gpu_free(g);
         return nullptr;
     }

@@ -116,17 +116,7 @@ int enc_init(void **out, const sg_model *m, sg_cu_model *cm, int fc1_mxfp8, char
             rc = -1;
             break;
         }
-        if (fc1_mxfp8) {
-            // The quantiser runs on the legacy stream; the synchronize orders it before tmp is refilled.
-            e = cudaMemcpy(tmp, ml->fc1_w, (size_t)F * D * sizeof(float), cudaMemcpyHostToDevice);
-            if (e == cudaSuccess) rc = sg_sm100_quant_matrix(tmp, F, D, E->fc1_q, E->fc1_sf, 0, err, errlen);
-            if (e == cudaSuccess && rc == 0) e = cudaDeviceSynchronize();
-            if (e != cudaSuccess) {
-                snprintf(err, errlen, "%s:%d: sm100 backend: FC1 quantisation of layer %d: %s", __FILE__, __LINE__,
-                         l, cudaGetErrorString(e));
-                rc = -1;
-            }
-        }
+        if (fc1_mxfp8) rc = sg_sm100_quant_weight(ml->fc1_w, F, D, tmp, E->fc1_q, E->fc1_sf, err, errlen);
         if (rc == 0)
             rc = sg_sm100_tmap(&E->map_qkv, SG_SM100_KIND_BF16, wl->qkv_w, 3 * D, D, err, errlen) ||
                  sg_sm100_tmap(&E->map_o, SG_SM100_KIND_BF16, wl->o_w, D, D, err, errlen) ||

@@ -273,4 +273,5 @@ typedef sg_mega_launch_fns<sg_sm100_mega_kernel<false>, sg_sm100_mega_kernel<tru
 
 // FC1 in bf16 (--precision bf16) or in block-scaled MXFP8 (the default numerics: docs/perf-notes.md, kernel/sm100).
 const sg_mega_launcher sg_sm100_mega_launcher = {"sm100", sm100_fns::prepare, sm100_fns::launch, nullptr};
-const sg_mega_launcher sg_sm100_mega_launcher_mxfp8 = {"sm100", sm100_fns::prepare, sm100_fns::launch, sg_sm100_quant_matrix};
+const sg_mega_launcher sg_sm100_mega_launcher_mxfp8 = {"sm100", sm100_fns::prepare, sm100_fns::launch,
+                                                      sg_sm100_quant_weight};

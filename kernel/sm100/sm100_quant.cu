@@ -86,6 +86,14 @@ int sg_sm100_quant_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *
     return 0;
 }
 
+int sg_sm100_quant_weight(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
+                          size_t errlen) {
+    SG_CU_TRY(cudaMemcpy(tmp, x_host, (size_t)rows * k * sizeof(float), cudaMemcpyHostToDevice), err, errlen);
+    if (sg_sm100_quant_matrix(tmp, rows, k, q, sf, 0, err, errlen)) return -1;
+    SG_CU_TRY(cudaDeviceSynchronize(), err, errlen);
+    return 0;
+}
+
 int sg_sm100_ln_quant(const float *x, const float *w, const float *b, int rows, int rows_pad, int d, float eps,
                       uint8_t *q, uint8_t *sf, float *y_f32, cudaStream_t st, char *err, size_t errlen) {
     if (rows <= 0 || rows_pad < rows || d <= 0 || d % 32 || d > 32 * k_ln_max_blocks) {

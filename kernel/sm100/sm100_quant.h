@@ -44,6 +44,11 @@ int sg_sm100_quant_check_ln(const float *x, const float *w, const float *b, int 
 int sg_sm100_quant_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *sf, cudaStream_t st, char *err,
                           size_t errlen);
 
+/* A weight from host memory: copies x_host [rows, k] fp32 into tmp (device, rows * k floats), quantises it on the
+ * legacy stream and synchronises (so tmp may be refilled at once). For load time only. */
+int sg_sm100_quant_weight(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
+                          size_t errlen);
+
 /* LayerNorm + quantise of rows [0, rows); rows [rows, rows_pad) get scale code 0 (q is not written there: the
  * GEMM's TMA zero-fills rows >= M). y_f32: optional fp32 copy of the normalised rows (tests), NULL normally. */
 int sg_sm100_ln_quant(const float *x, const float *w, const float *b, int rows, int rows_pad, int d, float eps,
