@@ -255,7 +255,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
                     // reduce-add in L2 (h += tile: one adder per element per stage, so deterministic), which
                     // spares loading the residual
             const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-            const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2 || k.kind == SG_MT_PATCH;
+            const bool resid = sg_mega_adds_residual(k.kind);
             const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
                               : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
                               : nullptr;  // PATCH: the conv bias is in pos_b

@@ -115,6 +115,12 @@ SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     return k;
 }
 
+// The GEMM stages whose tiles are added into the fp32 residual stream h (TMA reduce-add of fp32 tiles); the
+// others (QKV, FC1) store bf16 tiles.
+SG_HD static inline int sg_mega_adds_residual(int kind) {
+    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH;
+}
+
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
 // must reach; returns 0 past the last one. The kernel's producers wait on exactly these (sm90_mega.cu) and
 // sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;

@@ -166,7 +166,7 @@ struct sg_sm100_arch {
                                                      uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
                                                      uint32_t &held0, uint32_t &held1) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
-        const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2 || k.kind == SG_MT_PATCH;
+        const bool resid = sg_mega_adds_residual(k.kind);
         const bool mx = p.fc1_mx && k.kind == SG_MT_FC1;  // block-scaled MXFP8, K blocks of 128
         const int hold = resid ? 2 : 1;
         const int nk = mx ? SG_MEGA_D / 128 : (k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D) / 64;

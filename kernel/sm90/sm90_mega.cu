@@ -73,7 +73,7 @@ struct sg_sm90_arch {
                                                      uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
                                                      uint32_t &held0, uint32_t &held1) {
         const int tid = threadIdx.x % 128, n0 = k.b * SG_MEGA_BN;
-        const bool resid = k.kind == SG_MT_OUT || k.kind == SG_MT_FC2 || k.kind == SG_MT_PATCH;
+        const bool resid = sg_mega_adds_residual(k.kind);
         float acc0[64], acc1[64];
         sg_sm90_acc_init(acc0, n0, bias);
         sg_sm90_acc_init(acc1, n0, bias);
