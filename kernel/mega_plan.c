@@ -44,9 +44,9 @@ static void put_att(tasks *v, int layer, int r0, int r1, int n, int M, int *next
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about one grid of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int vctas, int lagx) {
+static void build_interleaved(tasks *v, int n, int L, int vctas) {
     const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    const int lag_att = imax(1, lagx * vctas / SG_MEGA_QKV_TILES), lag_ln = imax(1, lagx * vctas / SG_MEGA_OUT_TILES);
+    const int lag_att = imax(1, vctas / SG_MEGA_QKV_TILES), lag_ln = imax(1, vctas / SG_MEGA_OUT_TILES);
     for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
     for (int r = 0; r < tm + lag_ln; r++) {
         if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
@@ -71,39 +71,7 @@ static void build_interleaved(tasks *v, int n, int L, int vctas, int lagx) {
     }
 }
 
-/* A wavefront over groups of G row tiles: wave w lists stage s's tasks for group w - s x lag (stages LN1, QKV,
- * ATT, OUT, LN2, FC1, FC2), so a group's data goes from stage to stage within a few waves; G >= tm gives the
- * plain stage-by-stage order. Measured slower than the interleaved order (docs/perf-notes.md), kept for
- * experiments (SG_SM90_ORDER=stage, SG_SM90_WAVE="G,lag"). */
-static void build_wave(tasks *v, int n, int L, int vctas, int G, int lag) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    if (G <= 0) G = imax(1, (vctas + 35) / 70);  /* ~70 tasks per row tile and layer: a grid's worth per wave */
-    G = imin(G, tm);
-    lag = imax(1, lag);
-    const int ng = (tm + G - 1) / G;
-    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
-    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
-    static const int kinds[7] = {SG_MT_LN1, SG_MT_QKV, SG_MT_ATT, SG_MT_OUT, SG_MT_LN2, SG_MT_FC1, SG_MT_FC2};
-    static const int parts[7] = {SG_MEGA_LN_PARTS,  SG_MEGA_QKV_TILES, 0, SG_MEGA_OUT_TILES,
-                                 SG_MEGA_LN_PARTS,  SG_MEGA_FC1_TILES, SG_MEGA_FC2_TILES};
-    for (int l = 0; l < L; l++) {
-        int next = 0;
-        for (int w = 0; w < ng + 6 * lag; w++)
-            for (int s = 0; s < 7; s++) {
-                const int g = w - s * lag;
-                if (g < 0 || g >= ng) continue;
-                if (kinds[s] == SG_MT_ATT) {
-                    put_att(v, l, g * G, imin(tm, g * G + G), n, M, &next);
-                    continue;
-                }
-                for (int r = g * G; r < imin(tm, g * G + G); r++) put_tiles(v, kinds[s], l, r, parts[s]);
-            }
-    }
-    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_POSTLN, L, r, SG_MEGA_LN_PARTS);
-}
-
-int sg_mega_plan_build(int n, int L, int vctas, int order, int G, int lag, int lagx, uint32_t **out, size_t *count,
-                       char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
@@ -116,9 +84,8 @@ int sg_mega_plan_build(int n, int L, int vctas, int order, int G, int lag, int l
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    if (order == SG_MEGA_ORDER_WAVE) build_wave(&v, n, L, vctas, G, lag);
-    else build_interleaved(&v, n, L, vctas, imax(1, lagx));
-    if (v.n != v.cap) { /* a builder bug: every builder emits each task once */
+    build_interleaved(&v, n, L, vctas);
+    if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);
         free(v.t);

@@ -17,8 +17,9 @@
 // conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
-// The table is built on the host (sm90_mega.cu): by default stage after stage, with the attention and LayerNorm
-// tasks moved up to one grid of tasks behind the tiles they read, so their inputs are still in L2.
+// The table is built on the host (sg_mega_plan_build, called by mega_gpu.cu): stage after stage, with the
+// attention and LayerNorm tasks moved up to one grid of tasks behind the tiles they read, so their inputs are
+// still in L2.
 // Dependencies are counters, one per (stage, row tile) and one per image for attention, that only grow during a
 // launch: a stage of layer l needs its producer's counter to reach (l + 1) x (signals per layer), which is
 // unambiguous because every stage of layer l + 1 on a row tile transitively waits for all of layer l's work on
@@ -168,15 +169,11 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
 extern "C" {
 #endif
 
-/* Task orders. SG_MEGA_ORDER_INTERLEAVE (the default): stage by stage, with attention and LayerNorm tasks about
- * one grid of tasks (lagx x vctas tasks) behind the tiles they read; SG_MEGA_ORDER_WAVE: a wavefront over groups
- * of G row tiles, stage s taking group w - s x lag in wave w (G >= row tiles: plain stage by stage). */
-enum { SG_MEGA_ORDER_INTERLEAVE = 0, SG_MEGA_ORDER_WAVE = 1 };
-
-/* Builds the task table of a launch for n images and L layers on a GPU of vctas virtual CTAs (2 per SM).
- * *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of memory, n or L beyond the encoding). */
-int sg_mega_plan_build(int n, int L, int vctas, int order, int G, int lag, int lagx, uint32_t **out, size_t *count,
-                       char *err, size_t errlen);
+/* Builds the task table of a launch for n images and L layers on a GPU of vctas virtual CTAs (2 per SM), in
+ * the one order the kernel uses: stage by stage, with the attention and LayerNorm tasks about one grid of tasks
+ * (vctas) behind the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
+ * memory, n or L beyond the encoding). */
+int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
  * sm90_mega.cu) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler

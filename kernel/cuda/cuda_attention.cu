@@ -1,143 +1,244 @@
-// kernel/cuda/cuda_attention.cu — encoder self-attention: the dispatch, and the WMMA kernel.
+// kernel/cuda/cuda_attention.cu — encoder self-attention on mma.sync, scores and softmax in registers.
 //
-// sg_cu_attention runs the mma.sync kernel of cuda_attention_mma.cu (scores in registers), unless the
-// environment variable SG_CUDA_ATTN=wmma asks for the kernel below: the first version, simpler to read and
-// check (WMMA API, scores through shared memory), about 2x slower at batch 256 on an H100 (9.1 vs 4.5 ms per forward); kept as the cross-
-// check of the faster one.
-//
-// WMMA kernel: one block per (head, image).
-// T = 196 tokens is small enough that a whole head's K and V (T x Dh bf16, padded to a multiple of 16 rows and
-// zero-filled) live in shared memory, so no online softmax is needed: each warp takes a 16-query tile, computes
-// its full 16 x Tp score block with bf16 WMMA (fp32 accumulate) into its own shared buffer, does an exact fp32
-// softmax row by row (scale folded into exp2), writes the unnormalised probabilities back as bf16 over the same
-// buffer, multiplies by V with WMMA, and divides by the row sums on the way out. Q fragments are read straight
-// from global memory; the last tile of an image reads up to 15 rows past it (the next image's, or the padding
-// rows the caller allocates), and those rows' results are never stored.
-// Shared memory: K, V 2 * Tp * (Dh + 8) bf16 (+8: row pitch off the 128-byte bank period) + 4 warps * 16 rows *
-// (Tp + 4) fp32 = 112 KiB for T = 196, Dh = 64, so two blocks fit on an H100 SM.
-#include <cstdlib>
-#include <cstring>
-#include <mma.h>
+// One block per (head, image [, query-tile group]), K and V of the head in shared memory, FlashAttention-2's
+// register layout: with mma.sync.m16n8k16 the fp32 accumulator fragment of S = Q K^T for two adjacent 8-key
+// tiles is exactly the bf16 A fragment of P for the 16-key step of O = P V, so a warp's 16 x Tp scores never
+// leave registers; the row max and sum need two quad shuffles. T <= 256 keys fit at once, so the softmax is
+// exact, not online. (The first version, WMMA with the scores through shared memory, was 2x slower at batch 256
+// on an H100, 9.1 vs 4.5 ms per forward, and is gone: docs/perf-notes.md.)
+// V is stored transposed (Vt[dh][key]); B fragments come from ldmatrix.x4 (one instruction for four 32-bit
+// fragment registers; K with head_dim 16 by 32-bit shared loads); row pitches Dh + 8 and Tp + 8 put the 8 rows
+// of a fragment load on distinct banks.
+// Fragment layouts (PTX ISA, m16n8k16, g = lane / 4, q = lane % 4):
+//   A 16x16: a0 (g, 2q..2q+1), a1 (g+8, 2q..), a2 (g, 2q+8..), a3 (g+8, 2q+8..)
+//   B 16x8:  b0 (k 2q..2q+1, n g), b1 (k 2q+8.., n g);   C 16x8: c0,c1 (g, 2q..2q+1), c2,c3 (g+8, 2q..2q+1)
+#include <cstdint>
 #include "cuda_kernels.h"
 #include "cuda_common.h"
 
-using namespace nvcuda;
-
 static constexpr int k_warps = 4;
-static constexpr int k_max_tokens = 256;  // softmax keeps Tp / 32 <= 8 scores per lane in registers
+static constexpr int k_max_tokens = 256;  // Tp / 16 <= 16 key blocks: the score fragments stay in registers
+static constexpr int k_load_batch = 8;  // 16-byte loads in flight per thread while filling K and V
+
+__device__ __forceinline__ void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Four 8x8 b16 matrices from shared memory; lane l gives the address of row l % 8 of matrix l / 8, and gets
+// from matrix m the pair at (row l / 4, columns 2 (l % 4) .. + 1) in register m: a B fragment half per matrix.
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const sg_bf16 *p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ uint32_t ld32(const sg_bf16 *p) { return *reinterpret_cast<const uint32_t *>(p); }
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (low half) = lo
+    return *reinterpret_cast<uint32_t *>(&v);
+}
 
 static size_t attention_smem(int T, int Dh) {
     const int Tp = (T + 15) & ~15;
-    return (size_t)2 * Tp * (Dh + 8) * sizeof(sg_bf16) + (size_t)k_warps * 16 * (Tp + 4) * sizeof(float);
+    return (size_t)Tp * (Dh + 8) * sizeof(sg_bf16) + (size_t)Dh * (Tp + 8) * sizeof(sg_bf16);
 }
 
-template <int DH>
-__global__ void __launch_bounds__(32 * k_warps) attention_kernel(const sg_bf16 *__restrict__ qkv,
-                                                                 sg_bf16 *__restrict__ out, int T, int D,
-                                                                 float scale_log2e) {
-    extern __shared__ __align__(128) unsigned char smem[];
-    const int Tp = (T + 15) & ~15, KLD = DH + 8, SLD = Tp + 4, PLD = 2 * SLD;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+// KTMAX: compile-time bound on Tp / 16 (register arrays are sized by it; the loops stop at the real KT).
+template <int DH, int KTMAX>
+__global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf16 *__restrict__ qkv,
+                                                                     sg_bf16 *__restrict__ out, int T, int D,
+                                                                     float scale_log2e, int tiles_per_block) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int Tp = (T + 15) & ~15, KT = Tp / 16, VLD = Tp + 8;
+    constexpr int KLD = DH + 8;
+    sg_bf16 *Ks = reinterpret_cast<sg_bf16 *>(smem);  // [Tp][KLD]
+    sg_bf16 *Vt = Ks + Tp * KLD;                       // [DH][VLD]
     const int head = blockIdx.x, img = blockIdx.y, ld3 = 3 * D;
-    sg_bf16 *Ks = reinterpret_cast<sg_bf16 *>(smem);
-    sg_bf16 *Vs = Ks + Tp * KLD;
-    float *Sw = reinterpret_cast<float *>(Vs + Tp * KLD) + warp * 16 * SLD;
-    sg_bf16 *Pw = reinterpret_cast<sg_bf16 *>(Sw);  // probabilities overwrite the scores, row r over row r
     const sg_bf16 *base = qkv + (size_t)img * T * ld3 + head * DH;
 
-    // K and V of this head into shared memory, 16 bytes at a time; rows T..Tp-1 are zero so padded keys
-    // contribute 0 * 0 (their probabilities are also 0).
-    constexpr int VPR = DH / 8;
-    for (int i = threadIdx.x; i < Tp * VPR; i += blockDim.x) {
-        const int t = i / VPR, c = (i % VPR) * 8;
-        uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-        if (t < T) {
-            kv = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + D + c);
-            vv = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + 2 * D + c);
+    // Consecutive threads take consecutive keys, so the transposed V writes hit consecutive halfwords. Loads are
+    // issued k_load_batch at a time before any store, so a block waits for about two round trips to L2 instead
+    // of Tp * Dh / 8 / 128 = 13 serial ones (the compiler cannot hoist loads over the shared stores itself).
+    const int total = Tp * (DH / 8);
+    for (int i0 = threadIdx.x; i0 < total; i0 += k_load_batch * blockDim.x) {
+        uint4 kv[k_load_batch], vv[k_load_batch];
+#pragma unroll
+        for (int u = 0; u < k_load_batch; u++) {
+            const int i = i0 + u * blockDim.x, t = i % Tp, c = (i / Tp) * 8;
+            kv[u] = vv[u] = make_uint4(0, 0, 0, 0);
+            if (i < total && t < T) {
+                kv[u] = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + D + c);
+                vv[u] = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + 2 * D + c);
+            }
         }
-        *reinterpret_cast<uint4 *>(Ks + t * KLD + c) = kv;
-        *reinterpret_cast<uint4 *>(Vs + t * KLD + c) = vv;
+#pragma unroll
+        for (int u = 0; u < k_load_batch; u++) {
+            const int i = i0 + u * blockDim.x, t = i % Tp, c = (i / Tp) * 8;
+            if (i < total) {
+                *reinterpret_cast<uint4 *>(Ks + t * KLD + c) = kv[u];
+                const sg_bf16 *ve = reinterpret_cast<const sg_bf16 *>(&vv[u]);
+#pragma unroll
+                for (int e = 0; e < 8; e++) Vt[(c + e) * VLD + t] = ve[e];
+            }
+        }
     }
     __syncthreads();
 
-    const int ntiles = Tp / 16;
-    for (int qt = warp; qt < ntiles; qt += k_warps) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int t_begin = blockIdx.z * tiles_per_block;
+    const int t_end = min(KT, t_begin + tiles_per_block);
+    for (int qt = t_begin + warp; qt < t_end; qt += k_warps) {
         const int q0 = qt * 16;
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, sg_bf16, wmma::row_major> qf[DH / 16];
+        // Q fragments straight from global; rows past T read the next image's rows or the caller's padding.
+        uint32_t qa[DH / 16][4];
+        const sg_bf16 *qp = base + (size_t)(q0 + g) * ld3 + 2 * q;
 #pragma unroll
-        for (int kk = 0; kk < DH / 16; kk++) wmma::load_matrix_sync(qf[kk], base + (size_t)q0 * ld3 + kk * 16, ld3);
-        // S = Q K^T: B(k = dh, n = key) is K[key][dh], i.e. column-major with pitch KLD.
-        for (int kt = 0; kt < ntiles; kt++) {
-            wmma::fragment<wmma::accumulator, 16, 16, 16, float> s;
-            wmma::fill_fragment(s, 0.f);
-#pragma unroll
-            for (int kk = 0; kk < DH / 16; kk++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, sg_bf16, wmma::col_major> kf;
-                wmma::load_matrix_sync(kf, Ks + kt * 16 * KLD + kk * 16, KLD);
-                wmma::mma_sync(s, qf[kk], kf, s);
-            }
-            wmma::store_matrix_sync(Sw + kt * 16, s, SLD, wmma::mem_row_major);
+        for (int kk = 0; kk < DH / 16; kk++) {
+            qa[kk][0] = ld32(qp + kk * 16);
+            qa[kk][1] = ld32(qp + 8 * ld3 + kk * 16);
+            qa[kk][2] = ld32(qp + kk * 16 + 8);
+            qa[kk][3] = ld32(qp + 8 * ld3 + kk * 16 + 8);
         }
-        __syncwarp();
-        // Softmax in fp32, one row at a time across the warp; lane r keeps 1 / rowsum(r).
-        float inv_sum = 0.f;
-        for (int r = 0; r < 16; r++) {
-            float v[k_max_tokens / 32];
-            float mx = -INFINITY;
+        float s[2 * KTMAX][4];
 #pragma unroll
-            for (int i = 0; i < k_max_tokens / 32; i++) {
-                const int j = lane + 32 * i;
-                v[i] = j < T ? Sw[r * SLD + j] * scale_log2e : -INFINITY;
-                mx = fmaxf(mx, v[i]);
-            }
-            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            float sum = 0.f;
+        for (int j = 0; j < 2 * KTMAX; j++) {
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+            if (j < 2 * KT) {
+                if constexpr (DH >= 32) {
+                    // matrices: key rows j*8.., dh columns kk*16 + {0, 8, 16, 24} = (b0, b1) of kk and of kk + 1
+                    const sg_bf16 *kp = Ks + (j * 8 + (lane & 7)) * KLD + (lane >> 3) * 8;
 #pragma unroll
-            for (int i = 0; i < k_max_tokens / 32; i++) {
-                const int j = lane + 32 * i;
-                v[i] = j < T ? exp2f(v[i] - mx) : 0.f;
-                sum += v[i];
-            }
-            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            __syncwarp();  // every lane has read row r before any lane overwrites it with bf16
+                    for (int kk = 0; kk < DH / 16; kk += 2) {
+                        uint32_t b[4];
+                        ldsm_x4(b, kp + kk * 16);
+                        mma_bf16_16816(s[j], qa[kk], b[0], b[1]);
+                        mma_bf16_16816(s[j], qa[kk + 1], b[2], b[3]);
+                    }
+                } else {
+                    const sg_bf16 *kp = Ks + (j * 8 + g) * KLD + 2 * q;
 #pragma unroll
-            for (int i = 0; i < k_max_tokens / 32; i++) {
-                const int j = lane + 32 * i;
-                if (j < Tp) Pw[r * PLD + j] = __float2bfloat16(v[i]);
-            }
-            if (lane == r) inv_sum = 1.f / sum;
-        }
-        __syncwarp();
-        // O = P V: B(k = key, n = dh) is V[key][dh], row-major with pitch KLD.
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> o[DH / 16];
-#pragma unroll
-        for (int nt = 0; nt < DH / 16; nt++) wmma::fill_fragment(o[nt], 0.f);
-        for (int kt = 0; kt < ntiles; kt++) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, sg_bf16, wmma::row_major> pf;
-            wmma::load_matrix_sync(pf, Pw + kt * 16, PLD);
-#pragma unroll
-            for (int nt = 0; nt < DH / 16; nt++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, sg_bf16, wmma::row_major> vf;
-                wmma::load_matrix_sync(vf, Vs + kt * 16 * KLD + nt * 16, KLD);
-                wmma::mma_sync(o[nt], pf, vf, o[nt]);
+                    for (int kk = 0; kk < DH / 16; kk++)
+                        mma_bf16_16816(s[j], qa[kk], ld32(kp + kk * 16), ld32(kp + kk * 16 + 8));
+                }
             }
         }
-        __syncwarp();  // all P reads done before O overwrites the buffer
+        // Softmax of rows g (s[.][0..1]) and g+8 (s[.][2..3]); padded keys get probability 0.
+        float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < DH / 16; nt++) wmma::store_matrix_sync(Sw + nt * 16, o[nt], SLD, wmma::mem_row_major);
-        __syncwarp();
-        for (int r = 0; r < 16; r++) {
-            const float inv = __shfl_sync(0xffffffffu, inv_sum, r);
-            const int t = q0 + r;
-            if (t >= T) break;  // warp-uniform
-            sg_bf16 *dst = out + ((size_t)img * T + t) * D + head * DH;
-            for (int c = 2 * lane; c < DH; c += 64)
-                *reinterpret_cast<__nv_bfloat162 *>(dst + c) =
-                    __floats2bfloat162_rn(Sw[r * SLD + c] * inv, Sw[r * SLD + c + 1] * inv);
+        for (int j = 0; j < 2 * KTMAX; j++) {
+            if (j < 2 * KT) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const bool valid = j * 8 + 2 * q + e < T;
+                    s[j][e] = valid ? s[j][e] * scale_log2e : -INFINITY;
+                    s[j][2 + e] = valid ? s[j][2 + e] * scale_log2e : -INFINITY;
+                    mx0 = fmaxf(mx0, s[j][e]);
+                    mx1 = fmaxf(mx1, s[j][2 + e]);
+                }
+            }
         }
-        __syncwarp();  // the next tile reuses this warp's buffer
+#pragma unroll
+        for (int o = 1; o <= 2; o <<= 1) {
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, o));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, o));
+        }
+        float sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < 2 * KTMAX; j++) {
+            if (j < 2 * KT) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    s[j][e] = exp2f(s[j][e] - mx0);
+                    s[j][2 + e] = exp2f(s[j][2 + e] - mx1);
+                    sum0 += s[j][e];
+                    sum1 += s[j][2 + e];
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 1; o <= 2; o <<= 1) {
+            sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
+            sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
+        }
+        // O = P V, P's A fragment made from two adjacent S accumulator tiles.
+        float o[DH / 8][4];
+#pragma unroll
+        for (int nt = 0; nt < DH / 8; nt++) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.f;
+#pragma unroll
+        for (int k2 = 0; k2 < KTMAX; k2++) {
+            if (k2 < KT) {
+                const uint32_t pa[4] = {pack_bf16(s[2 * k2][0], s[2 * k2][1]), pack_bf16(s[2 * k2][2], s[2 * k2][3]),
+                                        pack_bf16(s[2 * k2 + 1][0], s[2 * k2 + 1][1]),
+                                        pack_bf16(s[2 * k2 + 1][2], s[2 * k2 + 1][3])};
+                // matrices: dh rows nt*8.. and (nt+1)*8.., key columns k2*16 + {0, 8}
+                const sg_bf16 *vp = Vt + ((lane >> 4) * 8 + (lane & 7)) * VLD + k2 * 16 + ((lane >> 3) & 1) * 8;
+#pragma unroll
+                for (int nt = 0; nt < DH / 8; nt += 2) {
+                    uint32_t b[4];
+                    ldsm_x4(b, vp + nt * 8 * VLD);
+                    mma_bf16_16816(o[nt], pa, b[0], b[1]);
+                    mma_bf16_16816(o[nt + 1], pa, b[2], b[3]);
+                }
+            }
+        }
+        const float inv0 = 1.f / sum0, inv1 = 1.f / sum1;
+        const int r0 = q0 + g, r1 = q0 + g + 8;
+        sg_bf16 *d0 = out + ((size_t)img * T + r0) * D + head * DH + 2 * q;
+        sg_bf16 *d1 = d0 + (size_t)8 * D;
+#pragma unroll
+        for (int nt = 0; nt < DH / 8; nt++) {
+            if (r0 < T)
+                *reinterpret_cast<__nv_bfloat162 *>(d0 + nt * 8) = __floats2bfloat162_rn(o[nt][0] * inv0, o[nt][1] * inv0);
+            if (r1 < T)
+                *reinterpret_cast<__nv_bfloat162 *>(d1 + nt * 8) = __floats2bfloat162_rn(o[nt][2] * inv1, o[nt][3] * inv1);
+        }
     }
 }
+
+template <int DH, int KTMAX>
+static int set_smem(int T, char *err, size_t errlen) {
+    SG_CU_TRY(cudaFuncSetAttribute(attention_mma_kernel<DH, KTMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   (int)attention_smem(T, DH)),
+              err, errlen);
+    return 0;
+}
+
+static int g_sms = 132;
+
+template <int DH, int KTMAX>
+static int launch(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, int sms, cudaStream_t st, char *err,
+                  size_t errlen) {
+    const int KT = ((T + 15) & ~15) / 16;
+    // Few (head, image) pairs (small batches): split each pair's query tiles over several blocks, one tile per
+    // warp, so the GPU fills; K and V are then loaded once per block (from L2).
+    const int split = (long)n * H < 2L * sms ? sg_cu_div_up(KT, k_warps) : 1;
+    const int tiles_per_block = sg_cu_div_up(KT, split);
+    const float scale_log2e = (float)(1.0 / sqrt((double)DH) * 1.4426950408889634);  // Dh^-0.5 * log2(e)
+    const dim3 grid(H, n, split);
+    attention_mma_kernel<DH, KTMAX><<<grid, 32 * k_warps, attention_smem(T, DH), st>>>(qkv, out, T, D, scale_log2e,
+                                                                                       tiles_per_block);
+    SG_CU_LAUNCHED(err, errlen);
+    return 0;
+}
+
+#define SG_ATTN_DISPATCH(FN, ...)                                                                            \
+    switch ((D / H) * 100 + (KT <= 13 ? 13 : 16)) {                                                         \
+    case 1613: return FN<16, 13>(__VA_ARGS__);                                                              \
+    case 1616: return FN<16, 16>(__VA_ARGS__);                                                              \
+    case 3213: return FN<32, 13>(__VA_ARGS__);                                                              \
+    case 3216: return FN<32, 16>(__VA_ARGS__);                                                              \
+    case 6413: return FN<64, 13>(__VA_ARGS__);                                                              \
+    case 6416: return FN<64, 16>(__VA_ARGS__);                                                              \
+    case 12813: return FN<128, 13>(__VA_ARGS__);                                                            \
+    case 12816: return FN<128, 16>(__VA_ARGS__);                                                            \
+    default: snprintf(err, errlen, "%s:%d: unsupported head_dim %d / %d tokens", __FILE__, __LINE__, D / H, T); \
+        return -1;                                                                                          \
+    }
 
 int sg_cu_attention_supported(int T, int D, int H, char *why, size_t whylen) {
     const int Dh = D / H;
@@ -153,61 +254,24 @@ int sg_cu_attention_supported(int T, int D, int H, char *why, size_t whylen) {
     int dev = 0, optin = 0;
     if (cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-        sg_cu_attention_mma_smem(T, Dh) > (size_t)optin) {
+        attention_smem(T, Dh) > (size_t)optin) {
         snprintf(why, whylen, "attention kernel needs %zu bytes of shared memory per block, the device allows %d",
-                 sg_cu_attention_mma_smem(T, Dh), optin);
+                 attention_smem(T, Dh), optin);
         return 0;
     }
     return 1;
 }
 
-template <int DH>
-static int set_smem(int T, char *err, size_t errlen) {
-    SG_CU_TRY(cudaFuncSetAttribute(attention_kernel<DH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)attention_smem(T, DH)),
-              err, errlen);
-    return 0;
-}
-
-static int g_use_wmma = -1;  // -1: not initialised
-static int g_sms = 132;
-
 int sg_cu_attention_init(int T, int D, int H, char *err, size_t errlen) {
-    const char *v = getenv("SG_CUDA_ATTN");
-    g_use_wmma = v && strcmp(v, "wmma") == 0;
     int dev = 0;
     SG_CU_TRY(cudaGetDevice(&dev), err, errlen);
     SG_CU_TRY(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev), err, errlen);
-    if (sg_cu_attention_mma_init(T, D, H, err, errlen)) return -1;
-    if (!g_use_wmma) return 0;
-    switch (D / H) {
-    case 16: return set_smem<16>(T, err, errlen);
-    case 32: return set_smem<32>(T, err, errlen);
-    case 64: return set_smem<64>(T, err, errlen);
-    case 128: return set_smem<128>(T, err, errlen);
-    default: snprintf(err, errlen, "%s:%d: unsupported head_dim %d", __FILE__, __LINE__, D / H); return -1;
-    }
-}
-
-template <int DH>
-static int launch(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
-                  size_t errlen) {
-    const size_t smem = attention_smem(T, DH);
-    // scale = Dh^-0.5 (exact for 64: 0.125), folded with log2(e) so the softmax uses exp2f.
-    const float scale_log2e = (float)(1.0 / sqrt((double)DH) * 1.4426950408889634);
-    attention_kernel<DH><<<dim3(H, n), 32 * k_warps, smem, st>>>(qkv, out, T, D, scale_log2e);
-    SG_CU_LAUNCHED(err, errlen);
-    return 0;
+    const int KT = ((T + 15) & ~15) / 16;
+    SG_ATTN_DISPATCH(set_smem, T, err, errlen)
 }
 
 int sg_cu_attention(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
                     size_t errlen) {
-    if (!g_use_wmma) return sg_cu_attention_mma(qkv, out, n, T, D, H, g_sms, st, err, errlen);
-    switch (D / H) {
-    case 16: return launch<16>(qkv, out, n, T, D, H, st, err, errlen);
-    case 32: return launch<32>(qkv, out, n, T, D, H, st, err, errlen);
-    case 64: return launch<64>(qkv, out, n, T, D, H, st, err, errlen);
-    case 128: return launch<128>(qkv, out, n, T, D, H, st, err, errlen);
-    default: snprintf(err, errlen, "%s:%d: unsupported head_dim %d", __FILE__, __LINE__, D / H); return -1;
-    }
+    const int KT = ((T + 15) & ~15) / 16;
+    SG_ATTN_DISPATCH(launch, qkv, out, n, T, D, H, g_sms, st, err, errlen)
 }

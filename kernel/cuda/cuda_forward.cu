@@ -98,7 +98,7 @@ int sg_cu_model_prepare(sg_cu_model *cm, int n, cudaStream_t st, char *err, size
     const cudaDataType_t BF = CUDA_R_16BF, F32 = CUDA_R_32F;
     // cuBLASLt's GELU epilogue is the tanh form (gelu_pytorch_tanh, SigLIP's); the erf form, or a shape with no
     // fused algorithm, gets a bias-only epilogue and our GELU kernel.
-    p->gelu_fused = c->activation == SG_ACT_GELU_TANH && !getenv("SG_CUDA_UNFUSED_GELU");
+    p->gelu_fused = c->activation == SG_ACT_GELU_TANH;
     char gerr[512];
     if (p->gelu_fused && (sg_cu_gemm_plan(&p->fc1, lt, M, F, D, BF, SG_EPI_BIAS_GELU, 0, gerr, sizeof gerr) ||
                           sg_cu_gemm_plan(&p->hfc1, lt, n, F, D, BF, SG_EPI_BIAS_GELU, 0, gerr, sizeof gerr))) {

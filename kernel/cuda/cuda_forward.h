@@ -17,8 +17,8 @@
 
 typedef struct sg_cu_plan {
     sg_cu_gemm patch, qkv, o, fc1, fc2, hkv, hout, hfc1, hfc2;
-    int gelu_fused;                 /* 1: GELU in fc1's epilogue; 0: bias epilogue + sg_cu_gelu (also forced by
-                                       the environment variable SG_CUDA_UNFUSED_GELU, to cross-check) */
+    int gelu_fused;                 /* 1: GELU in fc1's epilogue; 0: bias epilogue + sg_cu_gelu (erf GELU, or no
+                                       fused cuBLASLt algorithm for the shape) */
 } sg_cu_plan;
 
 struct sg_cu_model;

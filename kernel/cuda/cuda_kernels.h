@@ -42,12 +42,6 @@ int sg_cu_attention_init(int T, int D, int H, char *err, size_t errlen);
 int sg_cu_attention(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
                     size_t errlen);
 
-/* The two implementations behind sg_cu_attention (cuda_attention_mma.cu; the WMMA one is internal). */
-size_t sg_cu_attention_mma_smem(int T, int Dh);
-int sg_cu_attention_mma_init(int T, int D, int H, char *err, size_t errlen);
-int sg_cu_attention_mma(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, int sms, cudaStream_t st,
-                        char *err, size_t errlen);
-
 /* The MAP head's attention: one query per head, q: [D] fp32 (probe projection, the same for every image);
  * kv: [n*T, 2D] bf16 (k | v). out: [n, D] bf16. */
 int sg_cu_pool_attention(const float *q, const sg_bf16 *kv, sg_bf16 *out, int n, int T, int D, int H,

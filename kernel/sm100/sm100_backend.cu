@@ -1,8 +1,6 @@
 // kernel/sm100/sm100_backend.cu — the Blackwell backend entry points: the portable CUDA backend (staging, graphs,
 // pooling head) with the Blackwell megakernel (sm100_mega.cu: patch embedding, encoder layers and post-LayerNorm
 // in one launch, for batches of 16 or more; FC1 in block-scaled MXFP8 unless --precision bf16).
-// SG_SM100_PER_GEMM=1 runs the per-GEMM encoder layers of sm100_encoder.cu instead (a tcgen05 GEMM per Linear layer,
-// the same numerics): the first thing to compare against on a B200, should the megakernel disagree.
 //
 // Gate, in this order: the config must be one the kernels support (checked first: it needs no device, so the
 // refusals are testable anywhere); the device must be compute capability 10.0 exactly (B200 / GB200): the
@@ -11,12 +9,25 @@
 // launch. Never run on hardware yet: the runtime self-check (kernel/selfcheck.c) compares this backend with
 // the portable one on a fixed input before `auto` may use it.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
-#include "sm100_encoder.h"
 #include "sm100_mega.h"
+
+// 1 when the sm100 kernels support config c, else 0 with the reason in why (needs no device). The megakernel's
+// own shape check (sg_mega_supported) and the portable backend's checks (sg_cu_model_init) come on top.
+static int sm100_config_supported(const sg_config *c, char *why, size_t whylen) {
+    const int D = c->hidden_size, F = c->intermediate_size;
+    if (D % 128 || F % 128 || D > 1024) {
+        snprintf(why, whylen, "the sm100 kernels need hidden_size and intermediate_size multiples of 128 and "
+                              "hidden_size <= 1024 (got %d, %d)", D, F);
+        return 0;
+    }
+    if (c->activation != SG_ACT_GELU_TANH) {
+        snprintf(why, whylen, "the sm100 FC1 epilogue implements gelu_pytorch_tanh only (this config uses erf GELU)");
+        return 0;
+    }
+    return 1;
+}
 
 static int sm100_mega_init_bf16(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
     return sg_mega_encoder_init(&sg_sm100_mega_launcher, out, m, cm, err, errlen);
@@ -34,14 +45,12 @@ static const sg_cu_encoder_ops k_sm100_mega_mxfp8 = {"sm100", 16, 1, sm100_mega_
 
 static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1_mxfp8, char *err, size_t n) {
     char why[256];
-    if (!sg_sm100_config_supported(&m->cfg, why, sizeof why)) {
+    if (!sm100_config_supported(&m->cfg, why, sizeof why)) {
         snprintf(err, n, "sm100 backend: %s", why);
         return nullptr;
     }
     if (sg_gpu_require_cc(device, 10, 0, "sm100", "B200/GB200; its kernels are built for sm_100a", err, n))
         return nullptr;
-    const char *per_gemm = getenv("SG_SM100_PER_GEMM");
-    if (per_gemm && strcmp(per_gemm, "1") == 0) return sg_sm100_encoder_ops_impl(fc1_mxfp8);
     if (!sg_mega_supported(&m->cfg, err, n)) return nullptr;
     return fc1_mxfp8 ? &k_sm100_mega_mxfp8 : &k_sm100_mega_bf16;
 }
