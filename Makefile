@@ -8,8 +8,11 @@
 #   make clean
 #
 # Sources are found by folder, so adding a file needs no edit here:
-#   weights/ preprocess/ kernel/ kernel/cpu/ cli/   C, into build/libsiglip2.a (cli/main.c is the program)
+#   weights/ preprocess/ kernel/ kernel/cpu/ kernel/mega/ cli/
+#                                                    C, into build/libsiglip2.a (cli/main.c is the program)
 #   kernel/cuda/*.cu                                 portable CUDA: sm_80 + sm_90 + sm_100 code, compute_80 PTX
+#   kernel/mega/*.cu                                 the megakernels' shared host side: host code, compiled as
+#                                                    kernel/cuda/*.cu (it is part of the portable backend's link)
 #   kernel/sm90/*.cu                                 Hopper megakernel: sm_90a only
 #   kernel/sm100/*.cu                                Blackwell megakernel: sm_100a only
 #   tests/test_*.c                                   one test program each, linked against the library
@@ -45,11 +48,11 @@ comma    := ,
 LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT)) \
             $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
 
-LIB_DIRS := weights preprocess kernel kernel/cpu cli
+LIB_DIRS := weights preprocess kernel kernel/cpu kernel/mega cli
 LIB_SRC  := $(filter-out cli/main.c kernel/no_gpu.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 
 ifeq ($(WITH_CUDA),1)
-CU_PORTABLE := $(wildcard kernel/cuda/*.cu)
+CU_PORTABLE := $(wildcard kernel/cuda/*.cu) $(wildcard kernel/mega/*.cu)
 CU_SM90     := $(wildcard kernel/sm90/*.cu)
 CU_SM100    := $(wildcard kernel/sm100/*.cu)
 CU_SRC      := $(CU_PORTABLE) $(CU_SM90) $(CU_SM100)
@@ -107,6 +110,9 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/kernel/cuda/%.cu.o: kernel/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_PORTABLE) -MMD -MP -c $< -o $@
+$(BUILD)/kernel/mega/%.cu.o: kernel/mega/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE_PORTABLE) -MMD -MP -c $< -o $@
 $(BUILD)/kernel/sm90/%.cu.o: kernel/sm90/%.cu

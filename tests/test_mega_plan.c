@@ -1,4 +1,4 @@
-/* tests/test_mega_plan.c — the Hopper megakernel's task tables (kernel/mega_plan.c), without a GPU.
+/* tests/test_mega_plan.c — the Hopper megakernel's task tables (kernel/mega/mega_plan.c), without a GPU.
  *
  * The megakernel cannot deadlock only if its task table is in dependency order under the kernel's counter rules;
  * sg_mega_plan_check proves that for a table before it is uploaded. Here: the order the backend builds passes
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "kernel/mega_plan.h"
+#include "kernel/mega/mega_plan.h"
 
 /* Builds and checks one table; returns it (caller frees) or NULL. */
 static uint32_t *build(int n, int L, int vctas, size_t *count, char *err, size_t errlen) {

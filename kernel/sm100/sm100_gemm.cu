@@ -29,7 +29,7 @@
 #include <cstring>
 #include <cudaTypedefs.h>
 #include "../cuda/cuda_common.h"
-#include "../sm90/sm90_tmap.cuh"
+#include "../mega/tmap.cuh"
 #include "sm100_desc.h"
 #include "sm100_gemm.h"
 #include "sm100_gemm_check.h"
@@ -139,7 +139,7 @@ __device__ __forceinline__ void sg_tc_produce(const CUtensorMap *map_a, const CU
     const uint32_t kb32 = (uint32_t)K / 32;
     sg_tma_prefetch_desc(map_a);
     sg_tma_prefetch_desc(map_b);
-    sg_sm90_ring ring = {0, 0};
+    sg_ring ring = {0, 0};
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int m0 = (t / tiles_n) * SG_TC_BM, n0 = (t % tiles_n) * SG_TC_BN;
         for (int kb = 0; kb < K / BK; kb++) {
@@ -166,7 +166,7 @@ __device__ __forceinline__ void sg_tc_produce(const CUtensorMap *map_a, const CU
 template <int KIND>
 __device__ __forceinline__ void sg_tc_issue(uint32_t tmem, int K, int tiles, const sg_tc_smem &sm) {
     constexpr int BK = KIND == SG_SM100_KIND_MXF8 ? 128 : 64;
-    sg_sm90_ring ring = {0, 0};
+    sg_ring ring = {0, 0};
     int local = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x, local++) {
         const int buf = local & 1;

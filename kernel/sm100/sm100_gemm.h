@@ -33,7 +33,7 @@ typedef struct sg_sm100_gemm {
 } sg_sm100_gemm;
 
 /* Once per process, outside graph capture: raises the kernels' shared-memory limit (the tensor maps are encoded
- * by kernel/sm90/sm90_tmap.cuh). 0, or -1 with err (no sm_100a image for the current device). */
+ * by kernel/mega/tmap.cuh). 0, or -1 with err (no sm_100a image for the current device). */
 int sg_sm100_gemm_init(char *err, size_t errlen);
 
 /* The TMA map of a row-major [rows, cols] operand of `kind` at device address base (16-byte aligned, cols *

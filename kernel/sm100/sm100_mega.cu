@@ -1,6 +1,6 @@
-// kernel/sm100/sm100_mega.cu — the Blackwell megakernel: the Hopper megakernel's skeleton (kernel/mega_kernel.cuh:
-// task table, ticket, counters, producer, storer, LayerNorm and patch tasks, host side) with a tcgen05 MMA /
-// accumulator layer (sg_sm100_arch). Only this file differs from the Hopper kernel (kernel/sm90/sm90_mega.cu).
+// kernel/sm100/sm100_mega.cu — the Blackwell megakernel: the shared skeleton (kernel/mega/mega_kernel.cuh: task
+// table, ticket, counters, producer, storer, LayerNorm and patch tasks; host side kernel/mega/mega_gpu.cu) with a
+// tcgen05 MMA / accumulator layer (sg_sm100_arch). Only this file differs from the Hopper kernel (kernel/sm90/sm90_mega.cu).
 //
 // NOT RUN ON HARDWARE: no B200 has been available. Checked offline only (ptxas for sm_100a; SASS opcodes by
 // scripts/sm100-sass-check.sh). The runtime self-check (kernel/selfcheck.c) compares it with the portable path on
@@ -29,13 +29,17 @@
 // Registers: 320 threads allow 168 per thread (3 warps on one SM sub-partition); LayerNorm keeps 2 rows in flight
 // per warp (Hopper: 4), which leaves the consumer loop's state room: 168 registers, no spills.
 #include <cuda_runtime.h>
-#include "../mega_kernel.cuh"
+#include "../mega/mega_kernel.cuh"
 #include "sm100_attn.cuh"
 #include "sm100_desc.h"
 #include "sm100_mega.h"
 #include "sm100_quant.h"
 #include "sm100_ptx.cuh"
 #include "sm100_quant.cuh"
+
+static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_ROWS * SG_ATTN_DH * 2 && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS &&
+                  SG_MEGA_DH == SG_ATTN_DH,
+              "an attention box (sm100_attn.cuh) fills one ring stage");
 
 // TMEM columns: [0, 256) virtual CTA v's accumulator at 128 v; [256, 304) MXFP8 scale factors, 8 per ring stage
 // (SFA 4, SFB 4) at 256 + 8 (3 v + stage), so a scale copy never overwrites scales an earlier stage's MMAs may
@@ -89,7 +93,7 @@ __device__ __forceinline__ void sg_sm100_stage_f32(const float (&x)[32], uint32_
                      "f"(x[4 * q]), "f"(x[4 * q + 1]), "f"(x[4 * q + 2]), "f"(x[4 * q + 3]) : "memory");
 }
 
-// The Blackwell layer of kernel/mega_kernel.cuh.
+// The Blackwell layer of kernel/mega/mega_kernel.cuh.
 struct sg_sm100_arch {
     // 2 rows in flight per LayerNorm warp, not Hopper's 4: with 4, the consumer loop's state no longer fits in the
     // 168 registers and ptxas spills it (8-60 bytes); with 2, none. (Loads in flight halve; not measured.)
@@ -129,9 +133,9 @@ struct sg_sm100_arch {
     // barrier) into the stage's scale slot. Every other GEMM: the Hopper producer's bf16 blocks.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
-                                                        int n0, int K, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+                                                        int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
         if (!(p.fc1_mx && k.kind == SG_MT_FC1)) {
-            sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
+            sg_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
             return;
         }
         const int v = threadIdx.x / 32 - 8;  // producer warps 8, 9
@@ -162,7 +166,7 @@ struct sg_sm100_arch {
 
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, const float *bias,
-                                                     ctx &c, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
+                                                     ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
                                                      uint32_t &held0, uint32_t &held1) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
@@ -176,7 +180,7 @@ struct sg_sm100_arch {
         uint64_t *acc_full = &sg_sm100_mega_acc_full()[c.v];
         const long long t_k = PROF ? clock64() : 0;
         if (tid == 0) {
-            sg_sm90_ring q = ring;
+            sg_ring q = ring;
             for (int kb = 0; kb < nk; kb++) {
                 sg_mbar_wait(&sm.full[q.stage], q.phase);
                 sg_tc_fence_after();

@@ -17,7 +17,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
-#include "../sm90/sm90_tmap.cuh"
+#include "../mega/tmap.cuh"
 #include "sm100_desc.h"
 #include "sm100_mxf8_tile.h"
 #include "sm100_ptx.cuh"
@@ -39,7 +39,7 @@
 #define SG_TMEM_COLS 256
 
 // ---------------------------------------------------------------------------------------------------- device
-// PTX wrappers: kernel/sm100/sm100_ptx.cuh (tcgen05, bulk copy) and, through it, kernel/sm90/sm90_ptx.cuh
+// PTX wrappers: kernel/sm100/sm100_ptx.cuh (tcgen05, bulk copy) and, through it, kernel/mega/tma_ptx.cuh
 // (mbarrier, TMA), shared with the persistent GEMM (sm100_gemm.cu).
 __global__ void __launch_bounds__(128, 1)
     sg_sm100_mxf8_tile_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,

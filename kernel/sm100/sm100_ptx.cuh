@@ -2,9 +2,7 @@
 //
 // One thin wrapper per instruction, no policy. The architecture-neutral ones (mbarrier init / arrive /
 // expect_tx / parity wait with its trap timeout, TMA 2D tile loads, proxy fences, release/acquire counters)
-// are NOT repeated here: they come from kernel/sm90/sm90_ptx.cuh, included as it is. That header's wgmma and
-// setmaxnreg wrappers are inline functions that this code never calls, so nvcc emits no PTX for them and the
-// file assembles for sm_100a (and for plain sm_90, which the quantiser test build uses; checked with ptxas).
+// are NOT repeated here: they come from kernel/mega/tma_ptx.cuh (sm_90 and later, no architecture guard).
 // What is added:
 //   - cp.async.bulk (non-tensor) global -> shared completing on an mbarrier: the 512-byte scale atoms;
 //   - tcgen05: alloc / dealloc / relinquish_alloc_permit, the two thread-sync fences, commit to an mbarrier,
@@ -17,7 +15,7 @@
 #ifndef SG_SM100_PTX_CUH
 #define SG_SM100_PTX_CUH
 
-#include "../sm90/sm90_ptx.cuh"
+#include "../mega/tma_ptx.cuh"
 
 // 512-byte-or-smaller contiguous copy global -> shared (16-byte aligned, size a multiple of 16), completing
 // on `bar` with complete_tx (count the bytes in the stage's expect_tx).

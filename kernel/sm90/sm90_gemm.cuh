@@ -12,24 +12,20 @@
 //     so one's epilogue overlaps the other's K loop (measured faster on 3 of 4 layer shapes).
 //   Either way a consumer waits on full[s], issues its wgmma for the K block, and frees the stage (empty[s])
 //   once the next block's MMAs are issued (wait_group 1 keeps one block of MMAs in flight).
-// The ring position (stage, phase) lives in sg_sm90_ring and is carried from task to task, so a persistent
-// CTA can run GEMM tiles back to back without re-initialising barriers.
+// The ring, its position (sg_ring) and the producer's TMA loads (sg_gemm_produce) are the architecture-neutral
+// part, kernel/mega/mega_ring.cuh; this file is the wgmma consumer side and the register epilogue.
 // Epilogue (registers -> global): + bias[n], optional tanh GELU, optional + residual[m, n] (fp32), then fp32
 // and/or bf16 stores; rows >= M are dropped (TMA zero-fills them on load).
 #ifndef SG_SM90_GEMM_CUH
 #define SG_SM90_GEMM_CUH
 
+#include "../mega/mega_ring.cuh"
 #include "sm90_ptx.cuh"
 
-#define SG_GEMM_BM 128
 #define SG_GEMM_BN 128  // default tile width (the MLP skeleton's); the lab also runs 256
-#define SG_GEMM_BK 64
 // 4 stages: enough K blocks in flight to cover TMA latency (~1 us) at 0.25-0.5 us of MMAs per block; with
 // BN = 128 the ring is 128 KB and leaves ~95 KB of the 227 KB for attention / LayerNorm scratch.
 #define SG_GEMM_STAGES 4
-#define SG_GEMM_A_BYTES (SG_GEMM_BM * SG_GEMM_BK * 2)
-#define SG_GEMM_B_BYTES(bn) ((bn) * SG_GEMM_BK * 2)
-#define SG_GEMM_STAGE_BYTES(bn) (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(bn))
 #define SG_GEMM_SMEM_BYTES(bn) (SG_GEMM_STAGES * SG_GEMM_STAGE_BYTES(bn))
 
 // Epilogue of one GEMM task. All pointers are device pointers; ld* are in elements.
@@ -42,41 +38,6 @@ typedef struct sg_sm90_epilogue {
     __nv_bfloat16 *out_bf16;  // [M, ldo] or NULL (the next GEMM's input)
     int ldo;
 } sg_sm90_epilogue;
-
-// Position in the mbarrier ring; each role keeps its own copy and advances it identically.
-typedef struct sg_sm90_ring {
-    uint32_t stage, phase;
-} sg_sm90_ring;
-
-__device__ __forceinline__ void sg_ring_next(sg_sm90_ring &r, int stages) {
-    if (++r.stage == (uint32_t)stages) {
-        r.stage = 0;
-        r.phase ^= 1u;
-    }
-}
-
-// Shared memory of the GEMM role: the ring (1024-aligned stages) and its barriers.
-typedef struct sg_sm90_gemm_smem {
-    uint8_t *stages;   // SG_GEMM_STAGES x (A block, W block of BN rows), base 1024-byte aligned
-    uint64_t *full;    // [SG_GEMM_STAGES], count 1 (+ tx bytes)
-    uint64_t *empty;   // [SG_GEMM_STAGES], count 2 (cooperative: both consumer warpgroups) or 1 (ping-pong)
-} sg_sm90_gemm_smem;
-
-// Producer side of one tile: called by a single thread. Streams K/BK blocks of A rows [m0, m0+128) and W rows
-// [n0, n0+BN). mapA: box {64, 128} over [M, K]; mapW: box {64, BN} over [N, K]; both SWIZZLE_128B.
-// STAGES: ring depth (the lab's kernels use SG_GEMM_STAGES; the megakernel gives each consumer its own ring).
-template <int BN, int STAGES = SG_GEMM_STAGES>
-__device__ __forceinline__ void sg_sm90_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                     int K, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
-    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
-        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-        uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN);
-        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
-        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
-        sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        sg_ring_next(ring, STAGES);
-    }
-}
 
 // gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanhf (not tanh.approx) until the
 // accuracy budget of the whole forward is measured.
@@ -161,7 +122,7 @@ __device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int 
 // the fused epilogue.
 template <int BN>
 __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
-                                                     const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+                                                     const sg_ring_smem &sm, sg_ring &ring) {
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) acc[i] = 0.0f;
@@ -224,7 +185,7 @@ __device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int n0, const
 // before in held1), so the caller can stage its output tile there; it must free them later.
 template <int STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], float (&acc1)[64], int K,
-                                                            const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring, int hold,
+                                                            const sg_ring_smem &sm, sg_ring &ring, int hold,
                                                             uint32_t &held0, uint32_t &held1) {
     if (!INIT) {
 #pragma unroll
@@ -267,14 +228,14 @@ __device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], f
 
 template <int STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float (&acc1)[64], int K,
-                                                       const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
+                                                       const sg_ring_smem &sm, sg_ring &ring) {
     uint32_t h0, h1;
     sg_sm90_gemm_kloop_128_hold<STAGES, INIT>(acc0, acc1, K, sm, ring, 0, h0, h1);
 }
 
-#define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of sm90_sync.cuh)
+#define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of mega_sync.cuh)
 __device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
-                                                        const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
+                                                        const sg_ring_smem &sm, sg_ring &ring,
                                                         int next_bar) {
     float acc0[64], acc1[64];
     sg_sm90_gemm_kloop_128<SG_GEMM_STAGES>(acc0, acc1, K, sm, ring);
@@ -284,7 +245,7 @@ __device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, i
 }
 
 // Steps a consumer's ring position over `blocks` K blocks that belong to the other consumer warpgroup.
-__device__ __forceinline__ void sg_ring_skip(sg_sm90_ring &r, int blocks) {
+__device__ __forceinline__ void sg_ring_skip(sg_ring &r, int blocks) {
     for (int i = 0; i < blocks; i++) sg_ring_next(r, SG_GEMM_STAGES);
 }
 #endif

@@ -131,7 +131,7 @@ __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, ui
 template <int STAGES = SG_FP8_STAGES>
 __device__ __forceinline__ void sg_sm90_fp8_produce(const CUtensorMap *mapA, const CUtensorMap *mapSA,
                                                     const CUtensorMap *mapW, int m0, int n0, int K,
-                                                    const sg_sm90_fp8_smem &sm, sg_sm90_ring &ring) {
+                                                    const sg_sm90_fp8_smem &sm, sg_ring &ring) {
     for (int k0 = 0; k0 < K; k0 += SG_FP8_BK) {
         sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
         uint8_t *a = sm.stages + ring.stage * SG_FP8_STAGE_BYTES;
@@ -225,7 +225,7 @@ __device__ __forceinline__ void sg_sm90_fp8_epilogue_half(float (&acc)[64], int 
 // promotion adds onto them.
 template <int SUB, int STAGES = SG_FP8_STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_fp8_kloop_128(float (&acc0)[64], float (&acc1)[64], int K, const float *sw_tile,
-                                                      const sg_sm90_fp8_smem &sm, sg_sm90_ring &ring) {
+                                                      const sg_sm90_fp8_smem &sm, sg_ring &ring) {
     if (!INIT) {
 #pragma unroll
         for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
@@ -282,7 +282,7 @@ __device__ __forceinline__ void sg_sm90_fp8_kloop_128(float (&acc0)[64], float (
 template <int SUB>
 __device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, int K, const float *sw_tile,
                                                        const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
-                                                       sg_sm90_ring &ring, int next_bar) {
+                                                       sg_ring &ring, int next_bar) {
     float acc0[64], acc1[64];
     sg_sm90_fp8_kloop_128<SUB>(acc0, acc1, K, sw_tile, sm, ring);
     if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
@@ -297,7 +297,7 @@ __device__ __forceinline__ void sg_sm90_fp8_consume_pp(int m0, int n0, int M, in
 // with MMAs (both warpgroups reach it together).
 __device__ __forceinline__ void sg_sm90_fp8_consume_coop(int wg, int m0, int n0, int M, int K, const float *sw_tile,
                                                          const sg_sm90_fp8_epilogue &ep, const sg_sm90_fp8_smem &sm,
-                                                         sg_sm90_ring &ring) {
+                                                         sg_ring &ring) {
     float acc[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) acc[i] = 0.0f;

@@ -1,5 +1,5 @@
 // kernel/sm90/sm90_lab.cu — lab kernels and launchers for the megakernel tasks (sm90_gemm.cuh, sm90_attn.cuh,
-// sm90_ln.cuh) and the persistent MLP skeleton.
+// mega_ln.cuh) and the persistent MLP skeleton.
 //
 // Each lab kernel is a small persistent kernel with the megakernel's CTA shape: 384 threads = producer
 // warpgroup (setmaxnreg 40, one thread issues TMA) + 2 consumer warpgroups (setmaxnreg 232, wgmma), grid =
@@ -8,7 +8,7 @@
 // outputs, timing with events.
 // The MLP skeleton (sg_sm90_lab_mlp) is the first multi-stage persistent kernel: grid = SM count through a
 // cooperative launch, a task table in dependency order handed out statically or by an atomic ticket, FC1 ->
-// FC2 dependencies through per-row-tile counters (sm90_sync.cuh).
+// FC2 dependencies through per-row-tile counters (mega_sync.cuh).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,9 +19,9 @@
 #include "sm90_lab.h"
 #include "sm90_gemm.cuh"
 #include "sm90_attn.cuh"
-#include "sm90_sync.cuh"
-#include "sm90_ln.cuh"
-#include "sm90_tmap.cuh"
+#include "../mega/mega_sync.cuh"
+#include "../mega/mega_ln.cuh"
+#include "../mega/tmap.cuh"
 
 #define SG_CK(call)                                                                                   \
     do {                                                                                              \
@@ -51,7 +51,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
     static_assert(!PP || BN == 128, "ping-pong holds a 128 x 128 tile per warpgroup");
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
-    sg_sm90_gemm_smem sm = {sg_align1024(smem_raw), full, empty};
+    sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_GEMM_STAGES; s++) {
             sg_mbar_init(&full[s], 1);
@@ -62,7 +62,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
     __syncthreads();
     const int tiles_n = N / BN, tiles = (M + SG_GEMM_BM - 1) / SG_GEMM_BM * tiles_n;
     const int wg = threadIdx.x / 128;
-    sg_sm90_ring ring = {0, 0};
+    sg_ring ring = {0, 0};
     // Column tile fastest: the CTAs running at one time share a few A row blocks, so A (up to 154 MB at
     // M = 25,088) is read from HBM once and the weights (<= 4.7 MB) stay in L2. Row-fastest re-read A once per
     // column tile and ran at 129-252 TFLOP/s (docs/perf-notes.md, kernel/sm90 section, v1).
@@ -72,8 +72,8 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
             sg_tma_prefetch_desc(&mapA);
             sg_tma_prefetch_desc(&mapW);
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-                sg_sm90_gemm_produce<BN>(&mapA, &mapW, (tile / tiles_n) * SG_GEMM_BM, (tile % tiles_n) * BN, K, sm,
-                                         ring);
+                sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, (tile / tiles_n) * SG_GEMM_BM, (tile % tiles_n) * BN,
+                                                    K, sm, ring);
         }
     } else {
         sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
@@ -130,7 +130,7 @@ sg_sm90_lab_ln_kernel(const float *x, const float *gamma, const float *beta, flo
     if (wg == 0) return;
     const int tiles = (M + SG_GEMM_BM - 1) / SG_GEMM_BM;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-        sg_sm90_ln_rows(x, SG_LN_D, gamma, beta, eps, y, SG_LN_D, tile * SG_GEMM_BM, SG_GEMM_BM, M,
+        sg_ln_rows(x, SG_LN_D, gamma, beta, eps, y, SG_LN_D, tile * SG_GEMM_BM, SG_GEMM_BM, M,
                         (threadIdx.x - 128) / 32, 8);
 }
 
@@ -162,7 +162,7 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES], task_full[SG_TASKQ], task_empty[SG_TASKQ];
     __shared__ int task_slot[SG_TASKQ];
-    sg_sm90_gemm_smem sm = {sg_align1024(smem_raw), full, empty};
+    sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_GEMM_STAGES; s++) {
             sg_mbar_init(&full[s], 1);
@@ -179,7 +179,7 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
     unsigned *cnt = counters + parity * SG_MLP_BANK, *ticket = cnt + SG_MLP_MAX_TILES_M;
     __syncthreads();
     const int wg = threadIdx.x / 128;
-    sg_sm90_ring ring = {0, 0}, tq = {0, 0};
+    sg_ring ring = {0, 0}, tq = {0, 0};
     if (wg == 0) {
         sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
         if (threadIdx.x == 0) {
@@ -199,10 +199,12 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
                 if (t == SG_TASK_END) break;
                 const int mt = (t >> 16) & 0x7fff, nt = t & 0xffff;
                 if (t >= 0) {
-                    sg_sm90_gemm_produce<SG_GEMM_BN>(&mapX, &mapW1, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 768, sm, ring);
+                    sg_gemm_produce<SG_GEMM_BN, SG_GEMM_STAGES>(&mapX, &mapW1, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 768,
+                                                                sm, ring);
                 } else {
                     sg_dep_wait(&cnt[mt], SG_MLP_FC1_SIGNALS(PP));
-                    sg_sm90_gemm_produce<SG_GEMM_BN>(&mapH, &mapW2, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 3072, sm, ring);
+                    sg_gemm_produce<SG_GEMM_BN, SG_GEMM_STAGES>(&mapH, &mapW2, mt * SG_GEMM_BM, nt * SG_GEMM_BN, 3072,
+                                                                sm, ring);
                 }
             }
         }
@@ -254,7 +256,7 @@ sg_sm90_lab_mlp_kernel(const __grid_constant__ CUtensorMap mapX, const __grid_co
 
 // ---------------------------------------------------------------------------------------------------- host
 // 2D tensor map over a row-major [rows, cols] matrix of `type` (elem bytes each), box {box_cols, box_rows}, for
-// the E4M3 operands and the fp32 scale rows (sm90_tmap.cuh); the lab aborts on failure.
+// the E4M3 operands and the fp32 scale rows (tmap.cuh); the lab aborts on failure.
 static CUtensorMap sg_tmap_2d(const void *base, CUtensorMapDataType type, int elem, uint64_t rows, uint64_t cols,
                               uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
     CUtensorMap m;
@@ -629,7 +631,7 @@ sg_sm90_lab_gemm_fp8_kernel(const __grid_constant__ CUtensorMap mapA, const __gr
     __syncthreads();
     const int tiles_n = N / SG_FP8_BN, tiles = (M + SG_FP8_BM - 1) / SG_FP8_BM * tiles_n, kbs = K / SG_FP8_BK;
     const int wg = threadIdx.x / 128;
-    sg_sm90_ring ring = {0, 0};
+    sg_ring ring = {0, 0};
     if (wg == 0) {
         sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
         if (threadIdx.x == 0) {

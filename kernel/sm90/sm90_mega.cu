@@ -2,15 +2,21 @@
 //
 // The kernel's structure (two virtual CTAs per SM, each a producer thread, a consumer warpgroup and a storer
 // thread; the ticket-ordered task table; counters; the storer's TMA stores and reduce-adds) is shared with the
-// Blackwell kernel: kernel/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
+// Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
 //   GEMM tile 128 x 128 by one consumer warpgroup: 2 x wgmma m64n128k16 per k16 step, 128 fp32 registers
 //   started at the bias (sg_sm90_acc_init), the last one or two ring stages held; then tanh GELU (FC1) and the
 //   tile written (swizzled) into the held stage(s) for the storer;
 //   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh);
-// and the launcher handed to the shared host side (kernel/cuda/mega_gpu.cu).
+// and the launcher handed to the shared host side (kernel/mega/mega_gpu.cu).
 #include <cuda_runtime.h>
-#include "../mega_kernel.cuh"
+#include "../mega/mega_kernel.cuh"
+#include "sm90_attn.cuh"
+#include "sm90_gemm.cuh"
 #include "sm90_mega.h"
+
+static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS &&
+                  SG_MEGA_DH == SG_ATTN_DH,
+              "an attention box (sm90_attn.cuh) fills one ring stage");
 
 // Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, a ring
 // stage, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
@@ -48,7 +54,7 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint8_
     }
 }
 
-// The Hopper layer of kernel/mega_kernel.cuh.
+// The Hopper layer of kernel/mega/mega_kernel.cuh.
 struct sg_sm90_arch {
     struct ctx {};
     static constexpr int ln_unroll = 4;  // 4 rows' loads in flight per warp (measured: LayerNorm is HBM-bound)
@@ -58,8 +64,8 @@ struct sg_sm90_arch {
 
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
-                                                        int n0, int K, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring) {
-        sg_sm90_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
+                                                        int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
+        sg_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -69,7 +75,7 @@ struct sg_sm90_arch {
     // The accumulators start at the bias (sg_sm90_acc_init), so the epilogue has none to add.
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, const float *bias,
-                                                     ctx &, const sg_sm90_gemm_smem &sm, sg_sm90_ring &ring,
+                                                     ctx &, const sg_ring_smem &sm, sg_ring &ring,
                                                      uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
                                                      uint32_t &held0, uint32_t &held1) {
         const int tid = threadIdx.x % 128, n0 = k.b * SG_MEGA_BN;

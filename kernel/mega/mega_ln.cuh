@@ -1,4 +1,4 @@
-// kernel/sm90/sm90_ln.cuh — LayerNorm of one row tile as a megakernel task (sm_90a).
+// kernel/mega/mega_ln.cuh — LayerNorm of rows as a megakernel task (plain CUDA: both architectures).
 //
 // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta for D = 768, x fp32 (the residual stream), y bf16
 // (the next GEMM's A operand). Run by the consumer warps of the CTA (megakernel.md §2, option 1): one warp per
@@ -6,10 +6,10 @@
 // reads 512 contiguous bytes), statistics in fp32 with the exact two-pass formula from registers (no
 // E[x^2] - E[x]^2 cancellation: ViT residual streams carry channels far larger than the row's spread).
 // x is read with __ldcg (L2 only): in the megakernel another SM has just written it.
-#ifndef SG_SM90_LN_CUH
-#define SG_SM90_LN_CUH
+#ifndef SG_MEGA_LN_CUH
+#define SG_MEGA_LN_CUH
 
-#include "sm90_ptx.cuh"
+#include "tma_ptx.cuh"
 
 #define SG_LN_D 768
 #define SG_LN_PER_LANE (SG_LN_D / 32)  // 24
@@ -24,7 +24,7 @@ __device__ __forceinline__ float sg_warp_sum(float v) {
 // at a time per warp so that U rows' loads are in flight together (a row alone is one L2 latency, ~1 us, for
 // 3 KB). x: [M, ldx] fp32; y: [M, ldy] bf16; ldx, ldy multiples of 4.
 template <int U = 1>
-__device__ __forceinline__ void sg_sm90_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
+__device__ __forceinline__ void sg_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
                                                 float eps, __nv_bfloat16 *y, int ldy, int r0, int rows, int M,
                                                 int warp, int nwarps) {
     const int lane = threadIdx.x % 32;

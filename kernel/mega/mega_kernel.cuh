@@ -1,21 +1,22 @@
-// kernel/mega_kernel.cuh — the megakernel skeleton shared by the Hopper (kernel/sm90/sm90_mega.cu) and Blackwell
-// (kernel/sm100/sm100_mega.cu) kernels: everything but the MMA / accumulator layer.
+// kernel/mega/mega_kernel.cuh — the megakernel skeleton shared by the Hopper (kernel/sm90/sm90_mega.cu) and
+// Blackwell (kernel/sm100/sm100_mega.cu) kernels: everything but the MMA / accumulator layer. It includes only
+// kernel/mega headers; each architecture's file brings its MMA layer's own headers.
 //
 // One launch runs patch embedding, all encoder layers and the post-LayerNorm. Shape of one CTA (one per SM, 320
 // threads, ~193 KB of shared memory): two independent "virtual CTAs", each a producer thread (lane 0 of warp 8 or
 // 9) feeding one consumer warpgroup (warps 0-3 or 4-7) through its own 3-stage mbarrier ring of 32 KB stages
 // (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
-// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega_plan.h), so the
-// lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
+// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so
+// the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
-//   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, sm90_sync.cuh) ->
+//   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, mega_sync.cuh) ->
 //             hand the task number to its consumer (4-slot smem queue) -> TMA loads into the ring
 //             (GEMM: K/64 blocks of A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
 //   consumer: a GEMM tile 128 x 128 (Arch::gemm: the K loop, then bias, tanh GELU, and the tile written
 //             (swizzled) into the K loop's last ring stage(s), which it keeps), handed to the storer thread (lane
 //             1 of the producer warp): TMA store (or, for out-proj / FC2, TMA reduce-add into the fp32 residual
 //             stream h), free the stages, wait for completion, signal the counter; or attention of one
-//             (image, head) (Arch::attention), or LayerNorm of a row tile (sm90_ln.cuh); then bar.sync of its
+//             (image, head) (Arch::attention), or LayerNorm of a row tile (mega_ln.cuh); then bar.sync of its
 //             warpgroup + one red.release.gpu on the task's counter.
 // Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
 // LayerNorm tasks need no hand-off, and one's epilogue still overlaps the other's MMAs.
@@ -34,7 +35,7 @@
 //       of 256 rows x 64 columns); when it returns, every thread of the warpgroup has finished reading them
 //       (bar: the warpgroup's named barrier);
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM tile's K
-//       blocks (sg_sm90_gemm_produce, or the MXFP8 FC1 blocks with their scale atoms);
+//       blocks (sg_gemm_produce, or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
 //       MXFP8 FC1 input: E4M3 codes + scales); false: the bf16 LayerNorm below;
@@ -45,22 +46,19 @@
 #define SG_MEGA_KERNEL_CUH
 
 #include <cuda_runtime.h>
-#include "sm90/sm90_gemm.cuh"
-#include "sm90/sm90_attn.cuh"
-#include "sm90/sm90_ln.cuh"
-#include "sm90/sm90_sync.cuh"
+#include "mega_ring.cuh"
+#include "mega_ln.cuh"
+#include "mega_sync.cuh"
 #include "mega_plan.h"
 #include "mega_gpu.h"
 
 static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_MEGA_STAGE_BYTES, "a ring stage holds A and W blocks of 128 x 64");
-static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS,
-              "an attention box fills one ring stage");
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
 }
 
-// Waits (one thread) until every input of task k is complete: the inputs of kernel/mega_plan.h, the same rules the
+// Waits (one thread) until every input of task k is complete: the inputs of kernel/mega/mega_plan.h, the same rules the
 // host's order check replays. (An attention task's 256-row boxes also read up to 60 rows of the next image; those
 // only meet masked keys or unstored queries: sm90_attn.cuh.)
 __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, const sg_mega_task &k) {
@@ -70,9 +68,9 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
 }
 
 template <class Arch, bool PROF>
-__device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_sm90_gemm_smem &sm, uint64_t *tfull,
+__device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot) {
-    sg_sm90_ring ring = {0, 0}, tq = {0, 0};
+    sg_ring ring = {0, 0}, tq = {0, 0};
     for (;;) {
         const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
         const unsigned code = t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
@@ -90,9 +88,9 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         case SG_MT_ATT:
             for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_ATTN_TILE_BYTES);
-                sg_tma_load_2d(sm.stages + ring.stage * SG_ATTN_TILE_BYTES, p.maps + SG_MAP_QKV, &sm.full[ring.stage],
-                               SG_MEGA_D * j + SG_ATTN_DH * k.b, k.a * SG_MEGA_T);
+                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_MEGA_STAGE_BYTES);
+                sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV, &sm.full[ring.stage],
+                               SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
             break;
@@ -127,9 +125,9 @@ __device__ __forceinline__ float sg_mega_gelu(float x) {
 // The storer thread of a virtual CTA (see sg_mega_store_desc). Tile i's completion is awaited only after tile
 // i + 1's stores are issued (wait_group 1), so stores overlap; before blocking for a new tile the pending signal
 // is flushed, so a counter is never held back while the consumer waits for work that depends on it.
-__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg_sm90_gemm_smem &sm,
+__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg_ring_smem &sm,
                                                uint64_t *sready, uint64_t *sfree, const sg_mega_store_desc *sdesc) {
-    sg_sm90_ring q = {0, 0};
+    sg_ring q = {0, 0};
     int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
     for (;;) {
         if (pending >= 0 && !sg_mbar_try_wait(&sready[q.stage], q.phase)) {
@@ -174,10 +172,10 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg
 
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, typename Arch::ctx &ax,
-                                                const sg_sm90_gemm_smem &sm,
+                                                const sg_ring_smem &sm,
                                                 uint64_t *tfull, uint64_t *tempty, const int *tslot, uint64_t *sready,
                                                 uint64_t *sfree, sg_mega_store_desc *sdesc) {
-    sg_sm90_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
+    sg_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
     const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
     const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
     long long t_idle = 0;
@@ -206,7 +204,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
             const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
             if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, M, warp))
-                sg_sm90_ln_rows<Arch::ln_unroll>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D,
+                sg_ln_rows<Arch::ln_unroll>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D,
                                    k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, SG_MEGA_LN_ROWS, M, warp, 4);
             if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
@@ -240,7 +238,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             const uint8_t *qkv[3];
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.full[ring.stage], ring.phase);
-                qkv[j] = sm.stages + ring.stage * SG_ATTN_TILE_BYTES;
+                qkv[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
             Arch::attention(qkv[0], qkv[1], qkv[2], k.a, k.b, p.att, SG_MEGA_D, bar);
@@ -319,12 +317,12 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     __syncthreads();
     const int wg = threadIdx.x / 128;
     if (wg < 2) {
-        const sg_sm90_gemm_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
+        const sg_ring_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
         typename Arch::ctx ax = Arch::ctx_for(wg);
         sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg]);
     } else {
         const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
-        const sg_sm90_gemm_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
+        const sg_ring_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
         if (threadIdx.x % 32 == 0)
             sg_mega_produce<Arch, PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
         else if (threadIdx.x % 32 == 1)

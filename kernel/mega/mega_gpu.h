@@ -1,7 +1,7 @@
-// kernel/mega_gpu.h — the megakernels' shared host-and-device types and their host interface.
+// kernel/mega/mega_gpu.h — the megakernels' shared host-and-device types and their host interface.
 //
 // Both megakernels (Hopper kernel/sm90/sm90_mega.cu, Blackwell kernel/sm100/sm100_mega.cu) share the kernel's
-// skeleton (kernel/mega_kernel.cuh) and all of the host side (kernel/cuda/mega_gpu.cu): tensor maps, fp32
+// skeleton (kernel/mega/mega_kernel.cuh) and all of the host side (kernel/mega/mega_gpu.cu): tensor maps, fp32
 // copies of two biases, dependency counters, the task table per batch size, the launch; each architecture file
 // only provides its kernel's launcher (sg_mega_launcher). The megakernel owns only what the portable path does
 // not have: weights and activation buffers are the portable path's (kernel/cuda), passed in here.
@@ -13,8 +13,8 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#include "model.h"
-#include "cuda/cuda_forward.h"
+#include "../model.h"
+#include "../cuda/cuda_forward.h"
 
 // 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM
 // lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 producer warps (8, 9). 320 threads give every thread

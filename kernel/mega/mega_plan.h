@@ -1,6 +1,7 @@
-// kernel/mega_plan.h — the task list of the Hopper megakernel (kernel/sm90/sm90_mega.cu): its tasks, their
-// encoding and counters (shared by the kernel and the host), and the host functions that build a launch's list
-// and prove it is in dependency order (kernel/mega_plan.c, plain C so CI tests them without a GPU).
+// kernel/mega/mega_plan.h — the task list of the megakernels (the skeleton kernel/mega/mega_kernel.cuh, under
+// kernel/sm90/sm90_mega.cu and kernel/sm100/sm100_mega.cu): its tasks, their encoding and counters (shared by the
+// kernels and the host), and the host functions that build a launch's list
+// and prove it is in dependency order (kernel/mega/mega_plan.c, plain C so CI tests them without a GPU).
 //
 // One launch runs the L encoder layers and the post-LayerNorm of n images (M = 196 n token rows, tm = ceil(M /
 // 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md §2); a layer's
@@ -40,6 +41,7 @@
 #define SG_MEGA_F 3072
 #define SG_MEGA_T 196
 #define SG_MEGA_HEADS 12
+#define SG_MEGA_DH (SG_MEGA_D / SG_MEGA_HEADS)  // 64
 #define SG_MEGA_BM 128
 #define SG_MEGA_BN 128
 
@@ -102,7 +104,7 @@ SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
     }
 }
 
-// A task is one 32-bit word in the launch's task table (built on the host, sm90_mega.cu):
+// A task is one 32-bit word in the launch's task table (built on the host, mega_plan.c):
 // kind [28, 32), layer [23, 28), a [8, 23), b [0, 8).
 SG_HD static inline unsigned sg_mega_encode(int kind, int layer, int a, int b) {
     return ((unsigned)kind << 28) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
@@ -123,7 +125,7 @@ SG_HD static inline int sg_mega_adds_residual(int kind) {
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
-// must reach; returns 0 past the last one. The kernel's producers wait on exactly these (sm90_mega.cu) and
+// must reach; returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
 // sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;
 // tm_layout: the row tiles the counter arrays were laid out for (the kernel's tm_max).
 // An image's 196 rows span 2 or 3 row tiles; a 128-row tile overlaps 1 or 2 images.
@@ -176,7 +178,7 @@ extern "C" {
 int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
- * sm90_mega.cu) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
+ * mega_kernel.cuh) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
  * cannot deadlock), that every field is in range, and that every task of the launch appears exactly once.
  * 0, or -1 with the first offending task in err. */
 int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen);

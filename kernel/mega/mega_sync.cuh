@@ -1,4 +1,4 @@
-// kernel/sm90/sm90_sync.cuh — dependencies between tasks running on different SMs of the persistent kernel.
+// kernel/mega/mega_sync.cuh — dependencies between tasks running on different SMs of the persistent kernels.
 //
 // One monotonic u32 counter per (stage, row tile) in global memory, zeroed once when allocated and never reset:
 // launch number `epoch` (1, 2, ...) waits for `per_launch * epoch`, so back-to-back launches need no memset
@@ -9,19 +9,19 @@
 //           hangs) -> fence.proxy.async.global, because the tile is then read by TMA (the async proxy), which a
 //           generic acquire does not order (deepseek-ai/DeepEP#621) -> TMA loads.
 // Deadlock freedom is the scheduler's job: every CTA runs its tasks in one global topological order.
-#ifndef SG_SM90_SYNC_CUH
-#define SG_SM90_SYNC_CUH
+#ifndef SG_MEGA_SYNC_CUH
+#define SG_MEGA_SYNC_CUH
 
-#include "sm90_ptx.cuh"
+#include "tma_ptx.cuh"
 
-// Waits until *counter >= target (one thread). Traps after SG_SM90_SPIN_LIMIT cycles: a missing signal is a
+// Waits until *counter >= target (one thread). Traps after SG_SPIN_LIMIT cycles: a missing signal is a
 // scheduler bug, and a trap is reported at the launch instead of a silent hang.
 __device__ __forceinline__ void sg_dep_wait(const unsigned *counter, unsigned target) {
     if (sg_ld_acquire(counter) < target) {
         const unsigned long long t0 = clock64();
         while (sg_ld_acquire(counter) < target) {
             __nanosleep(64);  // short: producers are ~1 us ahead at most, and polling hits L2 only
-            if (clock64() - t0 > SG_SM90_SPIN_LIMIT) __trap();
+            if (clock64() - t0 > SG_SPIN_LIMIT) __trap();
         }
     }
     sg_fence_proxy_async_global();

@@ -1,22 +1,22 @@
-// kernel/cuda/mega_gpu.cu — the host side of both megakernels (kernel/mega_gpu.h): everything but the kernel.
+// kernel/mega/mega_gpu.cu — the host side of both megakernels (kernel/mega/mega_gpu.h): everything but the kernel.
 //
 // create: fp32 copies of the QKV and FC1 biases (the portable path keeps them in bf16) and the pixel LUT, the
 // per-layer parameter table, tensor maps over the portable path's weights and activation buffers (128-byte
 // swizzle; boxes of 128 rows x 64 columns, Q/K/V boxes of 256 rows), the dependency counters (zeroed once; the
 // kernel's last CTA zeroes them after every launch), and the architecture's shared-memory limit.
-// run: on the first use of a batch size (never inside graph capture) builds its task table (kernel/mega_plan.c,
+// run: on the first use of a batch size (never inside graph capture) builds its task table (kernel/mega/mega_plan.c,
 // checked topological before upload) and its store maps (exactly M rows, so TMA drops padding rows); then one
 // launch through the architecture's launcher. SG_SM90_PROFILE=1 prints cycle shares per task kind (stderr).
-// Host code only: compiled once, with the portable path.
+// Host code only (no __global__): compiled once, with the portable path's flags and gencode (Makefile).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
 #include <cuda_runtime.h>
-#include "../mega_gpu.h"
-#include "../mega_plan.h"
-#include "../sm90/sm90_tmap.cuh"
+#include "mega_gpu.h"
+#include "mega_plan.h"
+#include "tmap.cuh"
 #include "../sm100/sm100_desc.h"
 
 struct sg_mega_gpu {
@@ -170,18 +170,18 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         sg_mega_gpu_free(g);
         return nullptr;
     }
-    int rc = sg_sm90_tmap_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen);
+    int rc = sg_tmap_sw128_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen);
     for (int l = 0; l < L && !rc; l++) {
         const sg_mega_layer_w &w = b->layers[l];
-        rc = sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 1)], w.o_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 2)], w.fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_sm90_tmap_bf16(&hm[SG_MAP_W(l, 3)], w.fc2_w, D, F, SG_MEGA_BN, 64, err, errlen);
+        rc = sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 1)], w.o_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 2)], w.fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 3)], w.fc2_w, D, F, SG_MEGA_BN, 64, err, errlen);
     }
     if (rc) {
         sg_mega_gpu_free(g);
@@ -219,7 +219,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // The order: stage by stage with the memory-bound tasks interleaved one grid behind their producers,
         // measured best on an H100 (11,524 images/s at batch 1024 against 11,142-11,358 for plain stage by stage
         // and 8,811-9,442 for wavefronts of 4-16 row tiles, docs/perf-notes.md). Every table is checked
-        // topological before it is used (kernel/mega_plan.c).
+        // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
         if (sg_mega_plan_build(n, g->L, 2 * g->sms, &t, &count, err, errlen)) return -1;
@@ -242,9 +242,9 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         const uint64_t M = (uint64_t)n * SG_MEGA_T;
         CUtensorMap sm[SG_SMAPS];
         CUtensorMap *dm = nullptr;
-        if (sg_sm90_tmap_2d(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
-            sg_sm90_tmap_2d(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
-            sg_sm90_tmap_2d(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen))
+        if (sg_tmap_sw128(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen))
             return -1;
         if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
             cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {

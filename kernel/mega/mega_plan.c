@@ -1,6 +1,6 @@
-/* kernel/mega_plan.c — building the Hopper megakernel's task table and proving it is in dependency order.
+/* kernel/mega/mega_plan.c — building the megakernels' task table and proving it is in dependency order.
  *
- * The kernel (kernel/sm90/sm90_mega.cu) hands task numbers out with one global ticket, in table order; a task
+ * The kernel (kernel/mega/mega_kernel.cuh) hands task numbers out with one global ticket, in table order; a task
  * only waits for tasks with smaller numbers, so the lowest unfinished task can always run and the launch cannot
  * deadlock, whatever the residency. That argument holds only if the table is topological under the kernel's
  * counter rules; sg_mega_plan_check replays those rules (sg_mega_input, the same function the kernel waits

@@ -1,11 +1,12 @@
-// kernel/sm90/sm90_tmap.cuh — host side: TMA tensor maps for the bf16 row-major matrices of kernel/sm90.
+// kernel/mega/tmap.cuh — host side: TMA tensor maps over row-major matrices, for the megakernels' host side
+// (mega_gpu.cu) and the lab's kernels.
 //
 // cuTensorMapEncodeTiled is reached through the runtime's driver entry point, so nothing links -lcuda.
 // Every map is 2D over a row-major [rows, cols] matrix; the usual one is bf16 or fp32 with a box of {one 128-byte
 // row (64 bf16 or 32 fp32), box_rows}, 128-byte swizzle (the wgmma K-major / MN-major SW128 layouts), and
 // out-of-bounds rows zero-filled.
-#ifndef SG_SM90_TMAP_CUH
-#define SG_SM90_TMAP_CUH
+#ifndef SG_TMAP_CUH
+#define SG_TMAP_CUH
 
 #include <cstdio>
 #include <cuda.h>
@@ -13,7 +14,8 @@
 #include <cudaTypedefs.h>
 
 // 2D map over a row-major [rows, cols] matrix of `type` (elem bytes each), box {box_cols, box_rows}, swizzle
-// swz, out-of-bounds rows zero-filled. 0, or -1 with err. The one encoder of kernel/sm90 and kernel/sm100.
+// swz, out-of-bounds rows zero-filled. 0, or -1 with err. The one encoder of kernel/mega, kernel/sm90,
+// kernel/sm100 and kernel/lab.
 static inline int sg_tmap_encode_2d(CUtensorMap *m, CUtensorMapDataType type, int elem, const void *base,
                                     uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols,
                                     CUtensorMapSwizzle swz, char *err, size_t errlen) {
@@ -45,13 +47,13 @@ static inline int sg_tmap_encode_2d(CUtensorMap *m, CUtensorMapDataType type, in
 }
 
 // The common case: bf16 (f32 = 0) or fp32 (f32 = 1) elements, 128-byte swizzle.
-static inline int sg_sm90_tmap_2d(CUtensorMap *m, int f32, const void *base, uint64_t rows, uint64_t cols,
+static inline int sg_tmap_sw128(CUtensorMap *m, int f32, const void *base, uint64_t rows, uint64_t cols,
                                   uint32_t box_rows, uint32_t box_cols, char *err, size_t errlen) {
     return sg_tmap_encode_2d(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, f32 ? 4 : 2,
                              base, rows, cols, box_rows, box_cols, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
 }
-static inline int sg_sm90_tmap_bf16(CUtensorMap *m, const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows,
+static inline int sg_tmap_sw128_bf16(CUtensorMap *m, const void *base, uint64_t rows, uint64_t cols, uint32_t box_rows,
                                     uint32_t box_cols, char *err, size_t errlen) {
-    return sg_sm90_tmap_2d(m, 0, base, rows, cols, box_rows, box_cols, err, errlen);
+    return sg_tmap_sw128(m, 0, base, rows, cols, box_rows, box_cols, err, errlen);
 }
 #endif

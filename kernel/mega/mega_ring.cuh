@@ -1,0 +1,56 @@
+// kernel/mega/mega_ring.cuh — the mbarrier ring between a producer thread and its consumers, and the producer's
+// TMA loads of one GEMM tile: the part of a GEMM task that does not depend on the MMA instructions, shared by the
+// Hopper and Blackwell megakernels (through mega_kernel.cuh and their produce_gemm) and the lab's GEMM kernels.
+//
+// A ring stage holds one K block (BK = 64 bf16 = one 128-byte swizzle row) of A (128 rows of the activations
+// [M, K]) followed by the same K block of W (BN rows of the nn.Linear weight [N, K]); both K-major, as TMA writes
+// them with CU_TENSOR_MAP_SWIZZLE_128B. full[s] completes when stage s's bytes have landed (the producer's
+// expect_tx + TMA complete_tx); empty[s] when its consumers are done with it. The ring position (stage, phase)
+// is carried from task to task, so a persistent CTA runs tiles back to back without re-initialising barriers.
+#ifndef SG_MEGA_RING_CUH
+#define SG_MEGA_RING_CUH
+
+#include "tma_ptx.cuh"
+
+#define SG_GEMM_BM 128
+#define SG_GEMM_BK 64
+#define SG_GEMM_A_BYTES (SG_GEMM_BM * SG_GEMM_BK * 2)
+#define SG_GEMM_B_BYTES(bn) ((bn) * SG_GEMM_BK * 2)
+#define SG_GEMM_STAGE_BYTES(bn) (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(bn))
+
+// Position in the mbarrier ring; each role keeps its own copy and advances it identically.
+typedef struct sg_ring {
+    uint32_t stage, phase;
+} sg_ring;
+
+__device__ __forceinline__ void sg_ring_next(sg_ring &r, int stages) {
+    if (++r.stage == (uint32_t)stages) {
+        r.stage = 0;
+        r.phase ^= 1u;
+    }
+}
+
+// Shared memory of one ring: its stages (1024-aligned) and their barriers.
+typedef struct sg_ring_smem {
+    uint8_t *stages;   // STAGES x (A block, W block of BN rows), base 1024-byte aligned
+    uint64_t *full;    // [STAGES], count 1 (+ tx bytes)
+    uint64_t *empty;   // [STAGES], count 2 (the lab's cooperative GEMM: both consumer warpgroups) or 1
+} sg_ring_smem;
+
+// Producer side of one tile: called by a single thread. Streams K/BK blocks of A rows [m0, m0+128) and W rows
+// [n0, n0+BN). mapA: box {64, 128} over [M, K]; mapW: box {64, BN} over [N, K]; both SWIZZLE_128B.
+// STAGES: ring depth (the megakernel gives each consumer its own ring of SG_MEGA_STAGES; the lab's GEMM kernels
+// use SG_GEMM_STAGES).
+template <int BN, int STAGES>
+__device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
+                                                int K, const sg_ring_smem &sm, sg_ring &ring) {
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+        uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN);
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
+        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
+        sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        sg_ring_next(ring, STAGES);
+    }
+}
+#endif

@@ -1,0 +1,115 @@
+// kernel/mega/tma_ptx.cuh — the architecture-neutral instructions of the megakernels, as inline PTX: what the
+// Hopper (sm_90a) and Blackwell (sm_100a) kernels, the skeleton (mega_kernel.cuh) and the lab kernels share.
+//
+// One thin wrapper per instruction, no policy: mbarrier (init, arrive, expect_tx, parity wait with a debug
+// timeout), TMA 2D tile loads that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
+// async-groups, the proxy fences, the release / acquire counter operations and named barriers. Each exists on
+// sm_90 and later, so this header carries no per-architecture guard; the MMA instructions are in each
+// architecture's own header (kernel/sm90/sm90_ptx.cuh: wgmma; kernel/sm100/sm100_ptx.cuh: tcgen05).
+// Layout facts used by the callers: operands are stored as TMA writes them with CU_TENSOR_MAP_SWIZZLE_128B: rows
+// of 128 bytes (64 bf16), 8-row groups of 1024 bytes, each group 1024-byte aligned.
+#ifndef SG_TMA_PTX_CUH
+#define SG_TMA_PTX_CUH
+
+#include <cstdint>
+#include <cstdio>
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+// Debug timeout for every spin wait: 2^32 cycles is ~2 s at 1.98 GHz, far beyond any legitimate wait in a
+// kernel of a few ms, so a lost arrival traps (with a message) instead of hanging the GPU.
+#define SG_SPIN_LIMIT (1ull << 32)
+
+__device__ __forceinline__ uint32_t sg_smem_u32(const void *p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// --- mbarrier -----------------------------------------------------------------------------------------------
+__device__ __forceinline__ void sg_mbar_init(uint64_t *bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sg_smem_u32(bar)), "r"(count) : "memory");
+}
+// Makes initialised barriers visible to the async proxy (TMA complete_tx) and to the other threads.
+__device__ __forceinline__ void sg_fence_mbar_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void sg_mbar_arrive(uint64_t *bar) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(sg_smem_u32(bar)) : "memory");
+}
+// Arrives once and announces `bytes` of TMA traffic that must land before the phase can complete.
+__device__ __forceinline__ void sg_mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}"
+                 ::"r"(sg_smem_u32(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ int sg_mbar_try_wait(uint64_t *bar, uint32_t parity) {
+    uint32_t ok;
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok) : "r"(sg_smem_u32(bar)), "r"(parity) : "memory");
+    return (int)ok;
+}
+// Waits until the phase with the given parity has completed; traps after SG_SPIN_LIMIT cycles. No printf
+// here: a call inside the wgmma pipeline makes ptxas serialise every wgmma (C7510); the trap surfaces on the
+// host as cudaErrorLaunchFailure at the launch's SG_CK, and compute-sanitizer names the line.
+__device__ __forceinline__ void sg_mbar_wait(uint64_t *bar, uint32_t parity) {
+    if (sg_mbar_try_wait(bar, parity)) return;
+    const unsigned long long t0 = clock64();
+    while (!sg_mbar_try_wait(bar, parity))
+        if (clock64() - t0 > SG_SPIN_LIMIT) __trap();
+}
+
+// --- TMA ----------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void sg_tma_prefetch_desc(const CUtensorMap *map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+// Copies the box at (x = inner coordinate, y = row) of `map` into smem `dst`, completing on `bar`.
+// Rows outside the tensor are zero-filled by the hardware.
+__device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+                 ::"r"(sg_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(bar)), "r"(x), "r"(y)
+                 : "memory");
+}
+// Copies smem `src` (laid out as the box of `map`) to the box at (x, y) of `map`; rows and columns outside the
+// tensor are not written. Completion is tracked by this thread's bulk async-groups (commit / wait below).
+__device__ __forceinline__ void sg_tma_store_2d(const CUtensorMap *map, const void *src, int x, int y) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(src)), "r"(x), "r"(y) : "memory");
+}
+// As sg_tma_store_2d, but adds src to the box in global memory (element type of the map, here fp32), done in L2.
+__device__ __forceinline__ void sg_tma_reduce_add_2d(const CUtensorMap *map, const void *src, int x, int y) {
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(src)), "r"(x), "r"(y) : "memory");
+}
+__device__ __forceinline__ void sg_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until the committed stores have finished reading shared memory (the buffer may be reused).
+__device__ __forceinline__ void sg_bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Waits until the committed stores are complete in global memory (all of them; or all but the newest group).
+__device__ __forceinline__ void sg_bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void sg_bulk_wait1() { asm volatile("cp.async.bulk.wait_group 1;" ::: "memory"); }
+// Generic-proxy writes to global memory become visible to later async-proxy (TMA) reads of this thread.
+__device__ __forceinline__ void sg_fence_proxy_async_global() {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+// Generic-proxy writes to shared memory become visible to wgmma / TMA reads (each writer, before the barrier).
+__device__ __forceinline__ void sg_fence_proxy_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// --- cross-CTA counters (megakernel dependencies) -----------------------------------------------------------
+__device__ __forceinline__ void sg_red_release_add(unsigned *p, unsigned v) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned sg_ld_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Named barrier among `count` threads (a multiple of 32); id 0 is __syncthreads.
+__device__ __forceinline__ void sg_named_bar(int id, int count) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+// Arrives on a named barrier without waiting (the other `count` - warps of arrivals come from bar.sync callers).
+__device__ __forceinline__ void sg_named_bar_arrive(int id, int count) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+#endif
