@@ -15,7 +15,12 @@
 #                                                    kernel/cuda/*.cu (it is part of the portable backend's link)
 #   kernel/sm90/*.cu                                 Hopper megakernel: sm_90a only
 #   kernel/sm100/*.cu                                Blackwell megakernel: sm_100a only
+#   kernel/lab/*.c, kernel/lab/sm90_*.cu, sm100_*.cu lab and experiment kernels (sm_90a / sm_100a by name prefix),
+#                                                    into build/liblab.a, never linked into siglip2-embed (in a
+#                                                    build without CUDA: kernel/lab/lab_no_gpu.c's refusing stubs)
 #   tests/test_*.c                                   one test program each, linked against the library
+#   kernel/lab/test_*.c                              the lab's tests: build/tests/test_*, linked against liblab.a
+#                                                    and the library
 #   tests/tools/*.c                                  helper programs the script tests call
 # Objects go to $(BUILD)/ (build/ by default; build-asan/ for the sanitizer build).
 
@@ -73,6 +78,17 @@ LIB      := $(BUILD)/libsiglip2.a
 BIN      := $(if $(filter build,$(BUILD)),siglip2-embed,$(BUILD)/siglip2-embed)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+# The lab (kernel/lab/lab.h): its own archive, linked only into its tests.
+LAB_TEST_SRC := $(wildcard kernel/lab/test_*.c)
+LAB_TEST_BIN := $(patsubst kernel/lab/%.c,$(BUILD)/tests/%,$(LAB_TEST_SRC))
+ifeq ($(WITH_CUDA),1)
+LAB_SRC  := $(filter-out $(LAB_TEST_SRC) kernel/lab/lab_no_gpu.c,$(wildcard kernel/lab/*.c)) $(wildcard kernel/lab/*.cu)
+else
+LAB_SRC  := kernel/lab/lab_no_gpu.c
+endif
+LAB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(filter %.c,$(LAB_SRC))) $(patsubst %.cu,$(BUILD)/%.cu.o,$(filter %.cu,$(LAB_SRC)))
+LAB      := $(BUILD)/liblab.a
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 
@@ -80,7 +96,7 @@ TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 # Keep the test programs' objects: they are intermediates of a pattern chain, which make would otherwise delete
 # after the run (printing after the test summary) and rebuild every time.
 .SECONDARY:
-all: $(BIN) $(TEST_BIN) $(TOOL_BIN)
+all: $(BIN) $(TEST_BIN) $(LAB_TEST_BIN) $(TOOL_BIN)
 
 # Debian packages: the C libraries, the test consumers (numpy, faiss) for /usr/bin/python3, and clang for
 # the fuzzer. The CUDA toolkit is not a Debian package we can rely on: when nvcc is absent the build is
@@ -121,8 +137,17 @@ $(BUILD)/kernel/sm90/%.cu.o: kernel/sm90/%.cu
 $(BUILD)/kernel/sm100/%.cu.o: kernel/sm100/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM100) -MMD -MP -c $< -o $@
+$(BUILD)/kernel/lab/sm90_%.cu.o: kernel/lab/sm90_%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM90) -MMD -MP -c $< -o $@
+$(BUILD)/kernel/lab/sm100_%.cu.o: kernel/lab/sm100_%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM100) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LAB): $(LAB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -130,8 +155,9 @@ $(BIN): $(BUILD)/cli/main.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# The attention lab is reached only through weak references (tests/test_sm100_attn.c): -u links it from the archive.
-$(BUILD)/tests/test_sm100_attn: LDFLAGS += $(if $(filter 1,$(WITH_CUDA)),-Wl$(comma)-u$(comma)sg_sm100_attn_lab)
+$(LAB_TEST_BIN): $(BUILD)/tests/%: $(BUILD)/kernel/lab/%.o $(LAB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "gpu.h"
-#include "sm100/sm100_mxf8_tile.h"
 
 static const char k_no_cuda[] = "this siglip2-embed was built without CUDA (no nvcc found at build time)";
 
@@ -35,12 +34,4 @@ sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *o, 
 sg_backend *sg_sm100_backend_create(const sg_model *m, const sg_backend_opts *o, char *err, size_t errlen) {
     (void)m; (void)o;
     return not_built("sm100", err, errlen);
-}
-
-/* kernel/sm100/sm100_mxf8_tile.h: the tcgen05 MXFP8 tile exists only in CUDA builds. */
-int sg_sm100_mxf8_tile_gemm(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, const uint8_t *sb, int M, int N,
-                            int K, float *d, char *err, size_t errlen) {
-    (void)qa; (void)sa; (void)qb; (void)sb; (void)M; (void)N; (void)K; (void)d;
-    snprintf(err, errlen, "no CUDA device: %s", k_no_cuda);
-    return -1;
 }

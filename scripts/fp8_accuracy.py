@@ -10,7 +10,7 @@ and P in bf16, as in the Hopper megakernel) under three scale recipes:
   fp8pow2  the same blocks with power-of-two scales 2^ceil(log2(amax/448));
   fp8chan  weights with one fp32 scale per output channel (inputs still 1 x 128).
 The product is modelled as "exact inside each 128-wide block, fp32 across blocks" (cpu_mxfp8.h); the
-tensor core's own accumulation inside a block is measured separately by tests/test_sm90_fp8.c on a GPU.
+tensor core's own accumulation inside a block is measured separately by kernel/lab/test_sm90_fp8.c on a GPU.
 The HF reference and the photo preprocessing are scripts/mxfp8_accuracy.py's (imported, not copied).
 
   nice python3 scripts/fp8_accuracy.py [--model /tmp/sg_full] [--photos '.carry/photos/*.jpg']

@@ -2,10 +2,11 @@
 # scripts/sm100-check.sh OUTDIR — everything about the Blackwell backend that a Hopper (H100/H200) machine can
 # check, in one call of about 2-3 minutes on 16 cores; logs and a summary go to OUTDIR.
 #
-#   1. Builds in its own folder ($SM100_CHECK_BUILD, default /tmp/sg-build-sm100chk) with kernel/sm100 compiled for
-#      sm_100a AND sm_90 (Makefile variable GENCODE_SM100 overridden on the command line; the tcgen05 code is
-#      guarded, so on sm_90 only the plain-CUDA quantisers have bodies). If build/libsiglip2.a exists, build/
-#      is copied first and only kernel/sm100 and the tests are recompiled. Uses DEPS_PREFIX=.carry/deps when
+#   1. Builds in its own folder ($SM100_CHECK_BUILD, default /tmp/sg-build-sm100chk) with kernel/sm100 and the lab's
+#      kernel/lab/sm100_*.cu compiled for sm_100a AND sm_90 (Makefile variable GENCODE_SM100 overridden on the
+#      command line; the tcgen05 code is guarded, so on sm_90 only the plain-CUDA quantisers and the mma.sync
+#      attention have bodies). If build/libsiglip2.a exists, build/ is copied first and only those and the tests
+#      are recompiled. Uses DEPS_PREFIX=.carry/deps when
 #      the Debian headers are missing (the GPU machine).
 #   2. Runs test_sm100_quant (GPU quantisers bit-exact against the CPU's sg_mxfp8_quantize, on this GPU),
 #      test_sm100_attn (the Blackwell megakernel's mma.sync attention task, which runs on sm_90 too),
@@ -36,14 +37,15 @@ if [ ! -e /usr/include/turbojpeg.h ] && [ -d .carry/deps ]; then DEPS=(DEPS_PREF
 # 1. Build.
 if [ -f build/libsiglip2.a ] && [ ! -d "$BUILD" ]; then
     cp -a build "$BUILD"
-    rm -f "$BUILD"/kernel/sm100/*.o "$BUILD"/libsiglip2.a "$BUILD"/tests/test_sm100_*
+    rm -f "$BUILD"/kernel/sm100/*.o "$BUILD"/kernel/lab/sm100_*.o "$BUILD"/libsiglip2.a "$BUILD"/liblab.a \
+        "$BUILD"/tests/test_sm100_*
 fi
 TARGETS=()
 for t in test_sm100_quant test_sm100_attn test_sm100_backend test_sm100_desc test_sm100_tile test_sm100_gemm; do TARGETS+=("$BUILD/tests/$t"); done
 if ! make -j"$JOBS" BUILD="$BUILD" "${DEPS[@]}" \
         GENCODE_SM100="-gencode arch=compute_100a,code=sm_100a -gencode arch=compute_90,code=sm_90" \
         "${TARGETS[@]}" >"$OUT/build.log" 2>&1; then
-    note "FAIL: build (sm_100a + sm_90 for kernel/sm100) failed; tail of $OUT/build.log:"
+    note "FAIL: build (sm_100a + sm_90 for kernel/sm100 and kernel/lab/sm100_*) failed; tail of $OUT/build.log:"
     tail -30 "$OUT/build.log" | sed 's/^/    /' | tee -a "$SUM"
     exit 1
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# scripts/sm100-sass-check.sh — offline checks of the Blackwell (sm_100a) kernels in kernel/sm100/, no B200 needed.
+# scripts/sm100-sass-check.sh — offline checks of the Blackwell (sm_100a) kernels, no B200 needed: the product's
+# in kernel/sm100/ and the lab's in kernel/lab/sm100_*.cu.
 #
-#   scripts/sm100-sass-check.sh [FILE.cu ...]        (default: every kernel/sm100/*.cu)
+#   scripts/sm100-sass-check.sh [FILE.cu ...]        (default: every kernel/sm100/*.cu and kernel/lab/sm100_*.cu)
 #
 # 1. ptxas (always; any machine with nvcc): compiles each file for sm_100a with the project's warning flags and
 #    -Xptxas -v; fails on a warning, on spill stores/loads or on a stack frame (local memory) in any kernel, and
@@ -38,8 +39,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 if [ ! -x "$NVCC" ]; then echo "sm100-sass-check: nvcc not found (set NVCC)" >&2; exit 2; fi
 cd "$ROOT"
-if [ $# -gt 0 ]; then FILES=("$@"); else FILES=(kernel/sm100/*.cu); fi
-if [ ${#FILES[@]} -eq 0 ]; then echo "sm100-sass-check: no kernel/sm100/*.cu" >&2; exit 2; fi
+if [ $# -gt 0 ]; then FILES=("$@"); else FILES=(kernel/sm100/*.cu kernel/lab/sm100_*.cu); fi
 
 fail=0
 seen_rules=()

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # scripts/sm90-fp8-lab.sh [OUTDIR] — builds and runs the FP8 GEMM task of the Hopper megakernel
-# (kernel/sm90/sm90_gemm_fp8.cuh, through sm90_lab.cu) on an H100/H200, standalone.
+# (kernel/sm90/sm90_gemm_fp8.cuh, through kernel/lab/sm90_lab.cu) on an H100/H200, standalone.
 #
-# Builds only kernel/sm90/sm90_lab.cu, tests/test_sm90_fp8.c, the CPU emulation it checks against
-# (kernel/cpu/cpu_mxfp8.c and the CPU GEMM it uses) and kernel/no_gpu.c (the stub backends; the test's strong
-# reference to sg_sm90_backend_create resolves there), into build/sm90fp8/, so it works while the rest of the
+# Builds only kernel/lab/sm90_lab.cu, kernel/lab/test_sm90_fp8.c and the CPU emulation it checks against
+# (kernel/cpu/cpu_mxfp8.c and the CPU GEMM it uses), into build/sm90fp8/, so it works while the rest of the
 # tree is mid-edit. Then: ptxas report, SASS census (QGMMA/HGMMA, UTMALDG, SYNCS, LDL/STL) of the FP8 kernels,
 # the correctness checks and the --bench timings (FP8 next to the bf16 task), compute-sanitizer memcheck,
 # racecheck and synccheck on --quick. Logs go to OUTDIR (default build/sm90fp8/logs). Needs nvcc, gcc, cuobjdump, compute-sanitizer.
@@ -17,13 +16,13 @@ NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 mkdir -p "$B" "$OUT"
 : >"$OUT/ptxas.txt"
 $NVCC -std=c++17 -O3 -g -lineinfo -I. -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings --expt-relaxed-constexpr \
-    -gencode arch=compute_90a,code=sm_90a -Xptxas -v -c kernel/sm90/sm90_lab.cu -o $B/sm90_lab.o 2>>"$OUT/ptxas.txt" ||
+    -gencode arch=compute_90a,code=sm_90a -Xptxas -v -c kernel/lab/sm90_lab.cu -o $B/sm90_lab.o 2>>"$OUT/ptxas.txt" ||
     { cat "$OUT/ptxas.txt"; exit 1; }
 objs="$B/sm90_lab.o"
-for f in tests/test_sm90_fp8.c kernel/cpu/cpu_mxfp8.c kernel/cpu/cpu_gemm.c kernel/cpu/cpu_packed.c \
-    kernel/cpu/cpu_math.c kernel/cpu/cpu_encoder.c kernel/no_gpu.c; do
+for f in kernel/lab/test_sm90_fp8.c kernel/cpu/cpu_mxfp8.c kernel/cpu/cpu_gemm.c kernel/cpu/cpu_packed.c \
+    kernel/cpu/cpu_math.c kernel/cpu/cpu_encoder.c; do
     o=$B/$(basename "$f" .c).o
-    gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -I. -Itests -c "$f" -o "$o" || exit 1
+    gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -I. -c "$f" -o "$o" || exit 1
     objs="$objs $o"
 done
 g++ -fopenmp $objs -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lpthread -lm -o $B/test_sm90_fp8 || exit 1

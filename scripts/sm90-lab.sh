@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/sm90-lab.sh [OUTDIR] — builds and runs the Hopper megakernel stage lab on an H100/H200, standalone.
 #
-# Builds only kernel/sm90/*.cu and tests/test_sm90_lab.c (so it works while the rest of the tree is mid-edit),
-# into build/sm90lab/, then: ptxas report, SASS census (HGMMA, UTMALDG, SYNCS, LDL/STL), the correctness
+# Builds only the lab (kernel/lab/sm90_lab.cu, lab_gpu.c), its test kernel/lab/test_sm90_lab.c and kernel/no_gpu.c
+# (the stub backends: the test's check that the sm90 backend refuses a model resolves there), so it works while
+# the rest of the tree is mid-edit, into build/sm90lab/, then: ptxas report, SASS census (HGMMA, UTMALDG, SYNCS, LDL/STL), the correctness
 # checks, the --bench timings, and compute-sanitizer memcheck / racecheck / synccheck on the --quick case.
 # Logs go to OUTDIR (default build/sm90lab/logs). Needs nvcc, gcc, cuobjdump, compute-sanitizer (CUDA 13.0).
 set -u
@@ -13,16 +14,16 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 mkdir -p "$B" "$OUT"
 flags="-std=c++17 -O3 -g -lineinfo -I. -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings --expt-relaxed-constexpr"
-objs=""
-for f in kernel/sm90/*.cu; do
-    o=$B/$(basename "$f" .cu).o
-    $NVCC $flags -gencode arch=compute_90a,code=sm_90a -Xptxas -v -c "$f" -o "$o" 2>>"$OUT/ptxas.txt" ||
-        { cat "$OUT/ptxas.txt"; exit 1; }
+: >"$OUT/ptxas.txt"
+$NVCC $flags -gencode arch=compute_90a,code=sm_90a -Xptxas -v -c kernel/lab/sm90_lab.cu -o $B/sm90_lab.o \
+    2>>"$OUT/ptxas.txt" || { cat "$OUT/ptxas.txt"; exit 1; }
+objs="$B/sm90_lab.o"
+for f in kernel/lab/test_sm90_lab.c kernel/lab/lab_gpu.c kernel/no_gpu.c; do
+    o=$B/$(basename "$f" .c).o
+    gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -I. -c "$f" -o "$o" || exit 1
     objs="$objs $o"
 done
-gcc -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -I. -Itests -c tests/test_sm90_lab.c -o $B/test_sm90_lab.o || exit 1
-g++ -fopenmp $B/test_sm90_lab.o $objs -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lpthread -lm -o $B/test_sm90_lab ||
-    exit 1
+g++ -fopenmp $objs -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lpthread -lm -o $B/test_sm90_lab || exit 1
 grep -E "registers|spill|C75" "$OUT/ptxas.txt"
 {
     cuobjdump --dump-resource-usage $B/sm90_lab.o

@@ -114,8 +114,8 @@ static inline float sg_test_frand(uint64_t *state, float lo, float hi) {
     return lo + (hi - lo) * (float)((r >> 40) * (1.0 / 16777216.0));
 }
 
-/* Whether a GPU lab can run here: available is its probe, a weak reference (NULL in builds without CUDA, or
- * passed as NULL when another entry point the test needs is missing). If not, records
+/* Whether a GPU lab can run here: available is its probe (kernel/lab; in builds without CUDA the stub's answer
+ * is no, with the reason; NULL is read as "built without CUDA"). If not, records
  * "SKIP: <what>: <reason>" and returns 0. */
 static inline int sg_test_lab_ready(const char *what, int (*available)(char *err, size_t errlen)) {
     char why[512] = "built without CUDA";

@@ -61,7 +61,7 @@ static void test_idesc(void) {
     /* FC2 / out-proj tile of 64 output columns: N >> 3 = 8 -> 0x00100000 (+ 0x08800000) = 0x08900000 */
     CHECK(sg_sm100_idesc_mxf8(128, 64, 0) == 0x08900000u, "idesc mxf8f6f4 M128 N64 sf0 = 0x08900000 (got 0x%08X)",
           sg_sm100_idesc_mxf8(128, 64, 0));
-    /* The tiles of kernel/sm100/sm100_gemm.cu, M128 N128 (PTX ISA #tcgen05-instruction-descriptor, the kind::f16
+    /* The tiles of kernel/lab/sm100_gemm.cu, M128 N128 (PTX ISA #tcgen05-instruction-descriptor, the kind::f16
      * and the .kind::mxf8f6f4 .block_scale tables; N >> 3 = 16 at [17,23) -> 0x00200000):
      *   kind::f16 bf16: 0x10 + 0x80 + 0x400 + 0x00200000 + 0x08000000                           = 0x08200490
      *   mxf8f6f4: 0x00200000 + UE8M0 0x00800000 + 0x08000000 = 0x08A00000; sf id 2: + 0x20 + 0x40000000
@@ -118,7 +118,7 @@ static void test_smem_desc(void) {
     d = sg_sm100_smem_desc_pack(f);
     CHECK(d == 0x801A408000103FFFull, "smem desc 64B swizzle, base offset 5, LBO mode 1 = 0x801A408000103FFF (got 0x%016llX)",
           (unsigned long long)d);
-    /* The K loop of kernel/sm100/sm100_gemm.cu advances a K-major SW128 descriptor by 32 bytes (16 bf16 or
+    /* The K loop of kernel/lab/sm100_gemm.cu advances a K-major SW128 descriptor by 32 bytes (16 bf16 or
      * 32 E4M3) per MMA with "desc + 2": the start address is addr >> 4 in [0,14) (PTX ISA "tcgen05 Shared
      * Memory Descriptor"), so this is exact when no carry leaves the field, i.e. for every 1024-aligned tile
      * base below the 227 KB of shared memory and the 4 K steps of a 128-byte swizzle row. */
@@ -145,7 +145,7 @@ static void test_tmem_and_shapes(void) {
     CHECK(sg_sm100_tmem_addr(96, 511) == 0x006001FFu, "TMEM address lane 96 column 511 = 0x006001FF");
     CHECK(sg_sm100_tmem_lane(0x006001FFu) == 96 && sg_sm100_tmem_column(0x006001FFu) == 511,
           "TMEM address field extraction");
-    /* kernel/sm100/sm100_gemm.cu's TMEM map (PTX ISA "Tensor Memory addressing": lane in bits 31-16, column in
+    /* kernel/lab/sm100_gemm.cu's TMEM map (PTX ISA "Tensor Memory addressing": lane in bits 31-16, column in
      * 15-0; "data path layout D": M = 128 puts output row m in lane m; 512 columns from a base of lane 0,
      * column 0): accumulator buffer b
      * at column 128 b; epilogue warp w reads lane quarter w % 4, 32 columns at a time, so warp 5 (quarter 1),

@@ -16,7 +16,7 @@
  * fp32 (relative 2^-24, against E4M3's 2^-4), and the per-block promotion with a product exact inside the
  * block is the model ("fp32 per block"); the Hopper tensor core's reduced-precision accumulation inside a
  * block (DeepSeek-V3 technical report, "Increasing Accumulation Precision": about 14 bits kept on H800) is
- * not modelled: the sm90 lab measures it (tests/test_sm90_fp8.c).
+ * not modelled: the sm90 lab measures it (kernel/lab/test_sm90_fp8.c).
  *
  * This is a test/measurement path, not a backend: it keeps its own copy of the quantised weights and is
  * slower than the fp32 CPU encoder.

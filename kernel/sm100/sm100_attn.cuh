@@ -3,7 +3,7 @@
 // Why: the Blackwell megakernel runs attention as a task like the Hopper one (sm90_attn.cuh), but sm_100a has no
 // wgmma, and attention is ~4% of the FLOPs, so a plain warp-level body is enough: HMMA m16n8k16 (bf16 in, fp32
 // accumulate) fed by ldmatrix. Only sm_80 features are used, so the same code runs on sm_80, sm_90 and sm_100a:
-// tests/test_sm100_attn.c checks it through the lab (sm100_attn_lab.cu) on any GPU that the build has code for
+// kernel/lab/test_sm100_attn.c checks it through the lab (sm100_attn_lab.cu) on any GPU that the build has code for
 // (an H100 with kernel/sm100 also built for sm_90, as scripts/sm100-check.sh builds it).
 // NOT RUN ON A GPU YET: checked offline (ptxas, SASS: HMMA and LDSM, no local memory) and by a host emulation
 // of its ldmatrix / HMMA fragment mapping and chunk schedule against a double reference.

@@ -1,7 +1,7 @@
 /* kernel/sm100/sm100_quant.h — MXFP8 quantisers on the GPU for the Blackwell backend: weights at load, and the
  * FC1 input fused with LayerNorm 2.
  *
- * Output format (what the block-scaled tcgen05.mma reads, kernel/sm100/sm100_gemm.h): E4M3 codes q [rows, k]
+ * Output format (what the block-scaled tcgen05.mma reads, kernel/lab/sm100_gemm.h): E4M3 codes q [rows, k]
  * row-major, and one UE8M0 code per 32 consecutive elements of a row in the 128x4 atom layout
  * (sg_sm100_sf_offset(row, k-block, k/32); sg_sm100_sf_bytes(rows, k/32) bytes, rows padded to 128 with
  * code 0). Per block: u = sg_ue8m0_for_amax(amax), q = e4m3(x * 2^(127-u)) rounded to nearest even,

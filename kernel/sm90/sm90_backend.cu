@@ -9,7 +9,6 @@
 #include <cstdio>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
-#include "sm90_lab.h"
 #include "sm90_mega.h"
 
 static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
@@ -37,6 +36,3 @@ extern "C" sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backen
     const sg_cu_encoder_ops *ops = sg_sm90_encoder_ops(m, o->device, err, n);
     return ops ? sg_cu_backend_create_ops(m, o, ops, err, n) : nullptr;
 }
-
-// Keeps the stage lab (sm90_lab.cu) linked into every CUDA build: tests reach it through weak references.
-extern "C" const char *sg_sm90_backend_lab_stages(void) { return sg_sm90_lab_stages(); }

@@ -10,7 +10,7 @@
 //     temporary accumulator that starts at zero, then acc = fmaf(tmp, sa[row] * sw[blk], acc) in fp32
 //     registers ("promotion"): Hopper's FP8 tensor-core accumulation keeps too few bits for K = 3072
 //     (DeepSeek-V3 technical report, "Increasing Accumulation Precision"), and the scales differ per block.
-//   - Quantiser (device twin of sg_fp8_quantize, bit-exact, tests/test_sm90_fp8.c): a = max(amax, 2^-64),
+//   - Quantiser (device twin of sg_fp8_quantize, bit-exact, kernel/lab/test_sm90_fp8.c): a = max(amax, 2^-64),
 //     s = a / 448, q = cvt.rn.satfinite.e4m3(x * (448 / a)); pow2: s = 2^ceil(log2(a / 448)), exact scaling.
 // Roles and ring: as sm90_gemm.cuh (one producer thread, TMA into a 4-stage mbarrier ring; a ping-pong
 // consumer warpgroup holds the whole 128 x 128 tile as two m64n128 fp32 accumulators, 128 registers). A stage

@@ -1,5 +1,5 @@
-/* tests/test_sm100_attn.c — the SM100 megakernel's mma.sync attention task (kernel/sm100/sm100_attn.cuh, run by
- * the lab kernel/sm100/sm100_attn_lab.cu) against a CPU reference in double, on any sm_80+ GPU.
+/* kernel/lab/test_sm100_attn.c — the SM100 megakernel's mma.sync attention task (kernel/sm100/sm100_attn.cuh,
+ * run by the lab kernel/lab/sm100_attn_lab.cu) against a CPU reference in double, on any sm_80+ GPU.
  *
  * CPU part (runs everywhere CUDA is built): the box address function the task reads with, run on the host, is
  * the TMA SWIZZLE_128B pattern (byte address bits [4,7) XOR bits [7,10), written here independently) and maps
@@ -15,8 +15,7 @@
  * at most 2^-9 max|v|) plus the bf16 output (2^-9 |out| <= 2^-9 max|v|): 2^-8 in all; the fp32 scores and exp2
  * add ~1e-5. 2^-7 leaves a factor of 2. Leaving keys 196..207 unmasked would move some output by more than that
  * (checked on the reference with the same data and tolerance, so the gate can see a masking bug).
- * Linking: CUDA builds link the lab (the Makefile names sg_sm100_attn_lab with -u for this test); builds without
- * CUDA have no lab at all: the weak references are NULL and everything SKIPs.
+ * Linking: build/liblab.a (kernel/lab/lab.h); in builds without CUDA its stubs refuse and everything SKIPs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,11 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
-#include "kernel/sm100/sm100_attn_lab.h"
-
-#pragma weak sg_sm100_attn_lab
-#pragma weak sg_sm100_attn_lab_sw128_offset
+#include "tests/check.h"
+#include "kernel/lab/lab.h"
+#include "kernel/lab/sm100_attn_lab.h"
 
 enum { T = 196, DH = 64, HEADS = 12, LD_QKV = 3 * HEADS * DH, LD_OUT = HEADS * DH, BOX_ROWS = 256 };
 
@@ -50,8 +47,9 @@ static double bf16_to_double(uint16_t b) {
 }
 
 static void check_swizzle(void) {
-    if (!sg_sm100_attn_lab_sw128_offset) {
-        SKIP("sm100 attn: box address function: built without CUDA");
+    char why[256];
+    if (!sg_lab_built(why, sizeof why)) {
+        SKIP("sm100 attn: box address function: %s", why);
         return;
     }
     static unsigned char seen[BOX_ROWS * 8];
@@ -173,8 +171,9 @@ static int run_case(const attn_case *tc) {
 
 int main(void) {
     check_swizzle();
-    if (!sg_sm100_attn_lab) {
-        SKIP("sm100 attn lab vs CPU reference: built without CUDA");
+    char why[256];
+    if (!sg_lab_built(why, sizeof why)) {
+        SKIP("sm100 attn lab vs CPU reference: %s", why);
         return CHECK_DONE();
     }
     rng_state = (uint64_t)time(NULL);

@@ -1,5 +1,5 @@
-/* kernel/sm100/sm100_gemm_check.h — a host-memory entry point to the tcgen05 GEMM (sm100_gemm.cu) for
- * tests/test_sm100_gemm.c, C-callable.
+/* kernel/lab/sm100_gemm_check.h — a host-memory entry point to the tcgen05 GEMM (sm100_gemm.cu) for
+ * kernel/lab/test_sm100_gemm.c, C-callable.
  */
 #ifndef SG_SM100_GEMM_CHECK_H
 #define SG_SM100_GEMM_CHECK_H

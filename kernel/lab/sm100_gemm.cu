@@ -1,8 +1,9 @@
-// kernel/sm100/sm100_gemm.cu — persistent, warp-specialised tcgen05 GEMM for Blackwell (sm_100a), see the .h.
+// kernel/lab/sm100_gemm.cu — persistent, warp-specialised tcgen05 GEMM for Blackwell (sm_100a), see the .h.
 //
 // NOT RUN ON HARDWARE: no B200 has been available. Checked offline only (ptxas for sm_100a: no warnings, no
-// spills; scripts/sm100-sass-check.sh for the SASS opcodes). The runtime self-check (kernel/selfcheck.c)
-// compares the backend that uses it against the portable path before trusting it.
+// spills; scripts/sm100-sass-check.sh for the SASS opcodes). A lab kernel since issue 11: the sm100 backend ran
+// its encoder layers on it (one GEMM per Linear layer) before the megakernel; it stays as the reference tcgen05
+// GEMM for the first B200 run (kernel/lab/test_sm100_gemm.c).
 //
 // One CTA per SM (≈199 KB of shared memory forces it), 192 threads, tiles of 128 x 128, column tile fastest
 // (the A row block stays in L2 while the 6-24 weight column blocks stream past), tile t -> CTA t mod grid.
@@ -23,17 +24,17 @@
 // to the allocation granule (a power of two) = 512, the whole TMEM, which is free because one CTA owns the SM.
 // Ring parity convention (as kernel/sm90): a role waits for phase `phase` of a "full" barrier and for
 // `phase ^ 1` of an "empty" one, so the first pass over fresh barriers does not block.
-// At the end, sg_sm100_gemm_check (sm100_gemm_check.h) runs one GEMM on host data for tests/test_sm100_gemm.c.
+// At the end, sg_sm100_gemm_check (sm100_gemm_check.h) runs one GEMM on host data for kernel/lab/test_sm100_gemm.c.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cudaTypedefs.h>
 #include "../cuda/cuda_common.h"
 #include "../mega/tmap.cuh"
-#include "sm100_desc.h"
+#include "../sm100/sm100_desc.h"
 #include "sm100_gemm.h"
 #include "sm100_gemm_check.h"
-#include "sm100_ptx.cuh"
+#include "../sm100/sm100_ptx.cuh"
 
 #define SG_TC_BM 128  // tile rows: the only M of the 1-CTA block-scaled MMA, and the 128 TMEM lanes
 #define SG_TC_BN 128  // tile columns: 2 accumulators fit in TMEM beside the scales; N = 768 gives 6 tiles
@@ -346,7 +347,7 @@ int sg_sm100_gemm_run(const sg_sm100_gemm *g, int sms, cudaStream_t st, char *er
 }
 
 // ------------------------------------------------------------------------------------ test entry point
-// Host memory in and out, for tests/test_sm100_gemm.c (sm100_gemm_check.h). Allocates, converts the row-major
+// Host memory in and out, for kernel/lab/test_sm100_gemm.c (sm100_gemm_check.h). Allocates, converts the row-major
 // scales into the 128x4 layout, poisons the outputs (NaN), runs sg_sm100_gemm_run with `sms` CTAs at most (a
 // small value gives each CTA many tiles: ring wrap-around and both TMEM buffers), synchronises, copies back.
 #define SG_GC_TRY(x) SG_CU_TRY_GOTO(x, err, errlen, rc, done)

@@ -1,5 +1,5 @@
-/* tests/test_sm100_gemm.c — the persistent tcgen05 GEMM (kernel/sm100/sm100_gemm.cu) against double-precision
- * references, on a compute capability 10.0 GPU (B200) only: it SKIPs everywhere else, which today is everywhere
+/* kernel/lab/test_sm100_gemm.c — the persistent tcgen05 GEMM (kernel/lab/sm100_gemm.cu) against
+ * double-precision references, on a compute capability 10.0 GPU (B200) only: it SKIPs everywhere else, which today is everywhere
  * (no B200 has been available). It is the first check to run on one, before the backend's self-check.
  *
  * Cases (fresh random operands each run, seed printed; outputs NaN-poisoned by the entry point):
@@ -16,8 +16,7 @@
  * outputs (half an ulp of 8 significant bits). A CPU stand-in with fp32 sums reaches 0.88-0.97 of it on the bf16
  * cases (the rounding term is tight by construction) and fails it by 10^3-10^15 with the bias dropped or the
  * B scales swapped for A's (checked by hand when this test was written). 
- * Linking: as tests/test_sm100_quant.c (weak reference; sg_sm100_backend_create pulls the sm100 objects in
- * CUDA builds, kernel/no_gpu.c answers in builds without CUDA).
+ * Linking: build/liblab.a (kernel/lab/lab.h); in builds without CUDA its stub refuses and the test SKIPs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,16 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "tests/check.h"
 #include "kernel/cpu/cpu_mxfp8.h"
-#include "kernel/gpu.h"
+#include "kernel/lab/lab.h"
+#include "kernel/lab/sm100_gemm_check.h"
 #include "kernel/sm100/sm100_desc.h"
-#include "kernel/sm100/sm100_gemm_check.h"
-
-#pragma weak sg_sm100_gemm_check
-
-sg_backend *(*volatile sg_test_keep_sm100)(const sg_model *, const sg_backend_opts *, char *, size_t) =
-    sg_sm100_backend_create;
 
 static uint64_t rng_state;
 static double rng_normal(void) { return sg_test_normal(&rng_state); }
@@ -131,11 +125,11 @@ static int run_case(const gemm_case *c) {
 }
 
 int main(void) {
-    if (!sg_sm100_gemm_check) {
-        SKIP("sm100 GEMM: this build has no CUDA (kernel/no_gpu.c)");
+    char err[512] = "";
+    if (!sg_lab_built(err, sizeof err)) {
+        SKIP("sm100 GEMM: %s", err);
         return CHECK_DONE();
     }
-    char err[512] = "";
     CHECK(sg_sm100_gemm_check(0, 196, 200, 768, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 1, err,
                               sizeof err) == -1 && strstr(err, "bad arguments"),
           "sm100 GEMM check refuses N = 200 (not a multiple of 128) before touching the GPU: %s", err);

@@ -1,4 +1,4 @@
-/* tests/test_sm90_lab.c — the Hopper megakernel's stage lab checked against a CPU reference.
+/* kernel/lab/test_sm90_lab.c — the Hopper megakernel's stage lab checked against a CPU reference.
  *
  * Each stage of kernel/sm90 (GEMM tile with fused epilogue under three consumer schedules, attention per
  * (image, head), LayerNorm per row tile, the persistent MLP skeleton with cross-SM counters under static and
@@ -19,16 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "check.h"
+#include "tests/check.h"
 #include "kernel/gpu.h"
-#include "kernel/sm90/sm90_lab.h"
-
-/* Present only in CUDA builds (kernel/sm90): weak, so a CPU-only build links and SKIPs. */
-#pragma weak sg_sm90_lab_available
-#pragma weak sg_sm90_lab_gemm
-#pragma weak sg_sm90_lab_attn
-#pragma weak sg_sm90_lab_mlp
-#pragma weak sg_sm90_lab_layernorm
+#include "kernel/lab/sm90_lab.h"
 
 #define T_TOK 196
 

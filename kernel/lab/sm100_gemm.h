@@ -1,4 +1,4 @@
-/* kernel/sm100/sm100_gemm.h — the Blackwell (sm_100a) persistent tcgen05 GEMM with fused epilogues (C++ only).
+/* kernel/lab/sm100_gemm.h — the Blackwell (sm_100a) persistent tcgen05 GEMM with fused epilogues (C++ only).
  *
  *   C[M, N] = epilogue(A[M, K] . B[N, K]^T)
  *
@@ -10,7 +10,7 @@
  * The epilogue is sg_sm90_epilogue's, with the same meaning as on Hopper (kernel/sm90/sm90_gemm.cuh): + bias[n]
  * (fp32), tanh GELU, + fp32 residual (may alias out_f32: the in-place residual stream), fp32 and/or bf16 out.
  * N must be a multiple of 128; rows >= M are neither read (TMA zero-fills them) nor written.
- * Design and state: kernel/sm100/sm100_gemm.cu, docs/megakernel.md "SM100". NEVER RUN ON HARDWARE (no B200
+ * Design and state: kernel/lab/sm100_gemm.cu, docs/megakernel.md "SM100". NEVER RUN ON HARDWARE (no B200
  * here): compiled and SASS-checked only.
  */
 #ifndef SG_SM100_GEMM_H

@@ -1,12 +1,12 @@
-/* kernel/sm90/sm90_lab.h — the stage-by-stage lab of the Hopper megakernel, callable from C.
+/* kernel/lab/sm90_lab.h — the stage-by-stage lab of the Hopper megakernel, callable from C.
  *
  * In the spirit of llm.c's dev/cuda: each megakernel task (GEMM tile with fused epilogue, attention of one
  * (image, head), LayerNorm of a row tile) is run alone, in a persistent kernel with the same roles and ring it
  * will have inside the megakernel, on inputs given as fp32 host arrays (rounded to bf16 on upload,
  * round-to-nearest-even), and its result comes back as fp32 for comparison with a CPU reference
- * (tests/test_sm90_lab.c).
- * These functions exist only in CUDA builds: C callers declare them weak and test the address
- * (tests/test_sm90_lab.c), and they are linked in through sg_sm90_backend_create (sm90_backend.cu).
+ * (kernel/lab/test_sm90_lab.c).
+ * Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in builds without CUDA the
+ * stubs of lab_no_gpu.c refuse (sg_sm90_lab_available says so).
  */
 #ifndef SG_SM90_LAB_H
 #define SG_SM90_LAB_H
@@ -90,9 +90,6 @@ int sg_sm90_lab_mlp(sg_sm90_lab_mlp_args *a, char *err, size_t errlen);
 
 /* Runs the LayerNorm task kernel once (output poisoned first), then times a->reps launches. 0, or -1 + err. */
 int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t errlen);
-
-/* One line naming the lab stages compiled into this binary. */
-const char *sg_sm90_lab_stages(void);
 
 /* The FP8 GEMM task (sm90_gemm_fp8.cuh): C = epilogue((A_q sa) . (W_q sw)^T), A and W given in fp32 and
  * quantised on the device by the FP8 quantise kernels (A in 1 x 128 blocks, W in 128 x 128 blocks, the

@@ -1,4 +1,4 @@
-/* kernel/sm100/sm100_mxf8_tile.h — a small, unoptimised tcgen05 MXFP8 GEMM (the SM100 megakernel's MMA layer
+/* kernel/lab/sm100_mxf8_tile.h — a small, unoptimised tcgen05 MXFP8 GEMM (the SM100 megakernel's MMA layer
  * in isolation), for checking the PTX/SASS offline and, once a B200 is available, the numerics against
  * sg_mxfp8_gemm_ref (kernel/cpu/cpu_mxfp8.h). NOT RUN ON HARDWARE YET: it compiles for sm_100a with no
  * warnings or spills; nothing in the tool calls it.

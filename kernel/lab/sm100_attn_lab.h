@@ -1,11 +1,11 @@
-/* kernel/sm100/sm100_attn_lab.h — the mma.sync attention task of the SM100 megakernel (sm100_attn.cuh) run alone,
- * callable from C, so tests/test_sm100_attn.c can compare it with a CPU reference on any sm_80+ GPU.
+/* kernel/lab/sm100_attn_lab.h — the mma.sync attention task of the SM100 megakernel (sm100_attn.cuh) run alone,
+ * callable from C, so kernel/lab/test_sm100_attn.c can compare it with a CPU reference on any sm_80+ GPU.
  *
  * The launcher runs one CTA per (image, head); the CTA copies the Q, K, V boxes of that head from global memory
  * into shared memory in the TMA SWIZZLE_128B layout the megakernel's boxes have (rows past the tensor zero) and
  * one warpgroup of it calls sg_mma_attn_task. Nothing in the tool calls this.
- * These functions exist only in CUDA builds: C callers declare them weak and test the address (the test's link
- * line names sg_sm100_attn_lab with -u in CUDA builds, so the archive member is linked; see the Makefile).
+ * Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in builds without CUDA the
+ * stubs of lab_no_gpu.c refuse.
  */
 #ifndef SG_SM100_ATTN_LAB_H
 #define SG_SM100_ATTN_LAB_H

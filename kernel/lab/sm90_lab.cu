@@ -1,4 +1,4 @@
-// kernel/sm90/sm90_lab.cu — lab kernels and launchers for the megakernel tasks (sm90_gemm.cuh, sm90_attn.cuh,
+// kernel/lab/sm90_lab.cu — lab kernels and launchers for the megakernel tasks (sm90_gemm.cuh, sm90_attn.cuh,
 // mega_ln.cuh) and the persistent MLP skeleton.
 //
 // Each lab kernel is a small persistent kernel with the megakernel's CTA shape: 384 threads = producer
@@ -17,8 +17,8 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 #include "sm90_lab.h"
-#include "sm90_gemm.cuh"
-#include "sm90_attn.cuh"
+#include "../sm90/sm90_gemm.cuh"
+#include "../sm90/sm90_attn.cuh"
 #include "../mega/mega_sync.cuh"
 #include "../mega/mega_ln.cuh"
 #include "../mega/tmap.cuh"
@@ -320,11 +320,6 @@ extern "C" int sg_sm90_lab_available(char *err, size_t errlen) {
     return 1;
 }
 
-extern "C" const char *sg_sm90_lab_stages(void) {
-    return "lab stages: TMA+wgmma GEMM tile with bias/GELU/residual epilogue, attention per (image, head), "
-           "LayerNorm per row tile, persistent MLP skeleton with cross-SM counters";
-}
-
 extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
@@ -596,7 +591,7 @@ extern "C" int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t e
 // ---------------------------------------------------------------------------------------------------- FP8
 // The FP8 GEMM task (sm90_gemm_fp8.cuh) in the lab: quantise kernels for A (1 x 128) and W (128 x 128), and a
 // persistent ping-pong kernel with the megakernel's roles, tiles taken round-robin, column tile fastest.
-#include "sm90_gemm_fp8.cuh"
+#include "../sm90/sm90_gemm_fp8.cuh"
 
 __global__ void sg_sm90_lab_fp8_quant_act_kernel(const float *x, int M, int K, uint8_t *q, float *s_t, int ld_s,
                                                  int pow2) {

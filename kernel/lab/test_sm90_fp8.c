@@ -1,4 +1,4 @@
-/* tests/test_sm90_fp8.c — the Hopper megakernel's FP8 GEMM task (kernel/sm90/sm90_gemm_fp8.cuh, run through
+/* kernel/lab/test_sm90_fp8.c — the Hopper megakernel's FP8 GEMM task (kernel/sm90/sm90_gemm_fp8.cuh, run through
  * sg_sm90_lab_gemm_fp8) against the CPU emulation of its numerics (kernel/cpu/cpu_mxfp8.c, SG_MX_FP8).
  *
  * Each case draws fresh random operands (seed printed) at a real layer shape (M = 196 B; QKV, out-proj, FC1,
@@ -23,16 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "check.h"
+#include "tests/check.h"
 #include "kernel/cpu/cpu_mxfp8.h"
-#include "kernel/gpu.h"
 #include "kernel/sm100/sm100_desc.h"
-#include "kernel/sm90/sm90_lab.h"
-
-/* Present only in CUDA builds (kernel/sm90): weak, so a CPU-only build links and SKIPs. */
-#pragma weak sg_sm90_lab_available
-#pragma weak sg_sm90_lab_gemm_fp8
-#pragma weak sg_sm90_lab_gemm
+#include "kernel/lab/sm90_lab.h"
 
 #define T_TOK 196
 /* Consumer variants of sg_sm90_lab_gemm_fp8_args.sub. */
@@ -241,12 +235,7 @@ int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int bench = argc > 1 && !strcmp(argv[1], "--bench");
     char err[512] = "";
-    /* A strong reference to the sm90 backend, which links the lab (sm90_lab.cu) out of the archive in CUDA
-     * builds (kernel/no_gpu.c stands in otherwise); weak references alone pull nothing. */
-    sg_backend *(*volatile link_sm90)(const sg_model *, const sg_backend_opts *, char *, size_t) =
-        sg_sm90_backend_create;
-    (void)link_sm90;
-    if (!sg_test_lab_ready("sm90 fp8 lab", sg_sm90_lab_gemm_fp8 ? sg_sm90_lab_available : NULL)) return CHECK_DONE();
+    if (!sg_test_lab_ready("sm90 fp8 lab", sg_sm90_lab_available)) return CHECK_DONE();
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 
@@ -286,12 +275,10 @@ int main(int argc, char **argv) {
             fp8_probe("fc2", M, 768, 3072, sub, 2);
             fp8_probe("fc1", M, 3072, 768, sub, 4);
         }
-        if (sg_sm90_lab_gemm) {
-            bf16_time("qkv", M, 2304, 768, 0, 0, 1);
-            bf16_time("out-proj", M, 768, 768, 0, 1, 0);
-            bf16_time("fc1", M, 3072, 768, 1, 0, 1);
-            bf16_time("fc2", M, 768, 3072, 0, 1, 0);
-        }
+        bf16_time("qkv", M, 2304, 768, 0, 0, 1);
+        bf16_time("out-proj", M, 768, 768, 0, 1, 0);
+        bf16_time("fc1", M, 3072, 768, 1, 0, 1);
+        bf16_time("fc2", M, 768, 3072, 0, 1, 0);
     }
     return CHECK_DONE();
 }

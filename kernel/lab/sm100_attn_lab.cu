@@ -1,8 +1,8 @@
-// kernel/sm100/sm100_attn_lab.cu — a test harness for the SM100 megakernel's attention task (sm100_attn.cuh).
+// kernel/lab/sm100_attn_lab.cu — a test harness for the SM100 megakernel's attention task (sm100_attn.cuh).
 //
 // Why: the task is written for the Blackwell megakernel, where its inputs arrive by TMA; checking it there is
 // slow and needs a B200. It uses only sm_80 features, so this lab runs it alone on any sm_80+ GPU (an H100
-// through scripts/sm100-check.sh, which also builds kernel/sm100 for sm_90) against tests/test_sm100_attn.c's
+// through scripts/sm100-check.sh, which also builds kernel/sm100 for sm_90) against kernel/lab/test_sm100_attn.c's
 // CPU reference.
 // One CTA of 256 threads per (head, image): all threads copy the Q, K, V boxes (256 rows x 64 bf16 of the head,
 // rows img*196 ..; rows past the tensor zero, as TMA fills them) with plain 16-byte loads into dynamic shared
@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 #include "../cuda/cuda_common.h"
-#include "sm100_attn.cuh"
+#include "../sm100/sm100_attn.cuh"
 #include "sm100_attn_lab.h"
 
 #define SG_ATTN_LAB_HEADS 12

@@ -1,4 +1,4 @@
-/* tests/test_sm100_tile.c — the tcgen05 MXFP8 GEMM tile (kernel/sm100/sm100_mxf8_tile.cu) against the CPU
+/* kernel/lab/test_sm100_tile.c — the tcgen05 MXFP8 GEMM tile (kernel/lab/sm100_mxf8_tile.cu) against the CPU
  * block-scaled reference sg_mxfp8_gemm_ref, on a Blackwell (sm_100) GPU only.
  *
  * This is the first on-hardware check of the SM100 MMA layer: the 128x4 scale layout as tcgen05.cp places it,
@@ -6,8 +6,8 @@
  * blocks span 2^-20..2^20 (so a wrong scale pairing cannot hide), outputs NaN-poisoned by the launcher.
  * Gate: |D - ref| <= (K + 14) * 2^-24 * sum|a*b| per element (the fp32 summation bound; the hardware's
  * summation order is not documented). It SKIPs without an sm_100 device.
- * Linking: CUDA builds link the real launcher; builds without CUDA link kernel/no_gpu.c's stub, which reports
- * "no CUDA device" so the test SKIPs.
+ * Linking: build/liblab.a; in builds without CUDA its stub (kernel/lab/lab_no_gpu.c) reports "no CUDA device"
+ * so the test SKIPs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "tests/check.h"
 #include "kernel/cpu/cpu_mxfp8.h"
-#include "kernel/sm100/sm100_mxf8_tile.h"
+#include "kernel/lab/sm100_mxf8_tile.h"
 
 
 static uint64_t rng_state;

@@ -1,4 +1,4 @@
-// kernel/sm100/sm100_mxf8_tile.cu — one 128x128 output tile per CTA of D = (A·2^SA)(B·2^SB)ᵀ with the Blackwell
+// kernel/lab/sm100_mxf8_tile.cu — one 128x128 output tile per CTA of D = (A·2^SA)(B·2^SB)ᵀ with the Blackwell
 // block-scaled MMA: the MMA / accumulator layer of the SM100 megakernel in isolation (docs/megakernel.md,
 // "SM100 (Blackwell) design"). NOT RUN ON HARDWARE: no B200 has been available; it is checked offline only
 // (ptxas for sm_100a with no warnings or spills; scripts/sm100-sass-check.sh for the expected SASS opcodes).
@@ -18,9 +18,9 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 #include "../mega/tmap.cuh"
-#include "sm100_desc.h"
+#include "../sm100/sm100_desc.h"
 #include "sm100_mxf8_tile.h"
-#include "sm100_ptx.cuh"
+#include "../sm100/sm100_ptx.cuh"
 
 #define SG_CK(call)                                                                                   \
     do {                                                                                              \
