@@ -125,29 +125,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/kernel/cuda/%.cu.o: kernel/cuda/%.cu
+# CUDA objects: one rule; the gencode is chosen by folder (and, in kernel/lab, by the file name's prefix).
+$(BUILD)/kernel/cuda/%.cu.o $(BUILD)/kernel/mega/%.cu.o: GENCODE = $(GENCODE_PORTABLE)
+$(BUILD)/kernel/sm90/%.cu.o $(BUILD)/kernel/lab/sm90_%.cu.o: GENCODE = $(GENCODE_SM90)
+$(BUILD)/kernel/sm100/%.cu.o $(BUILD)/kernel/lab/sm100_%.cu.o: GENCODE = $(GENCODE_SM100)
+$(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_PORTABLE) -MMD -MP -c $< -o $@
-$(BUILD)/kernel/mega/%.cu.o: kernel/mega/%.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_PORTABLE) -MMD -MP -c $< -o $@
-$(BUILD)/kernel/sm90/%.cu.o: kernel/sm90/%.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM90) -MMD -MP -c $< -o $@
-$(BUILD)/kernel/sm100/%.cu.o: kernel/sm100/%.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM100) -MMD -MP -c $< -o $@
-$(BUILD)/kernel/lab/sm90_%.cu.o: kernel/lab/sm90_%.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM90) -MMD -MP -c $< -o $@
-$(BUILD)/kernel/lab/sm100_%.cu.o: kernel/lab/sm100_%.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE_SM100) -MMD -MP -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(GENCODE) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
 $(LAB): $(LAB_OBJ)
+$(LIB) $(LAB):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 

@@ -28,26 +28,17 @@ int sg_sm90_lab_available(char *err, size_t errlen) {
     no_cuda(err, errlen);
     return 0;
 }
-int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
-    (void)a;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_lab_attn(sg_sm90_lab_attn_args *a, char *err, size_t errlen) {
-    (void)a;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_lab_mlp(sg_sm90_lab_mlp_args *a, char *err, size_t errlen) {
-    (void)a;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t errlen) {
-    (void)a;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, size_t errlen) {
-    (void)a;
-    return no_cuda(err, errlen);
-}
+/* The Hopper lab's launchers all take (args, err, errlen). */
+#define SG_LAB_REFUSE(fn, args_t)                                                                                \
+    int fn(args_t *a, char *err, size_t errlen) {                                                                \
+        (void)a;                                                                                                 \
+        return no_cuda(err, errlen);                                                                             \
+    }
+SG_LAB_REFUSE(sg_sm90_lab_gemm, sg_sm90_lab_gemm_args)
+SG_LAB_REFUSE(sg_sm90_lab_attn, sg_sm90_lab_attn_args)
+SG_LAB_REFUSE(sg_sm90_lab_mlp, sg_sm90_lab_mlp_args)
+SG_LAB_REFUSE(sg_sm90_lab_layernorm, sg_sm90_lab_ln_args)
+SG_LAB_REFUSE(sg_sm90_lab_gemm_fp8, sg_sm90_lab_gemm_fp8_args)
 
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen) {
