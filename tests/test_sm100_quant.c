@@ -17,7 +17,7 @@
  * SKIPs: without CUDA (the launchers are weak references, see below), without a device, or when kernel/sm100
  * was not compiled for this GPU.
  * Linking: in a CUDA build the reference to sg_sm100_backend_create pulls kernel/sm100/sm100_backend.cu.o out
- * of the archive, and with it the encoder and the quantisers, so the weak references resolve; in a build
+ * of the archive, and with it the megakernel and the quantisers, so the weak references resolve; in a build
  * without CUDA it resolves to kernel/no_gpu.c and the quantiser symbols stay NULL.
  */
 #include <float.h>
