@@ -6,15 +6,16 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "shard.h"
 
 static const char *const k_format_names[] = {"auto", "json", "jsonl", "npy", "fbin", "fvecs", "f32"};
 
 const char *sg_cli_format_name(sg_cli_format f) { return k_format_names[f]; }
 
-static int parse_format(const char *s, sg_cli_format *out) {
+static int parse_format(const char *s, sg_cli_format *out, int any_case) {
     for (int i = 1; i < (int)(sizeof k_format_names / sizeof k_format_names[0]); i++) {
-        if (strcmp(s, k_format_names[i]) == 0) {
+        if ((any_case ? strcasecmp(s, k_format_names[i]) : strcmp(s, k_format_names[i])) == 0) {
             *out = (sg_cli_format)i;
             return 0;
         }
@@ -27,8 +28,8 @@ sg_cli_format sg_cli_format_from_path(const char *path) {
     const char *slash = strrchr(path, '/');
     if (!dot || (slash && dot < slash)) return SG_FMT_AUTO;
     sg_cli_format f;
-    if (strcmp(dot + 1, "ndjson") == 0) return SG_FMT_JSONL;
-    if (parse_format(dot + 1, &f) == 0) return f;
+    if (strcasecmp(dot + 1, "ndjson") == 0) return SG_FMT_JSONL;
+    if (parse_format(dot + 1, &f, 1) == 0) return f;
     return SG_FMT_AUTO;
 }
 
@@ -75,16 +76,18 @@ void sg_cli_usage(FILE *f) {
         "  PATH...               image files and directories (recursed, entries sorted by name so runs are\n"
         "                        reproducible; only image extensions unless --all-files). A lone - reads\n"
         "                        one image's bytes from stdin (its path in the output is \"-\").\n"
-        "      --files-from FILE read paths from FILE (- = stdin), one per line; read as it goes\n"
+        "      --files-from FILE read paths from FILE (- = stdin), one per line (a final CR is dropped);\n"
+        "                        read as it goes; may be repeated: the lists are read in order\n"
         "  -0, --null            --files-from entries end with NUL (for find -print0)\n"
         "      --all-files       take every file found in directories, not only image extensions\n"
         "      --shard K/N       embed only the inputs whose path hashes (FNV-1a 64) to K mod N;\n"
         "                        K is 0-based (0..N-1, like SLURM_ARRAY_TASK_ID)\n"
         "\n"
         "Output:\n"
-        "  -o, --output FILE     write here (default, or -, stdout)\n"
-        "  -f, --format FMT      json | jsonl | npy | fbin | fvecs | f32 (default: from -o's extension;\n"
-        "                        else json for one image on a terminal, jsonl otherwise)\n"
+        "  -o, --output FILE     write here (default, or -, stdout); a symlink is followed; a device,\n"
+        "                        FIFO or /dev/fd/N is written in place (json, jsonl, f32, fvecs only)\n"
+        "  -f, --format FMT      json | jsonl | npy | fbin | fvecs | f32 (default: from -o's extension,\n"
+        "                        any case; else json for one image on a terminal, jsonl otherwise)\n"
         "      --normalize       L2-normalise each embedding (default; what cosine search wants)\n"
         "      --no-normalize    write HF's raw pooler_output\n"
         "      --resume          with -o FILE.jsonl: skip inputs already in FILE, append the rest\n"
@@ -108,24 +111,28 @@ void sg_cli_usage(FILE *f) {
         "      --fast-decode     JPEG DCT-domain downscale before the resize (faster, not bit-exact)\n"
         "      --pillow-version V 13 (default) | 12: match that Pillow's resize pass order (they differ\n"
         "                        on some tall, narrow images)\n"
-        "      --max-pixels N    refuse images with more than N decoded pixels\n"
-        "      --max-file-size B refuse files larger than B bytes (K/M/G suffixes allowed)\n"
+        "      --max-pixels N    refuse images with more than N decoded pixels (default 178956970,\n"
+        "                        Pillow's decompression-bomb limit; K/M/G suffixes allowed)\n"
+        "      --max-file-size B refuse files larger than B bytes (default 256M; K/M/G suffixes allowed)\n"
         "\n"
         "Reporting:\n"
         "      --progress        show progress on stderr even when it is not a terminal\n"
         "  -q, --quiet           no progress and no summary (errors are still reported)\n"
-        "  -v, --verbose         per-stage timings at the end (read, decode, resize, compute, write)\n"
+        "  -v, --verbose         where the time went, at the end: CPU seconds of the decode workers per\n"
+        "                        stage, the compute and writer threads' time, waits, peak memory\n"
         "      --info            describe the GPUs, the model and the backend that would run; exit\n"
         "      --version         print the version and exit\n"
         "  -h, --help            this text\n"
         "\n"
-        "Output formats: json {\"path\":...,\"embedding\":[...]} (an array of those for several inputs);\n"
-        "jsonl one such object per line; npy float32 [N, D]; fbin uint32 N, uint32 D, rows; fvecs int32 D\n"
-        "before each row; f32 raw little-endian rows. Binary formats written with -o also write\n"
-        "FILE.paths (one path per line, same order) and appear only when complete.\n"
+        "Output formats: json {\"path\":...,\"embedding\":[...]} for a single file or stdin that was\n"
+        "embedded, else an array of those ([] when nothing was); jsonl one such object per line (a path\n"
+        "that is not UTF-8 also gets \"path_base64\", its exact bytes); npy float32 [N, D]; fbin uint32 N,\n"
+        "uint32 D, rows; fvecs int32 D before each row; f32 raw little-endian rows. Binary formats written\n"
+        "to a regular file also write FILE.paths (each path's bytes and a newline, same order) and appear\n"
+        "only when complete.\n"
         "\n"
         "Exit status: 0 every input embedded; 1 some inputs failed (each reported as\n"
-        "\"siglip2-embed: PATH: reason\"); 2 usage or setup error.\n",
+        "\"siglip2-embed: PATH: reason\") or no input was found; 2 usage or setup error.\n",
         f);
 }
 
@@ -188,7 +195,11 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
     long v;
     while ((c = getopt_long(argc, argv, ":0o:f:b:j:qvh", k_long, NULL)) != -1) {
         switch (c) {
-        case OPT_FILES_FROM: a->files_from = optarg; break;
+        case OPT_FILES_FROM: /* every list is taken, in order: they are read one after the other */
+            if (!a->files_from) a->files_from = calloc((size_t)argc, sizeof *a->files_from);
+            if (!a->files_from) USAGE_ERR("out of memory");
+            a->files_from[a->nfiles_from++] = optarg;
+            break;
         case '0': a->nul_sep = 1; break;
         case OPT_ALL_FILES: a->all_files = 1; break;
         case OPT_SHARD:
@@ -199,7 +210,7 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
             a->output = strcmp(optarg, "-") == 0 ? NULL : optarg; /* -o - is stdout, as usual */
             break;
         case 'f':
-            if (parse_format(optarg, &a->format) != 0)
+            if (parse_format(optarg, &a->format, 0) != 0)
                 USAGE_ERR("--format: expected json, jsonl, npy, fbin, fvecs or f32, got '%s'", optarg);
             break;
         case OPT_NORMALIZE: a->normalize = 1; break;
@@ -223,6 +234,7 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
         case OPT_DEVICE:
             if (parse_long(optarg, 0, 1023, &v) != 0) USAGE_ERR("--device: expected 0..1023, got '%s'", optarg);
             a->device = (int)v;
+            a->device_set = 1;
             break;
         case OPT_PRECISION:
             if (strcmp(optarg, "bf16") == 0) a->precision = SG_PRECISION_BF16;
@@ -280,13 +292,26 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
     a->npaths = argc - optind;
     if (a->help || a->version || a->info) return 0;
     if (a->npaths == 0 && !a->files_from) USAGE_ERR("no input: give image files or directories, or --files-from");
-    int stdin_imgs = 0;
+    int stdin_imgs = 0, stdin_lists = 0;
     for (int i = 0; i < a->npaths; i++) stdin_imgs += strcmp(a->paths[i], "-") == 0;
+    for (int i = 0; i < a->nfiles_from; i++) stdin_lists += strcmp(a->files_from[i], "-") == 0;
     if (stdin_imgs > 1) USAGE_ERR("'-' (an image on stdin) can be given only once");
-    if (stdin_imgs && a->files_from && strcmp(a->files_from, "-") == 0)
-        USAGE_ERR("stdin cannot hold both an image ('-') and the --files-from list");
+    if (stdin_lists > 1) USAGE_ERR("--files-from - (the list on stdin) can be given only once");
+    if (stdin_imgs && stdin_lists) USAGE_ERR("stdin cannot hold both an image ('-') and the --files-from list");
     if (a->nul_sep && !a->files_from) USAGE_ERR("-0 only applies to --files-from");
     if (a->resume && !a->output) USAGE_ERR("--resume needs -o FILE (the JSONL file to continue), not stdout");
     if (a->quiet && a->progress) USAGE_ERR("--quiet and --progress contradict each other");
+    /* GPU-only options with the CPU backend asked for by name contradict it; with auto they are only warned
+     * about (main.c), since auto may land on the CPU on a machine whose GPU is missing today. */
+    if (a->backend == SG_BACKEND_CPU && a->precision != SG_PRECISION_AUTO)
+        USAGE_ERR("--precision applies to the GPU backends; --backend cpu always computes in fp32");
+    if (a->backend == SG_BACKEND_CPU && a->device_set)
+        USAGE_ERR("--device picks a GPU; --backend cpu uses none");
     return 0;
+}
+
+void sg_cli_args_free(sg_cli_args *a) {
+    free(a->files_from);
+    a->files_from = NULL;
+    a->nfiles_from = 0;
 }

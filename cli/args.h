@@ -30,7 +30,8 @@ typedef enum { SG_ON_ERROR_SKIP = 0, SG_ON_ERROR_FAIL, SG_ON_ERROR_NULL } sg_cli
 typedef struct sg_cli_args {
     char **paths;            /* PATH operands (pointers into argv), in order */
     int npaths;
-    const char *files_from;  /* --files-from FILE ("-" = stdin), or NULL */
+    char **files_from;       /* every --files-from FILE in order ("-" = stdin; pointers into argv), or NULL */
+    int nfiles_from;
     int nul_sep;             /* -0: --files-from entries end with NUL instead of newline */
     int all_files;           /* --all-files: do not filter directory entries by extension */
     const char *output;      /* -o FILE, NULL = stdout */
@@ -40,6 +41,7 @@ typedef struct sg_cli_args {
     int threads;             /* decode workers, 0 = all cores */
     sg_backend_kind backend;
     int device;
+    int device_set;          /* --device was given */
     sg_precision precision;
     int quiet, progress, verbose;
     sg_cli_on_error on_error;
@@ -57,13 +59,18 @@ typedef struct sg_cli_args {
 } sg_cli_args;
 
 /* Parses argv into a (defaults first). Returns 0, or -1 with a one-line reason in err (a usage error: the
- * caller prints it with a hint to --help and exits 2). Uses getopt_long, so it resets getopt's state. */
+ * caller prints it with a hint to --help and exits 2). Uses getopt_long, so it resets getopt's state.
+ * Release a with sg_cli_args_free either way. */
 int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t errlen);
+
+/* Frees what parsing allocated (the --files-from list); a stays readable for its plain fields. */
+void sg_cli_args_free(sg_cli_args *a);
 
 /* Writes the --help text. */
 void sg_cli_usage(FILE *f);
 
-/* Name of a format ("jsonl", ...), and the format a file extension implies (SG_FMT_AUTO if none). */
+/* Name of a format ("jsonl", ...), and the format a file extension implies, in any case (out.NPY is npy, as
+ * input discovery takes x.JPG), or SG_FMT_AUTO if none. */
 const char *sg_cli_format_name(sg_cli_format f);
 sg_cli_format sg_cli_format_from_path(const char *path);
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include "buf.h"
+#include "shown_path.h"
 
 typedef struct dir_frame {
     char *dir;       /* path of this directory as it will prefix its entries */
@@ -18,16 +19,75 @@ typedef struct dir_frame {
     ino_t ino;
 } dir_frame;
 
+#define SKIP_KINDS 16 /* distinct extensions tallied by name; the rest are counted as "other" */
+
+typedef struct skip_kind {
+    char ext[16];     /* lower case, with its dot; "" = no extension */
+    uint64_t n;
+} skip_kind;
+
 struct sg_cli_inputs {
     char **paths;
     int npaths, next_path;
     dir_frame *stack;
     int depth, cap;
-    FILE *list;       /* --files-from, or NULL */
-    int list_is_stdin, nul_sep, all_files;
+    FILE **lists;     /* the --files-from lists, read one after the other */
+    char **list_names;
+    int nlists, next_list;
+    int nul_sep, all_files;
     char *line;
     size_t line_cap;
+    skip_kind skipped[SKIP_KINDS];
+    int nskip_kinds;
+    uint64_t skipped_total, skipped_other;
 };
+
+/* Counts a file the walk leaves out, by its extension. */
+static void count_skipped(sg_cli_inputs *it, const char *name) {
+    const char *dot = strrchr(name, '.');
+    char ext[16] = "";
+    if (dot && dot != name) /* lower case, cut to 15 bytes; ".bashrc" has no extension */
+        for (size_t i = 0; dot[i] && i < sizeof ext - 1; i++)
+            ext[i] = (char)(dot[i] >= 'A' && dot[i] <= 'Z' ? dot[i] + 32 : dot[i]);
+    it->skipped_total++;
+    for (int i = 0; i < it->nskip_kinds; i++)
+        if (strcmp(it->skipped[i].ext, ext) == 0) {
+            it->skipped[i].n++;
+            return;
+        }
+    if (it->nskip_kinds == SKIP_KINDS) {
+        it->skipped_other++;
+        return;
+    }
+    snprintf(it->skipped[it->nskip_kinds].ext, sizeof it->skipped[0].ext, "%s", ext);
+    it->skipped[it->nskip_kinds++].n = 1;
+}
+
+uint64_t sg_cli_inputs_skipped(const sg_cli_inputs *it, char *summary, size_t len) {
+    if (len) summary[0] = '\0';
+    int order[SKIP_KINDS];
+    for (int i = 0; i < it->nskip_kinds; i++) order[i] = i;
+    for (int i = 1; i < it->nskip_kinds; i++) /* insertion sort, most frequent first */
+        for (int j = i; j > 0; j--) {
+            const skip_kind *a = &it->skipped[order[j - 1]], *b = &it->skipped[order[j]];
+            int in_order = a->n > b->n || (a->n == b->n && (!b->ext[0] || (a->ext[0] && strcmp(a->ext, b->ext) <= 0)));
+            if (in_order) break; /* ties by name, "no extension" last */
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    size_t off = 0;
+    for (int i = 0; i < it->nskip_kinds && off < len; i++) {
+        const skip_kind *k = &it->skipped[order[i]];
+        char shown[64];
+        off += (size_t)snprintf(summary + off, len - off, "%s%s (%llu)", i ? ", " : "",
+                                k->ext[0] ? sg_cli_shown_path(k->ext, shown, sizeof shown) : "no extension",
+                                (unsigned long long)k->n);
+    }
+    if (it->skipped_other && off < len)
+        snprintf(summary + off, len - off, ", other (%llu)", (unsigned long long)it->skipped_other);
+    return it->skipped_total;
+}
 
 int sg_cli_is_image_name(const char *name) {
     /* The containers preprocess/ decodes: JPEG (libjpeg-turbo), GIF (its own decoder), and PNG, BMP, TGA,
@@ -41,20 +101,23 @@ int sg_cli_is_image_name(const char *name) {
     return 0;
 }
 
-sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, const char *files_from, int nul_sep, int all_files,
+sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, char **lists, int nlists, int nul_sep, int all_files,
                                   char *err, size_t errlen) {
     sg_cli_inputs *it = sg_cli_xcalloc(1, sizeof *it);
     it->paths = paths;
     it->npaths = npaths;
     it->nul_sep = nul_sep;
     it->all_files = all_files;
-    if (files_from) {
-        if (strcmp(files_from, "-") == 0) {
-            it->list = stdin;
-            it->list_is_stdin = 1;
-        } else if (!(it->list = fopen(files_from, "r"))) {
-            snprintf(err, errlen, "--files-from %s: %s", files_from, strerror(errno));
-            free(it);
+    it->lists = sg_cli_xcalloc((size_t)(nlists > 0 ? nlists : 1), sizeof *it->lists);
+    it->list_names = lists;
+    for (int i = 0; i < nlists; i++) {
+        it->lists[i] = strcmp(lists[i], "-") == 0 ? stdin : fopen(lists[i], "r");
+        it->nlists = i + 1;
+        if (!it->lists[i]) {
+            char shown[4096];
+            snprintf(err, errlen, "--files-from %s: %s", sg_cli_shown_path(lists[i], shown, sizeof shown),
+                     strerror(errno));
+            sg_cli_inputs_close(it);
             return NULL;
         }
     }
@@ -155,6 +218,7 @@ static int next_from_walk(sg_cli_inputs *it, sg_cli_input *in) {
         if (stat(path, &st) != 0) {
             int e = errno;
             int image = sg_cli_is_image_name(name) || it->all_files;
+            if (!image) count_skipped(it, name);
             free(name);
             if (!image) {
                 free(path);
@@ -174,6 +238,7 @@ static int next_from_walk(sg_cli_inputs *it, sg_cli_input *in) {
             continue;
         }
         int wanted = it->all_files || sg_cli_is_image_name(name);
+        if (!wanted) count_skipped(it, name);
         free(name);
         if (!wanted) {
             free(path);
@@ -210,17 +275,23 @@ int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t er
             set_input(in, sg_cli_xstrdup(p), NULL, 0);
             return 1;
         }
-        if (!it->list) return 0;
+        if (it->next_list == it->nlists) return 0;
+        FILE *list = it->lists[it->next_list];
         errno = 0;
-        ssize_t n = getdelim(&it->line, &it->line_cap, it->nul_sep ? '\0' : '\n', it->list);
+        ssize_t n = getdelim(&it->line, &it->line_cap, it->nul_sep ? '\0' : '\n', list);
         if (n < 0) {
-            if (ferror(it->list)) {
-                snprintf(err, errlen, "--files-from: read error: %s", strerror(errno));
+            if (ferror(list)) {
+                char shown[4096];
+                snprintf(err, errlen, "--files-from %s: read error: %s",
+                         sg_cli_shown_path(it->list_names[it->next_list], shown, sizeof shown), strerror(errno));
                 return -1;
             }
-            return 0;
+            it->next_list++; /* this list is done: on to the next */
+            continue;
         }
         if (n > 0 && it->line[n - 1] == (it->nul_sep ? '\0' : '\n')) it->line[--n] = '\0';
+        /* a list written on Windows ends its lines with CR LF: the CR is not part of the path */
+        if (!it->nul_sep && n > 0 && it->line[n - 1] == '\r') it->line[--n] = '\0';
         if (n == 0) continue; /* blank lines (and an empty trailing record) are not inputs */
         if (strlen(it->line) != (size_t)n) {
             /* a NUL inside a newline-separated list: the list was made with -print0 but read without -0 */
@@ -245,7 +316,9 @@ void sg_cli_inputs_close(sg_cli_inputs *it) {
     if (!it) return;
     while (it->depth > 0) pop_dir(it);
     free(it->stack);
-    if (it->list && !it->list_is_stdin) fclose(it->list);
+    for (int i = 0; i < it->nlists; i++)
+        if (it->lists[i] && it->lists[i] != stdin) fclose(it->lists[i]);
+    free(it->lists);
     free(it->line);
     free(it);
 }

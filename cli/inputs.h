@@ -1,8 +1,9 @@
 /* cli/inputs.h — streaming enumeration of the inputs: PATH operands, directories, --files-from.
  *
  * Order: the PATH operands as given (a directory is walked depth-first where it stands, each directory's
- * entries sorted by byte-wise name, subdirectories entered at their place in that order), then the
- * --files-from list as it is read. Nothing is listed ahead: memory is one sorted directory listing per
+ * entries sorted by byte-wise name, subdirectories entered at their place in that order), then each
+ * --files-from list in the order given, as it is read. A newline-separated list may come from Windows: a
+ * carriage return before the newline is not part of the path. Nothing is listed ahead: memory is one sorted directory listing per
  * level being walked, so a million-file tree or list streams. Operands are taken as given whatever their
  * extension (a missing one is still yielded: reading it fails and is reported like any bad input); files
  * found in directories are taken only with an image extension unless all_files, and one that is not a
@@ -24,9 +25,9 @@ typedef struct sg_cli_input {
     int is_stdin;   /* the lone "-" operand: read the image's bytes from stdin */
 } sg_cli_input;
 
-/* Starts an enumeration. files_from may be NULL or "-" (stdin). Returns NULL with a reason in err when
- * files_from cannot be opened. */
-sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, const char *files_from, int nul_sep, int all_files,
+/* Starts an enumeration. lists holds nlists --files-from names ("-" = stdin), read in that order after the
+ * operands. Returns NULL with a reason in err when a list cannot be opened. */
+sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, char **lists, int nlists, int nul_sep, int all_files,
                                   char *err, size_t errlen);
 
 /* Yields the next input: 1 (in fills *in), 0 at the end. A read error on the --files-from list ends the
@@ -34,6 +35,10 @@ sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, const char *files_fr
 int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t errlen);
 
 void sg_cli_inputs_close(sg_cli_inputs *it);
+
+/* Files that directory walks left out for their extension (not with --all-files): returns how many, and
+ * writes the tally into summary, most frequent first: ".webp (2), .heic (1), no extension (1)". */
+uint64_t sg_cli_inputs_skipped(const sg_cli_inputs *it, char *summary, size_t len);
 
 /* 1 if name ends with an image extension the decoder understands (case-insensitive). */
 int sg_cli_is_image_name(const char *name);

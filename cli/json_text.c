@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence starting at s (1..4), or 0 if the bytes there are not one. */
 static int utf8_valid_len(const unsigned char *s) {
@@ -24,6 +25,52 @@ static int utf8_valid_len(const unsigned char *s) {
         if (cp < 0x10000 || cp > 0x10FFFF) return 0;
         return 4;
     }
+    return 0;
+}
+
+int sg_cli_utf8_valid(const char *str) {
+    const unsigned char *s = (const unsigned char *)str;
+    while (*s) {
+        int n = utf8_valid_len(s); /* reads at most up to the NUL: a NUL fails the continuation test */
+        if (n == 0) return 0;
+        s += n;
+    }
+    return 1;
+}
+
+static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void sg_cli_base64_put(sg_cli_buf *b, const unsigned char *p, size_t n) {
+    sg_cli_buf_reserve(b, (n + 2) / 3 * 4);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        char q[4] = {k_b64[v >> 18], k_b64[(v >> 12) & 63], i + 1 < n ? k_b64[(v >> 6) & 63] : '=',
+                     i + 2 < n ? k_b64[v & 63] : '='};
+        sg_cli_buf_append(b, q, 4);
+    }
+}
+
+static int b64_value(char c) {
+    const char *p = c ? strchr(k_b64, c) : NULL;
+    return p ? (int)(p - k_b64) : -1;
+}
+
+int sg_cli_base64_decode(const char *s, size_t n, sg_cli_buf *out) {
+    sg_cli_buf_clear(out);
+    if (n % 4) return -1;
+    for (size_t i = 0; i < n; i += 4) {
+        int pad = (s[i + 3] == '=') + (s[i + 2] == '=' && s[i + 3] == '=');
+        if (pad && i + 4 != n) return -1; /* padding only in the last quantum */
+        int v[4] = {b64_value(s[i]), b64_value(s[i + 1]), pad >= 2 ? 0 : b64_value(s[i + 2]),
+                    pad >= 1 ? 0 : b64_value(s[i + 3])};
+        if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0) return -1;
+        unsigned u = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+        char c[3] = {(char)(u >> 16), (char)(u >> 8), (char)u};
+        /* canonical: the bits a padded quantum does not use are zero, as our encoder writes them */
+        if ((pad == 1 && (u & 0xff)) || (pad == 2 && (u & 0xffff))) return -1;
+        sg_cli_buf_append(out, c, (size_t)(3 - pad));
+    }
+    if (!out->p) sg_cli_buf_append(out, "", 0);
     return 0;
 }
 
@@ -156,6 +203,11 @@ void sg_cli_json_put_float(sg_cli_buf *b, float v) {
 void sg_cli_json_put_row(sg_cli_buf *b, const char *path, const float *vec, int dim) {
     sg_cli_buf_puts(b, "{\"path\":");
     sg_cli_json_put_string(b, path);
+    if (!sg_cli_utf8_valid(path)) {
+        sg_cli_buf_puts(b, ",\"path_base64\":\"");
+        sg_cli_base64_put(b, (const unsigned char *)path, strlen(path));
+        sg_cli_buf_putc(b, '"');
+    }
     if (!vec) {
         sg_cli_buf_puts(b, ",\"embedding\":null}");
         return;

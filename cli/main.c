@@ -1,14 +1,16 @@
 /* cli/main.c — siglip2-embed: arguments → weights → backend → pipeline → output, and the exit status.
  *
  * Exit status: 0 every input embedded; 1 some inputs failed (each reported on stderr as
- * "siglip2-embed: PATH: reason"); 2 usage or setup error (bad flag, no weights, backend unavailable, output
- * not writable) or a fatal error during the run (backend failure, write error).
+ * "siglip2-embed: PATH: reason"), or no input was found at all (what the directories held instead is said);
+ * 2 usage or setup error (bad flag, no weights, backend unavailable, output not writable) or a fatal error
+ * during the run (backend failure, write error).
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../kernel/backend.h"
@@ -16,13 +18,15 @@
 #include "../weights/model_load.h"
 #include "args.h"
 #include "buf.h"
+#include "counter.h"
 #include "inputs.h"
-#include "json_text.h"
+#include "outpath.h"
 #include "pathset.h"
 #include "pipeline.h"
 #include "progress.h"
 #include "resume.h"
 #include "shard.h"
+#include "shown_path.h"
 #include "writer.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_SETUP = 2 };
@@ -32,9 +36,12 @@ static int setup_error(const char *msg) {
     return EXIT_SETUP;
 }
 
+/* "1 row", "2 rows": the noun for a count. */
+static const char *plural(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 /* 1 when the run has exactly one input and it is a single file (or stdin): json then writes one object. */
 static int single_input(const sg_cli_args *a) {
-    if (a->files_from || a->npaths != 1) return 0;
+    if (a->nfiles_from || a->npaths != 1) return 0;
     struct stat st;
     return strcmp(a->paths[0], "-") == 0 || stat(a->paths[0], &st) != 0 || !S_ISDIR(st.st_mode);
 }
@@ -48,25 +55,11 @@ static sg_cli_format choose_format(const sg_cli_args *a, int single) {
     return single && isatty(STDOUT_FILENO) ? SG_FMT_JSON : SG_FMT_JSONL;
 }
 
-/* The number of inputs when it is known before enumeration (only file operands), after the filters. */
-static uint64_t count_known_total(const sg_cli_args *a, const sg_cli_pathset *done) {
-    if (a->files_from) return 0;
-    uint64_t n = 0;
-    sg_cli_buf key = {0};
-    for (int i = 0; i < a->npaths; i++) {
-        struct stat st;
-        if (strcmp(a->paths[i], "-") != 0 && stat(a->paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            sg_cli_buf_free(&key);
-            return 0;
-        }
-        if (!sg_cli_shard_keep(a->paths[i], a->shard_k, a->shard_n)) continue;
-        sg_cli_buf_clear(&key);
-        sg_cli_json_put_string(&key, a->paths[i]);
-        if (done && sg_cli_pathset_has(done, key.p)) continue;
-        n++;
-    }
-    sg_cli_buf_free(&key);
-    return n;
+/* 1 when descriptors a and b are the same terminal (rows on stdout would land among the progress line's
+ * redraws on stderr). */
+static int same_terminal(int a, int b) {
+    struct stat x, y;
+    return isatty(a) && isatty(b) && fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_rdev == y.st_rdev;
 }
 
 /* Cores this process may run on: the affinity mask (what Slurm, taskset or a container grants), not every
@@ -102,32 +95,49 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
     return EXIT_ALL_OK;
 }
 
-/* Peak resident memory of this process image in KiB (Linux /proc/self/status VmHWM), or -1 if unknown.
- * VmHWM starts afresh at exec, unlike getrusage's ru_maxrss, which also counts the forking parent. */
-static long peak_rss_kib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
-    fclose(f);
-    return kib;
-}
-
-static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, int threads, int batch) {
+static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, int threads, int batch,
+                          uint64_t skipped_files, const char *skipped_summary) {
     double n = (double)(st->embedded + st->failed);
+    /* The process's own accounting: user + sys over all threads, and the peak resident set as the OS reports it
+     * to a parent (getrusage's ru_maxrss, what /usr/bin/time -v and wait4 show). */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double user = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec;
+    double sys = (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
     fprintf(stderr,
             "siglip2-embed: %llu embedded, %llu failed, %llu skipped (other shards), %llu skipped (already "
             "in output)\n"
-            "  backend %s, batch %d, %d decode workers\n"
-            "  read %.3fs  decode %.3fs  resize %.3fs  (CPU seconds summed over workers)\n"
-            "  compute %.3fs  write %.3fs  wall %.3fs: %.1f images/s\n"
-            "  peak memory %ld KiB\n",
+            "  backend %s, batch %d, %d decode %s\n"
+            "  decode workers, CPU seconds (thread CPU time, summed): read %.3f  decode %.3f  resize %.3f\n"
+            "  waits, wall seconds: workers for a free batch %.3f (summed), compute thread for decoded "
+            "batches %.3f\n"
+            "  compute %.3fs (submit + collect)  write %.3fs  wall %.3fs: %.1f images/s\n"
+            "  process CPU: user %.3fs + sys %.3fs; peak memory %ld KiB (max RSS)\n",
             (unsigned long long)st->embedded, (unsigned long long)st->failed,
             (unsigned long long)st->skipped_shard, (unsigned long long)st->skipped_done, b->name, batch, threads,
-            st->read_s, st->decode_s, st->resize_s, st->compute_s, st->write_s, st->wall_s,
-            st->wall_s > 0 ? n / st->wall_s : 0.0, peak_rss_kib());
+            plural((uint64_t)threads, "worker", "workers"), st->read_s, st->decode_s, st->resize_s,
+            st->slot_wait_s, st->batch_wait_s, st->compute_s, st->write_s, st->wall_s,
+            st->wall_s > 0 ? n / st->wall_s : 0.0, user, sys, ru.ru_maxrss);
+    if (skipped_files)
+        fprintf(stderr, "  %llu %s in directories skipped for their extension: %s\n",
+                (unsigned long long)skipped_files, plural(skipped_files, "file", "files"), skipped_summary);
+}
+
+/* A hint when --weights names a file that is not a checkpoint but sits beside one (DIR/config.json). */
+static void weights_hint(const char *weights, char *hint, size_t len) {
+    hint[0] = '\0';
+    struct stat st;
+    size_t n = weights ? strlen(weights) : 0;
+    if (!weights || stat(weights, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (n >= 12 && strcmp(weights + n - 12, ".safetensors") == 0))
+        return;
+    char dir[4096];
+    const char *slash = strrchr(weights, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - weights) : 1, slash ? weights : ".");
+    if (!dir[0]) snprintf(dir, sizeof dir, "/");
+    char shown[4096];
+    snprintf(hint, len, "; --weights takes a checkpoint directory or its .safetensors file: did you mean --weights %s?",
+             sg_cli_shown_path(dir, shown, sizeof shown));
 }
 
 int main(int argc, char **argv) {
@@ -135,41 +145,63 @@ int main(int argc, char **argv) {
     char err[4096], msg[8192];
     if (sg_cli_args_parse(argc, argv, &a, err, sizeof err) != 0) {
         fprintf(stderr, "siglip2-embed: %s\nTry 'siglip2-embed --help' for the options.\n", err);
+        sg_cli_args_free(&a);
         return EXIT_SETUP;
     }
-    if (a.help) {
-        sg_cli_usage(stdout);
-        return EXIT_ALL_OK;
-    }
-    if (a.version) {
-        printf("siglip2-embed %s\n", SG_CLI_VERSION);
+    if (a.help || a.version) {
+        if (a.help) sg_cli_usage(stdout);
+        else printf("siglip2-embed %s\n", SG_CLI_VERSION);
+        sg_cli_args_free(&a);
         return EXIT_ALL_OK;
     }
     sg_backend_opts bo = {a.backend, a.device, a.batch, 0, a.precision};
-    if (a.info) return run_info(&a, &bo);
+    if (a.info) {
+        int irc = run_info(&a, &bo);
+        sg_cli_args_free(&a);
+        return irc;
+    }
 
     int single = single_input(&a);
     sg_cli_format fmt = choose_format(&a, single);
-    if (a.resume && fmt != SG_FMT_JSONL)
+    if (a.resume && fmt != SG_FMT_JSONL) {
+        sg_cli_args_free(&a);
         return setup_error("--resume works with JSONL output only (-o FILE.jsonl or --format jsonl)");
-
-    char where[4096];
-    if (sg_weights_locate(a.weights, where, sizeof where, err, sizeof err) != 0) {
-        return setup_error(err); /* already says where it looked and how to get the weights */
     }
-    sg_model *m = sg_model_load(where, err, sizeof err);
-    if (!m) {
-        snprintf(msg, sizeof msg, "cannot load the weights at %s: %s", where, err);
-        return setup_error(msg);
+
+    int rc = EXIT_SETUP;
+    sg_model *m = NULL;
+    sg_backend *b = NULL;
+    sg_cli_pathset done = {0};
+    sg_cli_inputs *in = NULL;
+    sg_cli_writer *w = NULL;
+    sg_cli_counter *counter = NULL;
+    char where[4096], cerr[1024];
+    if (sg_weights_locate(a.weights, where, sizeof where, err, sizeof err) != 0) {
+        setup_error(err); /* already says where it looked and how to get the weights */
+        goto out;
+    }
+    if (!(m = sg_model_load(where, err, sizeof err))) {
+        char hint[4200], shown[4096];
+        weights_hint(a.weights, hint, sizeof hint);
+        snprintf(msg, sizeof msg, "cannot load the weights at %s: %s%s", sg_cli_shown_path(where, shown, sizeof shown),
+                 err, hint);
+        setup_error(msg);
+        goto out;
     }
     char why[1024];
-    sg_backend *b = sg_backend_create(m, &bo, why, sizeof why, err, sizeof err);
-    if (!b) {
+    if (!(b = sg_backend_create(m, &bo, why, sizeof why, err, sizeof err))) {
         snprintf(msg, sizeof msg, "cannot start a backend: %s", err);
-        sg_model_free(m);
-        return setup_error(msg);
+        setup_error(msg);
+        goto out;
     }
     if (a.verbose) fprintf(stderr, "siglip2-embed: backend %s: %s\n", b->name, why);
+    /* GPU-only options that auto could not honour (no usable GPU here): said, not silently dropped. --backend
+     * cpu with them is refused while parsing. */
+    if (strcmp(b->name, "cpu") == 0 && (a.device_set || a.precision != SG_PRECISION_AUTO))
+        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: no GPU backend is running (%s); the cpu backend "
+                        "computes in fp32\n",
+                a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
+                a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
     int batch = a.batch < b->max_batch ? a.batch : b->max_batch;
     if (batch < 1) batch = 1;
 
@@ -183,10 +215,8 @@ int main(int argc, char **argv) {
     if (a.max_pixels) pre.max_pixels = a.max_pixels;
     if (a.max_file_bytes) pre.max_file_bytes = a.max_file_bytes;
 
-    int rc = EXIT_SETUP;
-    sg_cli_pathset done = {0};
-    sg_cli_inputs *in = NULL;
-    sg_cli_writer *w = NULL;
+    char shown_out[4096];
+    if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
     if (a.resume) {
         sg_cli_resume_info ri;
         if (sg_cli_resume_prepare(a.output, b->dim, &done, &ri, err, sizeof err) != 0) {
@@ -194,15 +224,29 @@ int main(int argc, char **argv) {
             goto out;
         }
         if (a.verbose || (ri.dropped_bytes && !a.quiet))
-            fprintf(stderr, "siglip2-embed: resuming %s: %llu rows already there%s\n", a.output,
-                    (unsigned long long)ri.rows, ri.dropped_bytes ? ", torn last line removed" : "");
+            fprintf(stderr, "siglip2-embed: resuming %s: %llu %s already there%s\n", shown_out,
+                    (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
+                    ri.dropped_bytes ? ", torn last line removed" : "");
+    }
+    if (a.output && fmt >= SG_FMT_NPY) { /* binary formats go through TARGET.tmp.PID: tidy up dead runs' */
+        sg_cli_out_target t;
+        if (sg_cli_out_resolve(a.output, &t, err, sizeof err) == 0) {
+            char removed[2048];
+            int nrm = t.mode == SG_OUT_REPLACE ? sg_cli_out_clean_stale(t.path, removed, sizeof removed) : 0;
+            if (nrm && !a.quiet)
+                fprintf(stderr, "siglip2-embed: removed %d temporary %s left by a run that was killed: %s\n", nrm,
+                        plural((uint64_t)nrm, "file", "files"), removed);
+            sg_cli_out_target_free(&t);
+        } /* else: the writer reports the same reason below */
     }
     if (a.dump_dir && mkdir(a.dump_dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(msg, sizeof msg, "--dump-preprocessed %s: cannot create: %s", a.dump_dir, strerror(errno));
+        char shown[4096];
+        snprintf(msg, sizeof msg, "--dump-preprocessed %s: cannot create: %s",
+                 sg_cli_shown_path(a.dump_dir, shown, sizeof shown), strerror(errno));
         setup_error(msg);
         goto out;
     }
-    in = sg_cli_inputs_open(a.paths, a.npaths, a.files_from, a.nul_sep, a.all_files, err, sizeof err);
+    in = sg_cli_inputs_open(a.paths, a.npaths, a.files_from, a.nfiles_from, a.nul_sep, a.all_files, err, sizeof err);
     if (!in) {
         setup_error(err);
         goto out;
@@ -213,38 +257,61 @@ int main(int argc, char **argv) {
         setup_error(err);
         goto out;
     }
+    /* Progress: automatic when stderr is a terminal, except when the rows themselves are printed on that same
+     * terminal (its redraws would land among them); --progress forces it, and then the line is cleared before
+     * each batch of rows. */
+    int rows_on_err_tty = !a.output && same_terminal(STDOUT_FILENO, STDERR_FILENO);
+    int show_progress = !a.quiet && (a.progress || (isatty(STDERR_FILENO) && !rows_on_err_tty));
     sg_cli_progress prog;
-    sg_cli_progress_init(&prog, !a.quiet && (a.progress || isatty(STDERR_FILENO)) ? stderr : NULL);
+    sg_cli_progress_init(&prog, show_progress ? stderr : NULL);
+    if (show_progress)
+        counter = sg_cli_counter_start(a.paths, a.npaths, a.files_from, a.nfiles_from, a.nul_sep, a.all_files,
+                                       a.shard_k, a.shard_n, a.resume ? &done : NULL);
     int threads = a.threads ? a.threads : usable_cores();
     sg_cli_pipeline_cfg pc = {
         .backend = b, .inputs = in, .writer = w, .pre = &pre, .batch = batch, .threads = threads,
         .normalize = a.normalize, .on_error = a.on_error, .shard_k = a.shard_k, .shard_n = a.shard_n,
-        .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog,
-        .total_hint = count_known_total(&a, a.resume ? &done : NULL),
+        .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog, .counter = counter,
+        .rows_share_progress_tty = show_progress && rows_on_err_tty,
     };
     sg_cli_pipeline_stats st;
     int prc = sg_cli_pipeline_run(&pc, &st, err, sizeof err);
-    char cerr[1024];
+    sg_cli_counter_stop(counter);
+    counter = NULL;
     int crc = sg_cli_writer_close(w, prc == 0, cerr, sizeof cerr);
     w = NULL;
     if (prog.out) sg_cli_progress_finish(&prog, st.embedded, st.failed, st.embedded + st.failed);
+    char skipped_summary[1024];
+    uint64_t skipped_files = sg_cli_inputs_skipped(in, skipped_summary, sizeof skipped_summary);
     if (prc != 0) {
         setup_error(err);
     } else if (crc != 0) {
         setup_error(cerr);
+    } else if (st.enumerated == 0) {
+        /* Nothing to embed at all: a script wants to know (exit 1), and a person wants to know why. */
+        if (skipped_files)
+            fprintf(stderr, "siglip2-embed: 0 images found; %llu %s skipped: %s (directories are searched for "
+                            "image extensions only; --all-files takes every file)\n",
+                    (unsigned long long)skipped_files, plural(skipped_files, "file", "files"), skipped_summary);
+        else
+            fprintf(stderr, "siglip2-embed: 0 images found (no files in the directories and lists given)\n");
+        rc = EXIT_SOME_FAILED;
     } else {
         rc = st.failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+        uint64_t tried = st.failed + st.embedded + st.not_reached;
         if (st.failed && !a.quiet)
-            fprintf(stderr, "siglip2-embed: %llu of %llu inputs failed%s\n", (unsigned long long)st.failed,
-                    (unsigned long long)(st.failed + st.embedded + st.not_reached),
+            fprintf(stderr, "siglip2-embed: %llu of %llu %s failed%s\n", (unsigned long long)st.failed,
+                    (unsigned long long)tried, plural(tried, "input", "inputs"),
                     st.stopped ? " (stopped at the first: --on-error fail)" : "");
     }
-    if (a.verbose) print_verbose(&st, b, threads, batch);
+    if (a.verbose) print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
 out:
+    sg_cli_counter_stop(counter);
     if (w) sg_cli_writer_close(w, 0, cerr, sizeof cerr);
     sg_cli_inputs_close(in);
     sg_cli_pathset_free(&done);
     sg_backend_destroy(b);
     sg_model_free(m);
+    sg_cli_args_free(&a);
     return rc;
 }

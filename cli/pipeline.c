@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "buf.h"
-#include "json_text.h"
 #include "shard.h"
+#include "shown_path.h"
 
 /* Results held between the compute thread and the writer: the backend's in-flight batches, one being
  * written, and one being filled, so neither side waits on the other in the steady state. */
@@ -46,7 +46,6 @@ typedef struct pipeline {
     uint64_t seq;         /* inputs enumerated, filtered or not: names --dump-preprocessed files */
     uint64_t next_idx;    /* inputs kept */
     int enum_done;
-    sg_cli_buf keybuf;
     uint64_t skipped_shard, skipped_done;
     /* end of input (under mu) */
     int eof;
@@ -108,9 +107,7 @@ static int next_kept(pipeline *p, sg_cli_input *in) {
         if (!sg_cli_shard_keep(in->path, c->shard_k, c->shard_n)) {
             p->skipped_shard++;
         } else if (c->done && c->done->count) {
-            sg_cli_buf_clear(&p->keybuf);
-            sg_cli_json_put_string(&p->keybuf, in->path);
-            if (!sg_cli_pathset_has(c->done, p->keybuf.p)) return 1;
+            if (!sg_cli_pathset_has(c->done, in->path)) return 1; /* exact bytes, as resume.c collects them */
             p->skipped_done++;
         } else {
             return 1;
@@ -215,7 +212,11 @@ static void *worker_main(void *arg) {
 
         uint64_t j = idx / (uint64_t)p->B;
         pthread_mutex_lock(&p->mu);
-        while (!p->stop && j >= p->consumed + (uint64_t)p->R) pthread_cond_wait(&p->cv_slot_free, &p->mu);
+        if (!p->stop && j >= p->consumed + (uint64_t)p->R) {
+            double t = sg_cli_now();
+            while (!p->stop && j >= p->consumed + (uint64_t)p->R) pthread_cond_wait(&p->cv_slot_free, &p->mu);
+            p->st.slot_wait_s += sg_cli_now() - t;
+        }
         int stop = p->stop;
         pthread_mutex_unlock(&p->mu);
         if (stop) {
@@ -281,6 +282,7 @@ static void *compute_main(void *arg) {
         pixel_batch *pb = &p->ring[j % (uint64_t)p->R];
         pthread_mutex_lock(&p->mu);
         int n = 0, finished = 0;
+        double t_wait = sg_cli_now();
         while (!p->stop) {
             uint64_t first = j * (uint64_t)p->B;
             if (p->eof && p->n_total <= first) {
@@ -291,6 +293,7 @@ static void *compute_main(void *arg) {
             if (pb->done == n) break;
             pthread_cond_wait(&p->cv_batch_ready, &p->mu);
         }
+        p->st.batch_wait_s += sg_cli_now() - t_wait;
         while (!p->stop && !finished && p->n_free == 0) pthread_cond_wait(&p->cv_result_free, &p->mu);
         if (p->stop || finished) {
             pthread_mutex_unlock(&p->mu);
@@ -381,7 +384,10 @@ static void free_result_strings(result *r) {
 
 static void report_failure(pipeline *p, const char *path, const char *why) {
     sg_cli_progress_clear(p->cfg->progress);
-    fprintf(stderr, "siglip2-embed: %s: %s\n", path, why);
+    sg_cli_buf shown = {0};
+    sg_cli_shown_path_put(&shown, path); /* control bytes visible, the exact path recoverable */
+    fprintf(stderr, "siglip2-embed: %s: %s\n", shown.p, why);
+    sg_cli_buf_free(&shown);
 }
 
 /* Writes every result the compute thread hands over (each was computed successfully, so even after a
@@ -402,10 +408,13 @@ static void *writer_main(void *arg) {
         result *r = p->wq[p->wq_head];
         p->wq_head = (p->wq_head + 1) % NRES;
         p->wq_len--;
-        uint64_t total = p->eof ? p->n_total : c->total_hint;
+        int exact = p->eof;
+        uint64_t total = exact ? p->n_total : 0;
         pthread_mutex_unlock(&p->mu);
+        if (!exact && c->counter) total = sg_cli_counter_get(c->counter, &exact);
 
         double t = sg_cli_now();
+        if (c->rows_share_progress_tty) sg_cli_progress_clear(c->progress); /* never draw inside a row */
         int k = 0;
         for (int s = 0; s < r->n && writing; s++) {
             const float *vec = NULL;
@@ -441,7 +450,7 @@ static void *writer_main(void *arg) {
             pthread_mutex_unlock(&p->mu);
         }
         p->st.write_s += sg_cli_now() - t;
-        sg_cli_progress_update(c->progress, p->st.embedded, p->st.failed, total, 0);
+        sg_cli_progress_update(c->progress, p->st.embedded, p->st.failed, total, exact, 0);
 
         free_result_strings(r);
         pthread_mutex_lock(&p->mu);
@@ -493,6 +502,7 @@ int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *s
     pthread_join(writer, NULL);
     free(workers);
     p->st.wall_s = sg_cli_now() - t0;
+    p->st.enumerated = p->seq;
     p->st.skipped_shard = p->skipped_shard;
     p->st.skipped_done = p->skipped_done;
     uint64_t enumerated = p->next_idx;
@@ -519,7 +529,6 @@ int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *s
         free(p->res[i].out);
     }
     free(p->ring);
-    sg_cli_buf_free(&p->keybuf);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->enum_mu);
     pthread_cond_destroy(&p->cv_slot_free);

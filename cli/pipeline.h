@@ -19,6 +19,7 @@
 #include "../kernel/backend.h"
 #include "../preprocess/preprocess.h"
 #include "args.h"
+#include "counter.h"
 #include "inputs.h"
 #include "pathset.h"
 #include "progress.h"
@@ -34,22 +35,26 @@ typedef struct sg_cli_pipeline_cfg {
     int normalize;
     sg_cli_on_error on_error;
     int shard_k, shard_n;
-    const sg_cli_pathset *done;     /* --resume: escaped paths to skip, or NULL */
+    const sg_cli_pathset *done;     /* --resume: the exact paths to skip, or NULL */
     const char *dump_dir;           /* --dump-preprocessed, or NULL */
     sg_cli_progress *progress;      /* may be disabled (out == NULL) */
-    uint64_t total_hint;            /* inputs expected, 0 = unknown until enumeration ends */
+    const sg_cli_counter *counter;  /* the progress line's total before enumeration ends, or NULL */
+    int rows_share_progress_tty;    /* rows go to the terminal the progress line is drawn on: clear it first */
 } sg_cli_pipeline_cfg;
 
 typedef struct sg_cli_pipeline_stats {
+    uint64_t enumerated;     /* inputs found, before the shard and resume filters */
     uint64_t embedded;       /* rows with an embedding */
     uint64_t failed;         /* inputs that could not be embedded (reported) */
     uint64_t skipped_shard;  /* enumerated but belonging to another shard */
     uint64_t skipped_done;   /* already in the output (--resume) */
     uint64_t not_reached;    /* enumerated but never written because the run stopped early */
     int stopped;             /* --on-error fail stopped the run */
-    double read_s, decode_s, resize_s;  /* summed over the workers (CPU seconds) */
-    double compute_s;        /* the compute thread's time inside submit + collect */
-    double write_s;          /* the writer's time formatting and writing */
+    double read_s, decode_s, resize_s;  /* thread CPU time of the workers in each stage, summed */
+    double slot_wait_s;      /* wall time workers waited for a free ring batch (the backend or writer lags) */
+    double batch_wait_s;     /* wall time the compute thread waited for decoded batches (decode lags) */
+    double compute_s;        /* the compute thread's wall time inside submit + collect */
+    double write_s;          /* the writer's wall time formatting and writing */
     double wall_s;
 } sg_cli_pipeline_stats;
 

@@ -18,11 +18,15 @@ void sg_cli_progress_init(sg_cli_progress *p, FILE *out) {
     p->tty = out && isatty(fileno(out));
 }
 
-static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, double now) {
+static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int exact, double now) {
     double el = now - p->t0;
     double rate = el > 0 ? (double)(done + failed) / el : 0;
     fprintf(p->out, "%s%llu", p->tty ? "\r\033[K" : "\r", (unsigned long long)(done + failed));
-    if (total) {
+    if (total && total < done + failed) total = done + failed; /* a bound overtaken by the work itself */
+    if (total && !exact) {
+        fprintf(p->out, "/%llu+ images", (unsigned long long)total); /* still counting: no percentage or ETA */
+        total = 0;
+    } else if (total) {
         fprintf(p->out, "/%llu images  %3.0f%%", (unsigned long long)total,
                 100.0 * (double)(done + failed) / (double)total);
     } else {
@@ -38,12 +42,13 @@ static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t to
     p->drawn = 1;
 }
 
-void sg_cli_progress_update(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int force) {
+void sg_cli_progress_update(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int exact,
+                            int force) {
     if (!p->out) return;
     double now = sg_cli_now();
     if (!force && now - p->last < 0.2) return; /* 5 redraws a second is smooth and costs nothing */
     p->last = now;
-    draw(p, done, failed, total, now);
+    draw(p, done, failed, total, exact, now);
 }
 
 void sg_cli_progress_clear(sg_cli_progress *p) {
@@ -54,7 +59,7 @@ void sg_cli_progress_clear(sg_cli_progress *p) {
 
 void sg_cli_progress_finish(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total) {
     if (!p->out) return;
-    draw(p, done, failed, total, sg_cli_now());
+    draw(p, done, failed, total, 1, sg_cli_now());
     fputc('\n', p->out);
     p->drawn = 0;
 }

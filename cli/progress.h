@@ -1,9 +1,10 @@
 /* cli/progress.h — the one-line progress display on stderr.
  *
  * "\r  1234/5000 images  25%  412.3 img/s  ETA 0:00:09  (3 failed)" redrawn at most every 0.2 s (so a fast
- * run does not spend its time on the terminal); the total is shown once known (explicit file operands, or
- * when enumeration has finished), otherwise only the count and rate. finish() ends the line. With --progress
- * into a file or pipe the same '\r' lines are written without terminal escape codes.
+ * run does not spend its time on the terminal). The total comes from the counting thread (counter.h) or the
+ * end of enumeration; while it is still growing (counting not finished, or a list on stdin that cannot be
+ * counted ahead) it is shown with a '+' ("1234/5000+ images") and without percentage or ETA. finish() ends
+ * the line. With --progress into a file or pipe the same '\r' lines are written without terminal escapes.
  */
 #ifndef SG_CLI_PROGRESS_H
 #define SG_CLI_PROGRESS_H
@@ -22,8 +23,10 @@ typedef struct sg_cli_progress {
 double sg_cli_now(void);
 
 void sg_cli_progress_init(sg_cli_progress *p, FILE *out);
-/* Redraws if 0.2 s passed since the last redraw or force is set. total == 0: unknown. */
-void sg_cli_progress_update(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int force);
+/* Redraws if 0.2 s passed since the last redraw or force is set. total == 0: unknown; exact == 0: total is a
+ * lower bound that may still grow. */
+void sg_cli_progress_update(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int exact,
+                            int force);
 /* Clears the line before another message is printed on stderr. */
 void sg_cli_progress_clear(sg_cli_progress *p);
 /* Draws the final state and ends the line. */

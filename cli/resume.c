@@ -8,7 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "buf.h"
+#include "json_text.h"
+#include "shown_path.h"
+
+static const char k_row_start[] = "{\"path\":\"";
 
 static int expect(const char **p, const char *end, const char *lit) {
     size_t n = strlen(lit);
@@ -17,14 +20,53 @@ static int expect(const char **p, const char *end, const char *lit) {
     return 0;
 }
 
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, const char **key, size_t *keylen, char *err,
-                             size_t errlen) {
+static int hexval(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Unescapes the JSON string body [s, e) as the writer escapes paths (\" \\ \n \t \r \b \f \u00XX) into out.
+ * Returns 0, or -1 on an escape the writer never makes. */
+static int unescape(const char *s, const char *e, sg_cli_buf *out) {
+    sg_cli_buf_clear(out);
+    while (s < e) {
+        if (*s != '\\') {
+            sg_cli_buf_putc(out, *s++);
+            continue;
+        }
+        if (e - s < 2) return -1;
+        char c = s[1], v;
+        s += 2;
+        switch (c) {
+        case '"': v = '"'; break;
+        case '\\': v = '\\'; break;
+        case 'n': v = '\n'; break;
+        case 't': v = '\t'; break;
+        case 'r': v = '\r'; break;
+        case 'b': v = '\b'; break;
+        case 'f': v = '\f'; break;
+        case 'u': {
+            if (e - s < 4 || s[0] != '0' || s[1] != '0' || hexval(s[2]) < 0 || hexval(s[3]) < 0) return -1;
+            int x = hexval(s[2]) * 16 + hexval(s[3]);
+            if (x == 0 || x >= 0x20) return -1; /* paths hold no NUL; the writer escapes only controls */
+            v = (char)x;
+            s += 4;
+            break;
+        }
+        default: return -1;
+        }
+        sg_cli_buf_putc(out, v);
+    }
+    if (!out->p) sg_cli_buf_append(out, "", 0);
+    return 0;
+}
+
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, char *err, size_t errlen) {
     const char *p = line, *end = line + len;
-    if (expect(&p, end, "{\"path\":\"") != 0) {
+    if (expect(&p, end, k_row_start) != 0) {
         snprintf(err, errlen, "does not start with {\"path\":\"");
         return -1;
     }
-    const char *k0 = p - 1;
+    const char *s0 = p;
     while (p < end && *p != '"') {
         if ((unsigned char)*p < 0x20) {
             snprintf(err, errlen, "raw control byte 0x%02x inside the path", (unsigned char)*p);
@@ -36,9 +78,40 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, const char *
         snprintf(err, errlen, "unterminated path string");
         return -1;
     }
-    p++;
-    *key = k0;
-    *keylen = (size_t)(p - k0);
+    const char *s1 = p++; /* the path string's body is [s0, s1) */
+    if (unescape(s0, s1, key) != 0 || strlen(key->p) != key->len) {
+        snprintf(err, errlen, "the path string has an escape siglip2-embed does not write");
+        return -1;
+    }
+    int has_b64 = 0;
+    if (expect(&p, end, ",\"path_base64\":\"") == 0) {
+        const char *b0 = p;
+        while (p < end && *p != '"') p++;
+        if (p >= end) {
+            snprintf(err, errlen, "unterminated path_base64 string");
+            return -1;
+        }
+        if (sg_cli_base64_decode(b0, (size_t)(p - b0), key) != 0 || strlen(key->p) != key->len ||
+            sg_cli_utf8_valid(key->p)) {
+            snprintf(err, errlen, "path_base64 is not the base64 of a path that is not valid UTF-8");
+            return -1;
+        }
+        p++;
+        has_b64 = 1;
+    } else if (!sg_cli_utf8_valid(key->p)) {
+        snprintf(err, errlen, "the path is not valid UTF-8 and has no path_base64");
+        return -1;
+    }
+    /* The row must be exactly what the writer makes of these bytes: then equal keys mean equal paths. */
+    sg_cli_buf canon = {0};
+    sg_cli_json_put_string(&canon, key->p);
+    int same = canon.len == (size_t)(s1 - s0) + 2 && memcmp(canon.p + 1, s0, (size_t)(s1 - s0)) == 0;
+    sg_cli_buf_free(&canon);
+    if (!same) {
+        snprintf(err, errlen, "the path is not written the way siglip2-embed writes %s",
+                 has_b64 ? "the bytes of its path_base64" : "it");
+        return -1;
+    }
     if (expect(&p, end, ",\"embedding\":") != 0) {
         snprintf(err, errlen, "no \"embedding\" after the path");
         return -1;
@@ -97,65 +170,73 @@ trailing:
     return -1;
 }
 
+int sg_cli_resume_is_torn_row(const char *line, size_t len) {
+    size_t n = strlen(k_row_start);
+    return len > 0 && memcmp(line, k_row_start, len < n ? len : n) == 0 && memchr(line, '\n', len) == NULL;
+}
+
 int sg_cli_resume_prepare(const char *path, int dim, sg_cli_pathset *done, sg_cli_resume_info *info, char *err,
                           size_t errlen) {
     memset(info, 0, sizeof *info);
+    char shown[4096];
+    sg_cli_shown_path(path, shown, sizeof shown);
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT) return 0;
-        snprintf(err, errlen, "%s: cannot open for --resume: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open for --resume: %s", shown, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: --resume needs a regular file to append to (this is a device, FIFO or socket)",
+                 shown);
+        fclose(f);
         return -1;
     }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    uint64_t lineno = 0, off = 0, keep = 0;
+    uint64_t lineno = 0, keep = 0;
     int rc = 0, torn = 0;
-    char why[256] = "";
+    sg_cli_buf key = {0};
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
-        int has_nl = line[n - 1] == '\n';
-        const char *key;
-        size_t keylen;
         char perr[200];
-        int ok = has_nl && sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, &keylen, perr, sizeof perr) == 0;
-        if (!ok) {
-            /* Only the last line may be bad: decide once we know whether another line follows. */
-            int c = fgetc(f);
-            if (c == EOF) {
+        if (line[n - 1] != '\n') {
+            /* Only a last line without its newline can be a torn write, and only if it starts like our rows. */
+            if (sg_cli_resume_is_torn_row(line, (size_t)n)) {
                 torn = 1;
-                snprintf(why, sizeof why, "%s", has_nl ? perr : "no final newline");
                 break;
             }
             snprintf(err, errlen,
-                     "%s:%llu: not a siglip2-embed JSONL row with %d floats (%s); refusing to append to it",
-                     path, (unsigned long long)lineno, dim, has_nl ? perr : "line has no newline");
+                     "%s:%llu: the last line has no newline and is not the start of a siglip2-embed row; "
+                     "refusing to touch a file that is not ours",
+                     shown, (unsigned long long)lineno);
             rc = -1;
             break;
         }
-        line[n - 1] = '\0';
-        char save = key[keylen];
-        ((char *)key)[keylen] = '\0';
-        sg_cli_pathset_add(done, key);
-        ((char *)key)[keylen] = save;
+        if (sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, perr, sizeof perr) != 0) {
+            snprintf(err, errlen,
+                     "%s:%llu: not a siglip2-embed JSONL row with %d floats (%s); refusing to touch a file that is "
+                     "not ours",
+                     shown, (unsigned long long)lineno, dim, perr);
+            rc = -1;
+            break;
+        }
+        sg_cli_pathset_add(done, key.p);
         info->rows++;
-        off += (uint64_t)n;
-        keep = off;
+        keep += (uint64_t)n;
     }
     if (rc == 0 && ferror(f)) {
-        snprintf(err, errlen, "%s: read error during --resume: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: read error during --resume: %s", shown, strerror(errno));
         rc = -1;
     }
     free(line);
+    sg_cli_buf_free(&key);
     fclose(f);
     if (rc != 0 || !torn) return rc;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: stat failed: %s", path, strerror(errno));
-        return -1;
-    }
     if (truncate(path, (off_t)keep) != 0) {
-        snprintf(err, errlen, "%s: cannot cut off the torn last line (%s): %s", path, why, strerror(errno));
+        snprintf(err, errlen, "%s: cannot cut off the torn last line: %s", shown, strerror(errno));
         return -1;
     }
     info->dropped_bytes = (uint64_t)st.st_size - keep;

@@ -1,20 +1,22 @@
 /* cli/resume.h — --resume: what an interrupted JSONL output already holds, made safe to append to.
  *
  * The command writes JSONL rows only as whole lines ending in '\n', in exactly the form json_text.c makes:
- *   {"path":"<escaped path>","embedding":[<dim numbers>]}   or   ...,"embedding":null}
- * A kill -9 can therefore leave at most one torn line, the last, which lacks its '\n' (or, if the file
- * system lost a tail, a last line that does not parse). Resuming checks every earlier line has that form
- * with the model's dim (so we never append to someone else's file), cuts the torn line off with
- * ftruncate, and collects the escaped path of every row, null rows included (those inputs were tried and
- * reported; --on-error null promised one row each), so the rerun skips them and each input ends up in the
- * file exactly once. Keys are the escaped JSON text of the path, compared with the escaping of each new
- * input, so paths that are not valid UTF-8 still match.
+ *   {"path":"<escaped path>",["path_base64":"<bytes>",]"embedding":[<dim numbers>]}   or   ...:null}
+ * A kill -9 can therefore leave at most one torn line: the last, without its '\n', and the start of one of
+ * our rows (it begins with the first bytes of {"path":"). Resuming checks that every line ending in '\n'
+ * is one of our rows with the model's dim, and that a last line without '\n' is such a start; anything else
+ * (a note, {"a":1}, a foreign line after our rows) means the file is not ours and it is refused, untouched.
+ * Only then is the torn line cut off with ftruncate. The exact bytes of every row's path are collected
+ * (path_base64 when present, else the unescaped "path"), null rows included (those inputs were tried and
+ * reported; --on-error null promised one row each), so the rerun skips exactly those inputs, compared
+ * byte for byte with each new input's path, and each input ends up in the file exactly once.
  */
 #ifndef SG_CLI_RESUME_H
 #define SG_CLI_RESUME_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "buf.h"
 #include "pathset.h"
 
 typedef struct sg_cli_resume_info {
@@ -22,14 +24,19 @@ typedef struct sg_cli_resume_info {
     uint64_t dropped_bytes; /* bytes of the torn last line cut off (0 if none) */
 } sg_cli_resume_info;
 
-/* Checks one line (without its '\n') of an output file. On success returns 0 and sets *key and *keylen to the
- * escaped path literal inside line (quotes included). Returns -1 with a reason in err otherwise. */
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, const char **key, size_t *keylen, char *err,
-                             size_t errlen);
+/* Checks one line (without its '\n') of an output file. On success returns 0 and sets key to the exact bytes
+ * of the row's path (NUL-terminated). The row must be byte for byte what the writer makes of that path, so a
+ * row edited by hand or written by another tool is refused. Returns -1 with a reason in err otherwise. */
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, char *err, size_t errlen);
 
-/* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every complete line
- * must be ours with `dim` floats, a torn last line is truncated away, and the path of every row is added to
- * done. Returns 0, or -1 with "FILE:LINE: reason" in err (the file is then left untouched). */
+/* 1 if the len bytes at line can be the beginning of one of our rows cut short by a crash: a prefix of
+ * {"path":" or a longer text starting with it. */
+int sg_cli_resume_is_torn_row(const char *line, size_t len);
+
+/* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
+ * '\n' must be one of our rows with `dim` floats and a last line without '\n' the start of one (then cut off),
+ * and the path of every row is added to done. Returns 0, or -1 with "FILE:LINE: reason" in err (the file is
+ * then left untouched). */
 int sg_cli_resume_prepare(const char *path, int dim, sg_cli_pathset *done, sg_cli_resume_info *info, char *err,
                           size_t errlen);
 

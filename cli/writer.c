@@ -2,6 +2,7 @@
 #include "writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 #include "buf.h"
 #include "json_text.h"
+#include "outpath.h"
+#include "shown_path.h"
 
 /* Total size of the npy preamble (magic, version, header length, header, padding, '\n'): the header for
  * the largest N fits in 128 bytes, and 128 is a multiple of 64 as format 1.0 requires for alignment. */
@@ -19,7 +22,9 @@
 struct sg_cli_writer {
     sg_cli_writer_cfg cfg;
     FILE *f, *paths;
-    char *final_path, *tmp_path, *final_paths, *tmp_paths;
+    char *shown;       /* -o as messages show it (shown_path.h), or "stdout" */
+    char *final_path, *tmp_path, *final_paths, *tmp_paths; /* REPLACE mode of a binary format, else NULL */
+    char *shown_paths; /* FILE.paths as messages show it */
     int to_stdout;
     uint64_t rows;
     sg_cli_buf line;
@@ -82,57 +87,122 @@ static void npy_preamble(unsigned char out[NPY_PREAMBLE], uint64_t rows, int dim
 
 static int write_all(sg_cli_writer *w, const void *p, size_t n, char *err, size_t errlen) {
     if (n && fwrite(p, 1, n, w->f) != n) {
-        snprintf(err, errlen, "%s: write failed: %s", w->to_stdout ? "stdout" : w->final_path, strerror(errno));
+        snprintf(err, errlen, "%s: write failed: %s", w->shown, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+static char *shown_dup(const char *path) {
+    sg_cli_buf b = {0};
+    sg_cli_shown_path_put(&b, path);
+    return b.p;
+}
+
+/* Creates path for writing, exclusively (a stale name is never written through), with the permission bits of
+ * the file it will replace. NULL with errno set on failure. */
+static FILE *create_tmp(const char *path, const sg_cli_out_target *t) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return NULL;
+    if (t->exists) (void)fchmod(fd, t->perm); /* best effort: the replaced file's mode, as an editor keeps it */
+    FILE *f = fdopen(fd, "wb");
+    if (!f) close(fd);
+    return f;
+}
+
+static void writer_free(sg_cli_writer *w) {
+    free(w->shown); free(w->shown_paths);
+    free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths);
+    free(w->nan_row); free(w->le_row);
+    sg_cli_buf_free(&w->line);
+    free(w);
+}
+
+/* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats to a regular
+ * file (with FILE.paths the same way); in place (truncated, or appended with --resume) for JSON to a regular
+ * file. Returns 0 or -1 with a reason. */
+static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
+    const sg_cli_writer_cfg *cfg = &w->cfg;
+    sg_cli_out_target t;
+    if (sg_cli_out_resolve(cfg->path, &t, err, errlen) != 0) return -1;
+    int rc = -1;
+    if (t.mode == SG_OUT_IN_PLACE) {
+        if (cfg->append) {
+            snprintf(err, errlen, "%s: --resume needs a regular file to append to, not a %s", w->shown, t.kind);
+        } else if ((cfg->format == SG_FMT_NPY || cfg->format == SG_FMT_FBIN) && !t.seekable) {
+            snprintf(err, errlen,
+                     "%s is a %s: --format %s needs a regular file (its header holds the final row count, written "
+                     "at the end); f32, fvecs, json and jsonl can be streamed there",
+                     w->shown, t.kind, sg_cli_format_name(cfg->format));
+        } else {
+            int fd = sg_cli_out_open_in_place(&t, err, errlen);
+            if (fd >= 0 && !(w->f = fdopen(fd, "wb"))) {
+                snprintf(err, errlen, "%s: %s", w->shown, strerror(errno));
+                close(fd);
+            }
+            rc = w->f ? 0 : -1;
+        }
+    } else if (is_binary(cfg->format)) {
+        w->final_path = sg_cli_xstrdup(t.path);
+        w->tmp_path = cat3(t.path, ".tmp.", (long)getpid());
+        w->final_paths = cat3(t.path, ".paths", -1);
+        w->tmp_paths = cat3(w->final_paths, ".tmp.", (long)getpid());
+        w->shown_paths = shown_dup(w->final_paths);
+        sg_cli_out_target tp;
+        if (sg_cli_out_resolve(w->final_paths, &tp, err, errlen) != 0) goto done;
+        int paths_ok = tp.mode == SG_OUT_REPLACE && strcmp(tp.path, w->final_paths) == 0;
+        sg_cli_out_target_free(&tp);
+        if (!paths_ok) {
+            snprintf(err, errlen, "%s exists and is not a regular file: refusing to replace it", w->shown_paths);
+            goto done;
+        }
+        w->f = create_tmp(w->tmp_path, &t);
+        if (w->f) w->paths = create_tmp(w->tmp_paths, &t);
+        if (!w->f || !w->paths) {
+            char shown[4096];
+            snprintf(err, errlen, "%s: cannot create: %s",
+                     sg_cli_shown_path(w->f ? w->tmp_paths : w->tmp_path, shown, sizeof shown), strerror(errno));
+            if (w->f) {
+                fclose(w->f);
+                w->f = NULL;
+                unlink(w->tmp_path);
+            }
+            goto done;
+        }
+        guard_tmp_files(w->tmp_path, w->tmp_paths);
+        rc = 0;
+    } else {
+        w->f = fopen(t.path, cfg->append ? "ab" : "wb");
+        if (!w->f) snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
+        rc = w->f ? 0 : -1;
+    }
+done:
+    sg_cli_out_target_free(&t);
+    return rc;
 }
 
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen) {
     sg_cli_writer *w = sg_cli_xcalloc(1, sizeof *w);
     w->cfg = *cfg;
     w->to_stdout = cfg->path == NULL;
+    w->shown = w->to_stdout ? sg_cli_xstrdup("stdout") : shown_dup(cfg->path);
     if (w->to_stdout) {
         if ((cfg->format == SG_FMT_NPY || cfg->format == SG_FMT_FBIN)) {
             snprintf(err, errlen, "--format %s needs -o FILE (its header holds the final row count)",
                      sg_cli_format_name(cfg->format));
-            free(w);
+            writer_free(w);
             return NULL;
         }
         if (is_binary(cfg->format) && isatty(STDOUT_FILENO)) {
             snprintf(err, errlen, "refusing to write binary %s to a terminal: use -o FILE or a pipe",
                      sg_cli_format_name(cfg->format));
-            free(w);
+            writer_free(w);
             return NULL;
         }
         w->f = stdout;
-    } else if (is_binary(cfg->format)) {
-        w->final_path = sg_cli_xstrdup(cfg->path);
-        w->tmp_path = cat3(cfg->path, ".tmp.", (long)getpid());
-        w->final_paths = cat3(cfg->path, ".paths", -1);
-        w->tmp_paths = cat3(w->final_paths, ".tmp.", (long)getpid());
-        w->f = fopen(w->tmp_path, "wb");
-        if (w->f) w->paths = fopen(w->tmp_paths, "wb");
-        if (!w->f || !w->paths) {
-            snprintf(err, errlen, "%s: cannot create: %s", w->f ? w->tmp_paths : w->tmp_path, strerror(errno));
-            if (w->f) {
-                fclose(w->f);
-                unlink(w->tmp_path);
-            }
-            free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths);
-            free(w);
-            return NULL;
-        }
-        guard_tmp_files(w->tmp_path, w->tmp_paths);
-    } else {
-        w->final_path = sg_cli_xstrdup(cfg->path);
-        w->f = fopen(cfg->path, cfg->append ? "ab" : "wb");
-        if (!w->f) {
-            snprintf(err, errlen, "%s: cannot open for writing: %s", cfg->path, strerror(errno));
-            free(w->final_path);
-            free(w);
-            return NULL;
-        }
+    } else if (open_file_output(w, err, errlen) != 0) {
+        writer_free(w);
+        return NULL;
     }
     w->nan_row = sg_cli_xmalloc((size_t)cfg->dim * sizeof(float));
     for (int i = 0; i < cfg->dim; i++) w->nan_row[i] = NAN;
@@ -188,7 +258,9 @@ int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char
         rc = write_all(w, w->line.p, w->line.len, err, errlen);
     } else {
         if (w->paths && strchr(path, '\n')) {
-            snprintf(err, errlen, "%s: path contains a newline, cannot be listed in %s", path, w->final_paths);
+            char shown[4096];
+            snprintf(err, errlen, "%s: path contains a newline, cannot be listed in %s",
+                     sg_cli_shown_path(path, shown, sizeof shown), w->shown_paths);
             return -1;
         }
         const float *v = as_le(w, vec ? vec : w->nan_row);
@@ -200,7 +272,7 @@ int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char
         }
         if (rc == 0) rc = write_all(w, v, (size_t)c->dim * sizeof(float), err, errlen);
         if (rc == 0 && w->paths && fprintf(w->paths, "%s\n", path) < 0) {
-            snprintf(err, errlen, "%s: write failed: %s", w->tmp_paths, strerror(errno));
+            snprintf(err, errlen, "%s: write failed: %s", w->shown_paths, strerror(errno));
             rc = -1;
         }
     }
@@ -210,13 +282,12 @@ int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char
 
 int sg_cli_writer_flush(sg_cli_writer *w, char *err, size_t errlen) {
     if (fflush(w->f) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", w->to_stdout ? "stdout" : w->final_path, strerror(errno));
+        snprintf(err, errlen, "%s: write failed: %s", w->shown, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-uint64_t sg_cli_writer_rows(const sg_cli_writer *w) { return w->rows; }
 
 /* Writes the final row count into the header of npy / fbin outputs. */
 static int patch_header(sg_cli_writer *w, char *err, size_t errlen) {
@@ -228,7 +299,7 @@ static int patch_header(sg_cli_writer *w, char *err, size_t errlen) {
     }
     if (w->cfg.format == SG_FMT_FBIN) {
         if (w->rows > UINT32_MAX) {
-            snprintf(err, errlen, "%s: %llu rows do not fit fbin's uint32 count", w->final_path,
+            snprintf(err, errlen, "%s: %llu rows do not fit fbin's uint32 count", w->shown,
                      (unsigned long long)w->rows);
             return -1;
         }
@@ -239,40 +310,46 @@ static int patch_header(sg_cli_writer *w, char *err, size_t errlen) {
     }
     return 0;
 fail:
-    snprintf(err, errlen, "%s: seek failed: %s", w->tmp_path, strerror(errno));
+    snprintf(err, errlen, "%s: seek failed: %s", w->shown, strerror(errno));
     return -1;
+}
+
+/* The end of a JSON output: the array's closing bracket, or [] when a single-input run wrote no row (its
+ * input failed), so the file is valid JSON whatever happened. */
+static int json_end(sg_cli_writer *w, char *err, size_t errlen) {
+    if (w->cfg.format != SG_FMT_JSON) return 0;
+    if (!w->cfg.single) return write_all(w, w->rows ? "\n]\n" : "]\n", w->rows ? 3 : 2, err, errlen);
+    return w->rows ? 0 : write_all(w, "[]\n", 3, err, errlen);
 }
 
 int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) {
     int rc = 0;
     char tmp[256];
     if (commit) {
-        if (w->cfg.format == SG_FMT_JSON && !w->cfg.single) rc = write_all(w, w->rows ? "\n]\n" : "]\n",
-                                                                           w->rows ? 3 : 2, err, errlen);
+        rc = json_end(w, err, errlen);
         if (rc == 0) rc = patch_header(w, err, errlen);
-    } else if (w->cfg.format == SG_FMT_JSON && !w->cfg.single && !w->tmp_path) {
-        /* a stopped run still leaves valid JSON holding the rows written so far */
-        write_all(w, w->rows ? "\n]\n" : "]\n", w->rows ? 3 : 2, tmp, sizeof tmp);
+    } else {
+        json_end(w, tmp, sizeof tmp); /* a stopped run still leaves valid JSON holding the rows written so far */
     }
     if (w->to_stdout) {
         if (fflush(stdout) != 0 && rc == 0 && commit) {
             snprintf(err, errlen, "stdout: write failed: %s", strerror(errno));
             rc = -1;
         }
-    } else {
+    } else if (w->f) {
         if (fclose(w->f) != 0 && rc == 0 && commit) {
-            snprintf(err, errlen, "%s: write failed: %s", w->final_path, strerror(errno));
+            snprintf(err, errlen, "%s: write failed: %s", w->shown, strerror(errno));
             rc = -1;
         }
     }
     if (w->paths && fclose(w->paths) != 0 && rc == 0 && commit) {
-        snprintf(err, errlen, "%s: write failed: %s", w->tmp_paths, strerror(errno));
+        snprintf(err, errlen, "%s: write failed: %s", w->shown_paths, strerror(errno));
         rc = -1;
     }
     if (w->tmp_path) {
         if (commit && rc == 0) {
             if (rename(w->tmp_paths, w->final_paths) != 0 || rename(w->tmp_path, w->final_path) != 0) {
-                snprintf(err, errlen, "%s: cannot rename into place: %s", w->final_path, strerror(errno));
+                snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
                 rc = -1;
             }
         }
@@ -282,9 +359,8 @@ int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) 
         }
         guard_tmp_files(NULL, NULL);
     }
-    free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths);
-    free(w->nan_row); free(w->le_row);
-    sg_cli_buf_free(&w->line);
-    free(w);
+    writer_free(w);
     return rc;
 }
+
+uint64_t sg_cli_writer_rows(const sg_cli_writer *w) { return w->rows; }

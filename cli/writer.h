@@ -9,9 +9,13 @@
  *   fvecs  per row: int32 D then D float32 (the FAISS/TEXMEX benchmark format)
  *   f32    raw little-endian float32 rows
  * A failed input written as a row (--on-error null) is "embedding": null in JSON and a row of NaN in binary
- * formats. Binary formats to a file are written to FILE.tmp.PID (and FILE.paths.tmp.PID) and renamed into
- * place only when complete, so a FILE that exists is whole; FILE.paths holds one path per line in row order.
- * A path containing a newline cannot be listed there, so such an input is refused (the caller reports it).
+ * formats; a json run that wrote no row (its single input failed) ends as [] so the file is valid JSON.
+ * Where -o really writes is outpath.h's business: binary formats to a regular file (a symlink's target
+ * included) are written to TARGET.tmp.PID (and TARGET.paths.tmp.PID) and renamed into place only when
+ * complete, so a TARGET that exists is whole; TARGET.paths holds each row's path, its exact bytes and a '\n',
+ * in row order. A path containing a newline cannot be listed there, so such an input is refused (the caller
+ * reports it). A device, FIFO or descriptor (/dev/fd/N) is written in place, streamable formats only, with
+ * no .paths file.
  */
 #ifndef SG_CLI_WRITER_H
 #define SG_CLI_WRITER_H
@@ -30,7 +34,8 @@ typedef struct sg_cli_writer_cfg {
     int append;        /* jsonl: open path for appending (--resume) */
 } sg_cli_writer_cfg;
 
-/* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe). */
+/* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe or device,
+ * a directory). */
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen);
 
 /* 1 if this writer cannot hold path (binary formats with a paths file: a newline in the path). */

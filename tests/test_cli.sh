@@ -160,7 +160,7 @@ check "--progress draws done/total on stderr when asked in a pipe" grep -q "40/4
 check "no progress in a pipe without --progress" test ! -s "$T/np.err"
 "$B" "${W[@]}" -v "$T/many" -o "$T/p.jsonl" 2>"$T/v.err"
 check "--verbose prints per-stage timings" \
-    bash -c "grep -q 'decode .*s  resize .*s' '$T/v.err' && grep -q 'compute .*s  write .*s  wall .*images/s' '$T/v.err'"
+    bash -c "grep -q 'CPU seconds.*decode [0-9.]*  resize [0-9.]*' '$T/v.err' && grep -q 'compute .*s.*write .*s  wall .*images/s' '$T/v.err'"
 
 # --- Ctrl-C during a binary run leaves neither a partial FILE nor temporary files
 mkdir -p "$T/big"
@@ -176,11 +176,11 @@ else
 fi
 
 # --- memory stays bounded: 10x more inputs (a streamed --files-from list) must not cost more memory.
-# --verbose reports the process's own peak RSS (VmHWM); a leak of 50 bytes per input would add 9 MB over
+# --verbose reports the process's peak RSS (ru_maxrss); a leak of 50 bytes per input would add 9 MB over
 # the 180k extra inputs, against a margin of 4 MB. (ASan builds: no quarantine, which holds freed memory.)
 rss() {   # peak RSS (KiB) of embedding the N missing paths listed in a file
     seq -f "/nonexistent/dir/%09g.jpg" 1 "$1" >"$T/list_$1"
-    ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0" "$B" "${W[@]}" -v --files-from "$T/list_$1" -o "$T/mem.jsonl" 2>&1 | sed -n 's/^  peak memory \([0-9]*\) KiB$/\1/p'
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0" "$B" "${W[@]}" -v --files-from "$T/list_$1" -o "$T/mem.jsonl" 2>&1 | sed -n 's/^.*peak memory \([0-9]*\) KiB (max RSS)$/\1/p'
 }
 small=$(rss 20000); large=$(rss 200000)
 check "memory bounded on a streamed list: peak RSS ${small} KiB for 20k inputs, ${large} KiB for 200k" \

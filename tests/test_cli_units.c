@@ -18,6 +18,7 @@
 #include "../cli/pathset.h"
 #include "../cli/resume.h"
 #include "../cli/shard.h"
+#include "../cli/shown_path.h"
 #include "../cli/writer.h"
 
 static char g_tmp[512];
@@ -46,11 +47,11 @@ static void test_args(void) {
           "args: options after operands are parsed (GNU permutation)");
     CHECK(parse(&a, err, "--", "-o", NULL) == 0 && a.npaths == 1 && strcmp(a.paths[0], "-o") == 0,
           "args: -- ends options");
-    CHECK(parse(&a, err, "--shard", "3/8", "--on-error", "null", "--format", "fvecs", "--backend", "cpu",
+    CHECK(parse(&a, err, "--shard", "3/8", "--on-error", "null", "--format", "fvecs", "--backend", "cuda",
                 "--precision", "fp8", "--resample", "bicubic", "--no-exif-rotate", "--fast-decode",
                 "--max-pixels", "4M", "--max-file-size", "10MiB", "--dump-preprocessed", "dd", "x", NULL) == 0 &&
               a.shard_k == 3 && a.shard_n == 8 && a.on_error == SG_ON_ERROR_NULL && a.format == SG_FMT_FVECS &&
-              a.backend == SG_BACKEND_CPU && a.precision == SG_PRECISION_FP8 &&
+              a.backend == SG_BACKEND_CUDA && a.precision == SG_PRECISION_FP8 &&
               a.resample == SG_RESAMPLE_BICUBIC && a.exif_rotate == 0 && a.fast_decode == 1 &&
               a.max_pixels == 4ull << 20 && a.max_file_bytes == 10ull << 20 && strcmp(a.dump_dir, "dd") == 0,
           "args: every pass-through option");
@@ -80,14 +81,35 @@ static void test_args(void) {
         err[0] = '\0';
         int rc = parse(&a, err, bad[i].v[0], bad[i].v[1], bad[i].v[2], bad[i].v[3], NULL);
         CHECK(rc == -1 && strstr(err, bad[i].needle), "args: rejects %s (message: %s)", bad[i].why, err);
+        sg_cli_args_free(&a);
     }
+    /* Issue 14, item 11: GPU-only options with --backend cpu are refused (with auto they are warned about) */
+    CHECK(parse(&a, err, "--backend", "cpu", "--precision", "fp8", "x", NULL) == -1 && strstr(err, "--precision"),
+          "args: --backend cpu --precision fp8 refused (%s)", err);
+    CHECK(parse(&a, err, "--backend", "cpu", "--device", "3", "x", NULL) == -1 && strstr(err, "--device"),
+          "args: --backend cpu --device 3 refused (%s)", err);
+    CHECK(parse(&a, err, "--device", "3", "--precision", "bf16", "x", NULL) == 0 && a.device_set && a.device == 3,
+          "args: --device and --precision accepted with auto");
+    /* Issue 14, item 12: every --files-from is kept, in order; stdin only once */
+    CHECK(parse(&a, err, "--files-from", "l1", "x", "--files-from", "-", "--files-from", "l3", NULL) == 0 &&
+              a.nfiles_from == 3 && strcmp(a.files_from[0], "l1") == 0 && strcmp(a.files_from[1], "-") == 0 &&
+              strcmp(a.files_from[2], "l3") == 0,
+          "args: repeated --files-from keeps every list in order");
+    sg_cli_args_free(&a);
+    CHECK(parse(&a, err, "--files-from", "-", "--files-from", "-", NULL) == -1 && strstr(err, "only once"),
+          "args: --files-from - twice refused (%s)", err);
+    sg_cli_args_free(&a);
     CHECK(parse(&a, err, "--help", NULL) == 0 && a.help, "args: --help needs no input");
     CHECK(parse(&a, err, "--version", NULL) == 0 && a.version, "args: --version");
-    CHECK(sg_cli_format_from_path("a/b.npy") == SG_FMT_NPY && sg_cli_format_from_path("x.JSONL") == SG_FMT_AUTO &&
+    /* Issue 14, item 7: -o out.NPY is npy, as input discovery takes x.JPG */
+    CHECK(sg_cli_format_from_path("a/b.npy") == SG_FMT_NPY && sg_cli_format_from_path("x.JSONL") == SG_FMT_JSONL &&
+              sg_cli_format_from_path("out.NPY") == SG_FMT_NPY && sg_cli_format_from_path("o.NdJson") == SG_FMT_JSONL &&
+              sg_cli_format_from_path("x.txt") == SG_FMT_AUTO &&
               sg_cli_format_from_path("x.ndjson") == SG_FMT_JSONL &&
               sg_cli_format_from_path("dir.fbin/x") == SG_FMT_AUTO &&
               sg_cli_format_from_path("e.fvecs") == SG_FMT_FVECS,
           "args: format from extension");
+    sg_cli_args_free(&a);
 }
 
 static void test_shard(void) {
@@ -177,6 +199,35 @@ static void test_json(void) {
     sg_cli_buf_putc(&b, ',');
     sg_cli_json_put_float(&b, -INFINITY);
     CHECK(strcmp(b.p, "null,null") == 0, "json: NaN and inf become null");
+    /* base64 (path_base64): RFC 4648 test vectors, and random byte strings round-trip */
+    static const char *const vec[][2] = {{"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foobar", "Zm9vYmFy"}};
+    int b64_ok = 1;
+    sg_cli_buf d = {0};
+    for (size_t i = 0; i < 4; i++) {
+        sg_cli_buf_clear(&b);
+        sg_cli_base64_put(&b, (const unsigned char *)vec[i][0], strlen(vec[i][0]));
+        b64_ok &= strcmp(b.p, vec[i][1]) == 0 && sg_cli_base64_decode(b.p, b.len, &d) == 0 && strcmp(d.p, vec[i][0]) == 0;
+    }
+    for (int i = 0; i < 1000 && b64_ok; i++) {
+        unsigned char raw[40];
+        size_t n = (size_t)(x % 40);
+        for (size_t k = 0; k < n; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            raw[k] = (unsigned char)(x | 1); /* no NUL: paths have none */
+        }
+        sg_cli_buf_clear(&b);
+        sg_cli_base64_put(&b, raw, n);
+        b64_ok &= sg_cli_base64_decode(b.p, b.len, &d) == 0 && d.len == n && memcmp(d.p, raw, n) == 0;
+    }
+    b64_ok &= sg_cli_base64_decode("Zm9", 3, &d) == -1 && sg_cli_base64_decode("Zg==Zg==", 8, &d) == -1 &&
+              sg_cli_base64_decode("Zh==", 4, &d) == -1 && sg_cli_base64_decode("Z!==", 4, &d) == -1;
+    CHECK(b64_ok, "json: base64 matches RFC 4648, round-trips 1000 random names, refuses non-canonical text");
+    sg_cli_buf_free(&d);
+    /* messages: every byte visible, the path recoverable */
+    char shown[128];
+    sg_cli_shown_path("a\\b\r\n\t\x1b[31m\x7f\xff\xc2\x85\xc3\xa9\xe2\x80\xa8.jpg", shown, sizeof shown);
+    CHECK(strcmp(shown, "a\\\\b\\r\\n\\t\\x1b[31m\\x7f\\xff\\xc2\\x85\xc3\xa9\xe2\x80\xa8.jpg") == 0,
+          "shown path: backslash, CR/LF/tab, ESC, DEL, invalid UTF-8 and C1 escaped; printable UTF-8 kept (%s)", shown);
     sg_cli_buf_free(&b);
 }
 
@@ -197,25 +248,54 @@ static char *slurp(const char *path, size_t *len) {
     return p;
 }
 
+/* Writes data to path, runs --resume's preparation on it, and checks the file is refused and left untouched. */
+static void check_refused(const char *path, const char *data, size_t n, const char *what) {
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+    sg_cli_pathset set = {0};
+    sg_cli_resume_info info;
+    char err[512] = "";
+    int rc = sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err);
+    size_t len;
+    char *s = slurp(path, &len);
+    CHECK(rc == -1 && strstr(err, "not ours") && s && len == n && memcmp(s, data, n) == 0,
+          "resume: %s is refused and left untouched (%s)", what, err);
+    free(s);
+    sg_cli_pathset_free(&set);
+}
+
 static void test_resume(void) {
-    const char *key;
-    size_t kl;
+    sg_cli_buf key = {0};
     char err[256];
     const char *good = "{\"path\":\"a\\\"b\",\"embedding\":[1,-2.5e-07,3]}";
-    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &kl, err, sizeof err) == 0 && kl == 6 &&
-              memcmp(key, "\"a\\\"b\"", 6) == 0,
-          "resume: parses our row and returns the escaped path key");
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, err, sizeof err) == 0 && strcmp(key.p, "a\"b") == 0,
+          "resume: parses our row and returns the path's exact bytes");
     const char *nul = "{\"path\":\"x\",\"embedding\":null}";
-    CHECK(sg_cli_resume_parse_line(nul, strlen(nul), 3, &key, &kl, err, sizeof err) == 0, "resume: null row");
-    CHECK(sg_cli_resume_parse_line(good, strlen(good), 4, &key, &kl, err, sizeof err) == -1 &&
-              strstr(err, "expected 4"),
+    CHECK(sg_cli_resume_parse_line(nul, strlen(nul), 3, &key, err, sizeof err) == 0, "resume: null row");
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 4, &key, err, sizeof err) == -1 && strstr(err, "expected 4"),
           "resume: wrong dim refused (%s)", err);
+    /* a non-UTF-8 name: the row the writer makes of it parses back to the same bytes */
+    sg_cli_buf row = {0};
+    const float v3[3] = {1, 2, 3};
+    sg_cli_json_put_row(&row, "d/x\xff\n.jpg", v3, 3);
+    CHECK(sg_cli_resume_parse_line(row.p, row.len, 3, &key, err, sizeof err) == 0 && strcmp(key.p, "d/x\xff\n.jpg") == 0,
+          "resume: a path_base64 row gives back the exact bytes (%s)", row.p);
     const char *bads[] = {"{\"path\":\"x\",\"embedding\":[1,2,}", "{\"path\":\"x\",\"embedding\":[1,2,3]}x",
                           "{\"name\":\"x\"}", "{\"path\":\"x\",\"embedding\":[1,zz,3]}", "",
-                          "{\"path\":\"x"};
+                          "{\"path\":\"x",
+                          "{\"path\":\"\\u0041\",\"embedding\":null}",          /* an escape we never write */
+                          "{\"path\":\"a\\/b\",\"embedding\":null}",
+                          "{\"path\":\"x\xff\",\"embedding\":null}",            /* raw invalid UTF-8 */
+                          "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eMO/\",\"embedding\":null}", /* valid UTF-8 */
+                          "{\"path\":\"y\xef\xbf\xbd\",\"path_base64\":\"eP8=\",\"embedding\":null}", /* path != bytes */
+                          "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eP9=\",\"embedding\":null}"}; /* not canonical */
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++)
-        CHECK(sg_cli_resume_parse_line(bads[i], strlen(bads[i]), 3, &key, &kl, err, sizeof err) == -1,
-              "resume: rejects '%s' (%s)", bads[i], err);
+        CHECK(sg_cli_resume_parse_line(bads[i], strlen(bads[i]), 3, &key, err, sizeof err) == -1,
+              "resume: rejects row %zu '%s' (%s)", i, bads[i], err);
+    const char *ok_ff = "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eP8=\",\"embedding\":null}";
+    CHECK(sg_cli_resume_parse_line(ok_ff, strlen(ok_ff), 3, &key, err, sizeof err) == 0 && strcmp(key.p, "x\xff") == 0,
+          "resume: x\\xff written as x U+FFFD + path_base64 parses back to x\\xff");
 
     char path[600];
     snprintf(path, sizeof path, "%s/r.jsonl", g_tmp);
@@ -227,26 +307,32 @@ static void test_resume(void) {
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"b\",\"embedding\":null}\n"
                      "{\"path\":\"c\",\"embedding\":[1,2");
     CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
-              info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "\"a\"") && sg_cli_pathset_has(&set, "\"b\"") &&
-              !sg_cli_pathset_has(&set, "\"c\""),
+              info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "a") && sg_cli_pathset_has(&set, "b") &&
+              !sg_cli_pathset_has(&set, "c"),
           "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
     size_t len;
     char *s = slurp(path, &len);
     CHECK(s && len == 63 && s[len - 1] == '\n', "resume: file truncated to the last whole line (%zu bytes)", len);
     free(s);
     sg_cli_pathset_free(&set);
-    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"c\",\"embedding\":[1,2]}\n");
-    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 1,
-          "resume: an unparsable last line with newline is dropped too");
+    write_file(path, "{\"pa");
+    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
+              info.dropped_bytes == 4,
+          "resume: a file holding only the start of a row is emptied");
     sg_cli_pathset_free(&set);
-    const char *foreign = "id,vec\n1,2\n3,4\n";
-    write_file(path, foreign);
-    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == -1 && strstr(err, ":1:"),
-          "resume: refuses a file that is not ours (%s)", err);
-    s = slurp(path, &len);
-    CHECK(s && strcmp(s, foreign) == 0, "resume: a refused file is left untouched");
-    free(s);
-    sg_cli_pathset_free(&set);
+    /* Issue 14, item 2: only a final line without newline that starts like our row may be cut off. */
+    static const char row_a[] = "{\"path\":\"a\",\"embedding\":[1,2,3]}\n";
+    check_refused(path, "important notes\n", 16, "a note");
+    check_refused(path, "important notes", 15, "a note without a final newline");
+    check_refused(path, "{\"a\":1}\n", 8, "{\"a\":1}");
+    char mixed[256];
+    int n = snprintf(mixed, sizeof mixed, "%s%s", row_a, "{\"path\":\"c\",\"embedding\":[1,2]}\n");
+    check_refused(path, mixed, (size_t)n, "a complete line with the wrong dim after a valid row");
+    n = snprintf(mixed, sizeof mixed, "%s%s", row_a, "a note\n");
+    check_refused(path, mixed, (size_t)n, "a complete non-row line after valid rows");
+    check_refused(path, "id,vec\n1,2\n3,4\n", 15, "a CSV file");
+    sg_cli_buf_free(&key);
+    sg_cli_buf_free(&row);
 }
 
 static void test_pathset(void) {
@@ -296,7 +382,7 @@ static void test_inputs(void) {
     mkfifo(fifo, 0666);
     char *paths[] = {root, "missing.jpg"};
     char err[256];
-    sg_cli_inputs *it = sg_cli_inputs_open(paths, 2, NULL, 0, 0, err, sizeof err);
+    sg_cli_inputs *it = sg_cli_inputs_open(paths, 2, NULL, 0, 0, 0, err, sizeof err);
     sg_cli_buf got = {0};
     sg_cli_input in;
     int n = 0, loops = 0;
@@ -311,18 +397,44 @@ static void test_inputs(void) {
         free(in.error);
         n++;
     }
+    char summary[256];
+    uint64_t nskip = sg_cli_inputs_skipped(it, summary, sizeof summary);
     sg_cli_inputs_close(it);
     CHECK(got.p && strcmp(got.p, "/a.JPG;/b_dir/x.jpeg;/c.png;/z/y.gif;missing.jpg;") == 0,
           "inputs: sorted depth-first walk, image extensions only, operands as given: %s", got.p);
     CHECK(loops == 2, "inputs: a symlink loop and a FIFO named .jpg are reported, not followed or read (%d)", loops);
+    CHECK(nskip == 1 && strcmp(summary, ".txt (1)") == 0, "inputs: files left out are tallied by extension (%s)",
+          summary);
     sg_cli_buf_free(&got);
+
+    /* Issue 14, item 9: what a folder of unsupported formats held, most frequent first */
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/odd", g_tmp);
+    mkdir(odd, 0777);
+    touch(odd, "a.webp");
+    touch(odd, "b.WEBP");
+    touch(odd, "c.heic");
+    touch(odd, "README");
+    char *odd_paths[] = {odd};
+    it = sg_cli_inputs_open(odd_paths, 1, NULL, 0, 0, 0, err, sizeof err);
+    n = 0;
+    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
+        free(in.path);
+        free(in.error);
+        n++;
+    }
+    nskip = sg_cli_inputs_skipped(it, summary, sizeof summary);
+    sg_cli_inputs_close(it);
+    CHECK(n == 0 && nskip == 4 && strcmp(summary, ".webp (2), .heic (1), no extension (1)") == 0,
+          "inputs: a folder of unsupported formats yields nothing and says what it skipped (%s)", summary);
 
     char list[700];
     snprintf(list, sizeof list, "%s/list0", g_tmp);
     FILE *f = fopen(list, "wb");
     fwrite("one\0two\nlines\0\0three\0", 1, 22, f);
     fclose(f);
-    it = sg_cli_inputs_open(NULL, 0, list, 1, 0, err, sizeof err);
+    char *lists[2] = {list, NULL};
+    it = sg_cli_inputs_open(NULL, 0, lists, 1, 1, 0, err, sizeof err);
     while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
         sg_cli_buf_puts(&got, in.path);
         sg_cli_buf_putc(&got, '|');
@@ -332,12 +444,32 @@ static void test_inputs(void) {
     sg_cli_inputs_close(it);
     CHECK(got.p && strcmp(got.p, "one|two\nlines|three|") == 0, "inputs: -0 list keeps newlines, skips empty");
     sg_cli_buf_free(&got);
-    it = sg_cli_inputs_open(NULL, 0, list, 0, 0, err, sizeof err);
+    it = sg_cli_inputs_open(NULL, 0, lists, 1, 0, 0, err, sizeof err);
     int rc = sg_cli_inputs_next(it, &in, err, sizeof err);
     CHECK(rc == -1 && strstr(err, "-0"), "inputs: NUL in a newline list is an error pointing at -0 (%s)", err);
     sg_cli_inputs_close(it);
-    CHECK(sg_cli_inputs_open(NULL, 0, "/nonexistent/list", 0, 0, err, sizeof err) == NULL && strstr(err, "list"),
+    char *missing[] = {"/nonexistent/list"};
+    CHECK(sg_cli_inputs_open(NULL, 0, missing, 1, 0, 0, err, sizeof err) == NULL && strstr(err, "list"),
           "inputs: unreadable --files-from reported (%s)", err);
+
+    /* Issue 14, items 6 and 12: a CRLF list loses its CRs (a CR elsewhere stays); two lists are read in order */
+    char crlf[700], second[700];
+    snprintf(crlf, sizeof crlf, "%s/crlf.txt", g_tmp);
+    snprintf(second, sizeof second, "%s/second.txt", g_tmp);
+    write_file(crlf, "a.jpg\r\nb\rc.jpg\r\n\r\nlast.jpg\r");
+    write_file(second, "z.jpg\n");
+    char *two[] = {crlf, second};
+    it = sg_cli_inputs_open(NULL, 0, two, 2, 0, 0, err, sizeof err);
+    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
+        sg_cli_buf_puts(&got, in.path);
+        sg_cli_buf_putc(&got, '|');
+        free(in.path);
+        free(in.error);
+    }
+    sg_cli_inputs_close(it);
+    CHECK(got.p && strcmp(got.p, "a.jpg|b\rc.jpg|last.jpg|z.jpg|") == 0,
+          "inputs: CRLF list without its CRs, then the second list (got %s)", got.p);
+    sg_cli_buf_free(&got);
 }
 
 static void test_writers(void) {

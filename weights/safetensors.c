@@ -441,6 +441,25 @@ static int st_parse(sg_st_file *f, char *err, size_t errlen) {
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--)
         n = (n << 8) | f->base[i];
+    /* A file that starts with text (config.json, an index, a README) read as a header length gives ~1e18:
+     * name the real problem instead of that number. */
+    int text = 1;
+    for (int i = 0; i < 8; i++) text &= (f->base[i] >= 0x20 && f->base[i] < 0x7f) || f->base[i] == '\n' ||
+                                        f->base[i] == '\r' || f->base[i] == '\t';
+    if (text && (n > SG_ST_MAX_HEADER || n > f->size - 8)) {
+        char start[24], *q = start; /* the 8 bytes, whitespace shown as escapes */
+        for (int i = 0; i < 8; i++) {
+            uint8_t c = f->base[i];
+            if (c == '\n' || c == '\r' || c == '\t') *q++ = '\\', *q++ = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+            else *q++ = (char)c;
+        }
+        *q = '\0';
+        st_fail(err, errlen, label,
+                "not a safetensors file: it starts with text (\"%s\"%s), where a safetensors file starts with the "
+                "8-byte length of its JSON header",
+                start, f->base[0] == '{' ? ", like a JSON file" : "");
+        return -1;
+    }
     if (n > SG_ST_MAX_HEADER) {
         st_fail(err, errlen, label, "header length %llu exceeds the format's limit of %llu bytes",
                 (unsigned long long)n, (unsigned long long)SG_ST_MAX_HEADER);

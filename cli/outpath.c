@@ -1,0 +1,175 @@
+/* cli/outpath.c — resolving -o, writing in place where a rename would destroy, tidying dead runs' temporaries
+ * (see outpath.h). */
+#include "outpath.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "shown_path.h"
+
+#define MAX_LINK_HOPS 40 /* the kernel's own limit (ELOOP) for a path's symbolic links */
+
+/* Parses the decimal number that ends at the end of s (all digits, at most 9). -1 when s is not that. */
+static int parse_small_uint(const char *s) {
+    if (!*s || strlen(s) > 9) return -1;
+    int v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* The descriptor a name stands for in this process (/dev/fd/N, /dev/stdout, /proc/self/fd/N,
+ * /proc/<our pid>/fd/N), or -1. */
+static int fd_name(const char *p) {
+    if (strcmp(p, "/dev/stdout") == 0) return 1;
+    if (strcmp(p, "/dev/stderr") == 0) return 2;
+    if (strncmp(p, "/dev/fd/", 8) == 0) return parse_small_uint(p + 8);
+    if (strncmp(p, "/proc/self/fd/", 14) == 0) return parse_small_uint(p + 14);
+    if (strncmp(p, "/proc/", 6) == 0) {
+        char own[64];
+        int n = snprintf(own, sizeof own, "/proc/%ld/fd/", (long)getpid());
+        if (strncmp(p, own, (size_t)n) == 0) return parse_small_uint(p + n);
+    }
+    return -1;
+}
+
+/* dir/name, or name alone when dir is NULL. */
+static char *join_dir(const char *path, const char *name) {
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0, nl = strlen(name);
+    char *p = sg_cli_xmalloc(dl + nl + 1);
+    memcpy(p, path, dl);
+    memcpy(p + dl, name, nl + 1);
+    return p;
+}
+
+static const char *node_kind(mode_t m) {
+    return S_ISCHR(m) || S_ISBLK(m) ? "device" : S_ISFIFO(m) ? "FIFO" : S_ISSOCK(m) ? "socket" : "special file";
+}
+
+int sg_cli_out_resolve(const char *path, sg_cli_out_target *t, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    t->fd = -1;
+    char *cur = sg_cli_xstrdup(path);
+    char shown[4096];
+    for (int hops = 0;; hops++) {
+        int fd = fd_name(cur);
+        struct stat st;
+        if (fd >= 0 && fcntl(fd, F_GETFD) != -1 && fstat(fd, &st) == 0) {
+            t->mode = SG_OUT_IN_PLACE;
+            t->path = cur;
+            t->fd = fd;
+            t->kind = "file descriptor";
+            int fl = fcntl(fd, F_GETFL);
+            t->seekable = S_ISREG(st.st_mode) && fl != -1 && !(fl & O_APPEND) && lseek(fd, 0, SEEK_CUR) == 0;
+            return 0;
+        }
+        if (lstat(cur, &st) != 0) {
+            if (errno == ENOENT) { /* a new file (possibly the target of a dangling link): created beside it */
+                t->mode = SG_OUT_REPLACE;
+                t->path = cur;
+                return 0;
+            }
+            snprintf(err, errlen, "%s: cannot write there: %s", sg_cli_shown_path(cur, shown, sizeof shown),
+                     strerror(errno));
+            free(cur);
+            return -1;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            if (hops == MAX_LINK_HOPS) {
+                snprintf(err, errlen, "%s: more than %d symbolic links (a loop?)",
+                         sg_cli_shown_path(path, shown, sizeof shown), MAX_LINK_HOPS);
+                free(cur);
+                return -1;
+            }
+            char link[4096];
+            ssize_t n = readlink(cur, link, sizeof link - 1);
+            if (n < 0 || n == (ssize_t)sizeof link - 1) {
+                snprintf(err, errlen, "%s: cannot read the symbolic link: %s",
+                         sg_cli_shown_path(cur, shown, sizeof shown), n < 0 ? strerror(errno) : "target too long");
+                free(cur);
+                return -1;
+            }
+            link[n] = '\0';
+            char *next = link[0] == '/' ? sg_cli_xstrdup(link) : join_dir(cur, link);
+            free(cur);
+            cur = next;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a directory (-o takes a file name)", sg_cli_shown_path(cur, shown, sizeof shown));
+            free(cur);
+            return -1;
+        }
+        t->path = cur;
+        if (S_ISREG(st.st_mode)) {
+            t->mode = SG_OUT_REPLACE;
+            t->exists = 1;
+            t->perm = st.st_mode & 07777;
+        } else {
+            t->mode = SG_OUT_IN_PLACE;
+            t->kind = node_kind(st.st_mode);
+        }
+        return 0;
+    }
+}
+
+int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errlen) {
+    char shown[4096];
+    int fd = t->fd >= 0 ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3) : open(t->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        snprintf(err, errlen, "%s: cannot open this %s for writing: %s", sg_cli_shown_path(t->path, shown, sizeof shown),
+                 t->kind, strerror(errno));
+    return fd;
+}
+
+void sg_cli_out_target_free(sg_cli_out_target *t) {
+    free(t->path);
+    t->path = NULL;
+}
+
+/* The PID in name when it is base + suffix + decimal digits, else -1. */
+static long stale_pid(const char *name, const char *base, const char *suffix) {
+    size_t bl = strlen(base), sl = strlen(suffix);
+    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, suffix, sl) != 0) return -1;
+    return parse_small_uint(name + bl + sl);
+}
+
+int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen) {
+    if (removed && removedlen) removed[0] = '\0';
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    char *dir = slash ? sg_cli_xstrdup(target) : sg_cli_xstrdup(".");
+    if (slash) dir[slash - target == 0 ? 1 : slash - target] = '\0';
+    DIR *d = opendir(dir);
+    int count = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        long pid = stale_pid(e->d_name, base, ".tmp.");
+        if (pid < 0) pid = stale_pid(e->d_name, base, ".paths.tmp.");
+        if (pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        char *full = join_dir(target, e->d_name);
+        struct stat st;
+        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlink(full) == 0) {
+            count++;
+            if (removed && removedlen) {
+                size_t l = strlen(removed);
+                snprintf(removed + l, removedlen - l, "%s%s", l ? ", " : "", e->d_name);
+            }
+        }
+        free(full);
+    }
+    if (d) closedir(d);
+    free(dir);
+    return count;
+}

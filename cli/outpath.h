@@ -1,0 +1,49 @@
+/* cli/outpath.h — where -o FILE really is, so that writing it never destroys what we did not write.
+ *
+ * Writing a temporary and renaming it over FILE keeps an existing FILE whole until the new one is complete,
+ * but a rename replaces the directory entry itself: done to /dev/null it deletes the device (as root), to a
+ * FIFO it leaves the reader waiting forever, to a symbolic link it replaces the link. So -o is resolved first:
+ *   - a symbolic link is followed, hop by hop (at most 40), to its final target;
+ *   - a regular file, or a name that does not exist yet, is REPLACED: written as TARGET.tmp.PID in the
+ *     target's directory and renamed over TARGET (the link, if any, stays a link);
+ *   - a device, FIFO or socket, and an open descriptor's name (/dev/fd/N, /dev/stdout, /dev/stderr,
+ *     /proc/self/fd/N: what a shell's >(cmd) passes), is written IN PLACE: the descriptor itself is used
+ *     (so an appending stdout keeps appending), or the node is opened for writing; never renamed over,
+ *     never truncated. Such a target takes streamable formats only, and gets no FILE.paths beside it.
+ * A kill -9 leaves TARGET.tmp.PID (and TARGET.paths.tmp.PID) behind; sg_cli_out_clean_stale removes those
+ * of processes that no longer exist, so the next run for the same output tidies up after the dead one.
+ */
+#ifndef SG_CLI_OUTPATH_H
+#define SG_CLI_OUTPATH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef enum { SG_OUT_REPLACE = 0, SG_OUT_IN_PLACE } sg_cli_out_mode;
+
+typedef struct sg_cli_out_target {
+    sg_cli_out_mode mode;
+    char *path;     /* REPLACE: the resolved target (links followed); IN_PLACE: the name as given */
+    int exists;     /* REPLACE: the target exists (a regular file) */
+    mode_t perm;    /* REPLACE: its permission bits, given to the file that replaces it */
+    int fd;         /* IN_PLACE: the descriptor named (/dev/fd/N ...), or -1 when the node must be opened */
+    int seekable;   /* IN_PLACE: a regular file at offset 0, not appending: a header can be rewritten there */
+    const char *kind; /* IN_PLACE: "device", "FIFO", "socket" or "file descriptor", for messages */
+} sg_cli_out_target;
+
+/* Resolves path (the argument of -o) into t. Returns 0, or -1 with a reason in err (a directory, a link
+ * loop, a component that cannot be read). */
+int sg_cli_out_resolve(const char *path, sg_cli_out_target *t, char *err, size_t errlen);
+
+/* Opens t for writing and returns a descriptor: IN_PLACE only (a dup of the named descriptor, or the node
+ * opened write-only, neither truncated nor created). -1 with a reason in err. */
+int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errlen);
+
+void sg_cli_out_target_free(sg_cli_out_target *t);
+
+/* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID in target's directory that belong to this user and whose
+ * PID is not a running process (left by a kill -9). Writes the names removed, comma-separated, into
+ * removed (may be NULL). Returns how many were removed. */
+int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen);
+
+#endif

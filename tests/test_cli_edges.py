@@ -1,0 +1,276 @@
+"""tests/test_cli_edges.py — the rough edges a new user hit (issue 14, items 4-14), each checked end to end.
+
+ 4  a run whose single input fails, -o x.json: the file is valid JSON ([])
+ 5  progress: a total and an ETA before the end for a directory (counted ahead), "N+" while counting; rows on
+    the same terminal as the progress line (a pty) are never mixed with it, with or without --progress
+ 6  --files-from with CRLF line endings; control bytes in a path are shown escaped in messages
+ 7  -o out.NPY writes npy (extensions in any case, as for inputs)
+ 8  --weights DIR/config.json names the real problem and the directory meant
+ 9  an empty folder, or one of unsupported formats: exit 1 and what was found and skipped
+10  -v: per-stage CPU seconds never exceed the process's user + sys (wait4), peak memory equals its ru_maxrss
+11  GPU-only options: refused with --backend cpu, warned about when auto lands on the CPU
+12  repeated --files-from: every list, in order
+13  kill -9 of an npy run leaves temporaries; the next run for the same output removes those of dead processes
+14  the README's FAISS snippet gives back the exact paths, even non-UTF-8 ones and U+2028 / form feeds
+CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
+"""
+import contextlib
+import io
+import json
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sgtest import BIN, ROOT, TMP, check, done, skip  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
+IMAGES = os.path.join(ROOT, "tests/images")
+W = ["--backend", "cpu", "--weights", FIX]
+D = 64
+work = os.path.join(TMP, "cli_edges")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+PNG = os.path.join(IMAGES, "png_rgb.png")
+ALL_IMAGES = sorted(os.path.join(IMAGES, n) for n in os.listdir(IMAGES) if not n.endswith((".txt", ".md")))
+
+
+def run(args, weights=W, **kw):
+    kw.setdefault("capture_output", True)
+    return subprocess.run([BIN] + weights + args, timeout=300, **kw)
+
+
+def out(name):
+    return os.path.join(work, name)
+
+
+# --- 4. a single input that fails: -o x.json is still valid JSON
+bad = out("bad.jpg")
+open(bad, "wb").write(b"not a jpeg")
+r = run(["-q", bad, "-o", out("x.json")])
+try:
+    val = json.load(open(out("x.json")))
+except ValueError as e:
+    val = f"invalid JSON: {e}"
+check(r.returncode == 1 and val == [], f"item 4: a failed single input gives [] in -o x.json (got {val!r}, exit {r.returncode})")
+r = run(["-q", bad, "-f", "json"])
+check(r.stdout.strip() == b"[]", f"item 4: ... and on stdout ({r.stdout[:40]!r})")
+
+# --- 5a. a directory run shows its total and ETA before the end (counted ahead)
+many = out("many")
+os.makedirs(many)
+for i in range(400):
+    os.link(PNG, os.path.join(many, f"{i:04d}.png"))
+r = run(["--progress", "-b", "1", "-j", "1", many, "-o", out("many.jsonl")])
+frames = [f for f in r.stderr.decode().replace("\n", "\r").split("\r") if "img/s" in f]
+early = frames[:-1]
+check(r.returncode == 0 and any("/400 images" in f and "ETA" in f for f in early),
+      f"item 5: a directory run shows N/400 and an ETA before the end ({len(frames)} frames; first {early[:1]})")
+
+# --- 5b. rows on the terminal the progress line is drawn on: never mixed
+pngs = [p for p in ALL_IMAGES if p.endswith(".png")][:12]
+
+
+def on_pty(args):
+    """Runs the binary with stdout and stderr on one pseudo-terminal; returns everything it drew."""
+    m, s = pty.openpty()
+    p = subprocess.Popen([BIN] + W + args, stdout=s, stderr=s, stdin=subprocess.DEVNULL)
+    os.close(s)
+    buf = b""
+    while True:
+        try:
+            d = os.read(m, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not d:
+            break
+        buf += d
+    os.close(m)
+    return p.wait(), buf
+
+
+def rows_on(buf):
+    """JSON rows found on a terminal stream: the text of each line after its last erase-line escape."""
+    rows, broken = 0, 0
+    for line in buf.split(b"\n"):
+        seg = line.rstrip(b"\r").split(b"\x1b[K")[-1].split(b"\r")[-1]
+        if b'{"path"' in seg:
+            try:
+                json.loads(seg)
+                rows += 1
+            except ValueError:
+                broken += 1
+    return rows, broken
+
+
+rc, buf = on_pty(["-b", "1", "-j", "1"] + pngs)
+rows, broken = rows_on(buf)
+check(rc == 0 and rows == len(pngs) and b"img/s" not in buf,
+      f"item 5: rows on the same terminal, no --progress: no progress line drawn among them ({rows} rows, {broken} broken)")
+rc, buf = on_pty(["-b", "1", "-j", "1", "--progress"] + pngs)
+rows, broken = rows_on(buf)
+check(rc == 0 and rows == len(pngs) and broken == 0,
+      f"item 5: with --progress the line is cleared before each batch of rows ({rows} whole rows, {broken} broken)")
+
+# --- 6. a CRLF list, and control bytes in messages
+lst = out("crlf.txt")
+esc_name = out("miss\x1b[31mred.jpg")
+with open(lst, "wb") as f:
+    f.write(PNG.encode() + b"\r\n" + os.fsencode(esc_name) + b"\r\n")
+r = run(["--files-from", lst])
+rows = [json.loads(x) for x in r.stdout.splitlines()]
+err = r.stderr.decode()
+check(r.returncode == 1 and [x["path"] for x in rows] == [PNG],
+      f"item 6: a CRLF --files-from list: the CR is not part of the path ({[x['path'] for x in rows]})")
+check("miss\\x1b[31mred.jpg: " in err and "\x1b" not in err,
+      f"item 6: an escape byte in a path is shown as \\x1b in the message ({err.strip()[:120]!r})")
+
+# --- 7. -o out.NPY is npy
+r = run(["-q", PNG, "-o", out("up.NPY")])
+try:
+    a = np.load(out("up.NPY"))
+except (ValueError, OSError) as e:
+    a = e
+check(r.returncode == 0 and isinstance(a, np.ndarray) and a.shape == (1, D),
+      f"item 7: -o out.NPY writes npy, as inputs take x.JPG ({a if not isinstance(a, np.ndarray) else a.shape})")
+
+# --- 8. --weights pointing at config.json
+r = run([PNG], weights=["--backend", "cpu", "--weights", os.path.join(FIX, "config.json")])
+err = r.stderr.decode()
+check(r.returncode == 2 and "not a safetensors file" in err and f"--weights {FIX}?" in err and "e+18" not in err,
+      f"item 8: --weights DIR/config.json says what it is and which directory was meant ({err.strip()[-160:]})")
+
+# --- 9. nothing to embed
+os.makedirs(out("empty"))
+r = run([out("empty"), "-o", out("e.jsonl")])
+check(r.returncode == 1 and b"0 images found" in r.stderr,
+      f"item 9: an empty folder: exit 1 and '0 images found' (exit {r.returncode}: {r.stderr.decode().strip()})")
+os.makedirs(out("odd"))
+for n in ("a.webp", "b.WebP", "c.heic"):
+    open(os.path.join(out("odd"), n), "wb").write(b"x")
+r = run(["-q", out("odd"), "-o", out("o.npy")])
+check(r.returncode == 1 and b"3 files skipped: .webp (2), .heic (1)" in r.stderr,
+      f"item 9: unsupported formats only: exit 1 and what was skipped, even with -q ({r.stderr.decode().strip()[:140]})")
+
+# --- 10. -v figures agree with the operating system's accounting of the process
+errf = out("v.err")
+with open(errf, "wb") as ef:
+    # decode-heavy work on more workers than cores: summed wall times per stage would exceed the CPU time
+    big_jpeg = os.path.join(IMAGES, "jpeg_big_800x600.jpg")
+    p = subprocess.Popen([BIN] + W + ["-v", "-j", "16", "-b", "4"] + [big_jpeg] * 60 + ["-o", out("v.npy")],
+                         stdout=subprocess.DEVNULL, stderr=ef)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+v = open(errf).read()
+stages = re.search(r"read ([0-9.]+)s?  decode ([0-9.]+)s?  resize ([0-9.]+)s?", v)
+peak = re.search(r"peak memory ([0-9]+) KiB", v)
+cpu = ru.ru_utime + ru.ru_stime
+ssum = sum(float(x) for x in stages.groups()) if stages else float("inf")
+check(p.returncode == 0 and stages and ssum <= cpu + 0.005,
+      f"item 10: -v stage CPU seconds ({ssum:.3f}) within the process's user + sys from wait4 ({cpu:.3f})")
+kib = int(peak.group(1)) if peak else -1
+ldd = subprocess.run(["ldd", BIN], capture_output=True).stdout
+if b"libcublasLt" in ldd:
+    # A CUDA build: libcublasLt's destructors, which run after main has printed, fault in tens of MB of the
+    # library's pages (measured: 58 MB on the build machine), so only "never more than the OS says" holds.
+    check(0 < kib <= ru.ru_maxrss, f"item 10: -v peak memory {kib} KiB <= the OS's max RSS {ru.ru_maxrss} KiB")
+    skip("item 10: exact agreement of -v's peak memory with wait4's max RSS: a CUDA build (libcublasLt's exit-time "
+         "destructors grow the RSS after the summary is printed); checked in CPU-only builds such as CI's")
+else:
+    check(abs(kib - ru.ru_maxrss) <= max(1024, ru.ru_maxrss // 50),
+          f"item 10: -v peak memory {kib} KiB = the OS's max RSS of the process {ru.ru_maxrss} KiB (within 2%)")
+
+# --- 11. GPU-only options on the CPU
+r = run(["--precision", "fp8", PNG])
+check(r.returncode == 2 and b"--precision" in r.stderr, f"item 11: --backend cpu --precision fp8 refused ({r.stderr[:90]!r})")
+r = run(["--device", "3", PNG])
+check(r.returncode == 2 and b"--device" in r.stderr, f"item 11: --backend cpu --device 3 refused ({r.stderr[:90]!r})")
+info = run(["--info"], weights=["--weights", FIX]).stdout.decode()
+if "backend chosen: cpu" in info:
+    r = run(["-q", "--precision", "fp8", "--device", "3", PNG], weights=["--weights", FIX])
+    check(r.returncode == 0 and b"warning: --device and --precision ignored" in r.stderr,
+          f"item 11: auto on a machine without a usable GPU warns about them ({r.stderr.decode().strip()[:120]})")
+else:
+    skip("item 11: auto picks a GPU backend here, so --precision/--device are honoured, not warned about")
+
+# --- 12. repeated --files-from
+l1, l2 = out("l1.txt"), out("l2.txt")
+open(l1, "w").write(ALL_IMAGES[0] + "\n" + ALL_IMAGES[1] + "\n")
+open(l2, "w").write(ALL_IMAGES[2] + "\n")
+r = run(["--files-from", l1, "--files-from", l2, ALL_IMAGES[3]])
+got = [json.loads(x)["path"] for x in r.stdout.splitlines()]
+check(r.returncode == 0 and got == [ALL_IMAGES[3]] + ALL_IMAGES[:3],
+      f"item 12: two --files-from lists are both read, in order, after the operands ({len(got)} rows)")
+
+# --- 13. temporaries of dead runs are removed by the next run for the same output
+dead = subprocess.Popen(["true"])
+dead.wait()  # a PID that no longer runs
+target = out("k.npy")
+stale = [f"{target}.tmp.{dead.pid}", f"{target}.paths.tmp.{dead.pid}"]
+alive = f"{target}.tmp.{os.getpid()}"  # a live process's temporary: not ours to remove
+for n in stale + [alive]:
+    open(n, "wb").write(b"partial")
+r = run([PNG, "-o", target])
+check(r.returncode == 0 and not any(os.path.exists(n) for n in stale) and os.path.exists(alive) and
+      b"removed 2 temporary files" in r.stderr,
+      f"item 13: the next run removes a dead run's X.npy.tmp.PID and X.npy.paths.tmp.PID, keeps a live one's "
+      f"({r.stderr.decode().strip()[:150]})")
+os.unlink(alive)
+big = out("big")
+os.makedirs(big)
+for i in range(3000):
+    os.link(PNG, os.path.join(big, f"{i:05d}.png"))
+kp = subprocess.Popen([BIN] + W + ["-q", "-j", "1", "-b", "1", big, "-o", target], stderr=subprocess.DEVNULL)
+left = []
+for _ in range(100):  # wait for the temporaries to exist, then kill -9
+    time.sleep(0.02)
+    left = [n for n in os.listdir(work) if n.startswith("k.npy") and ".tmp." in n]
+    if len(left) == 2:
+        break
+kp.send_signal(signal.SIGKILL)
+kp.wait()
+if kp.returncode != -signal.SIGKILL or len(left) != 2:
+    skip(f"item 13: the run was not killed while writing (exit {kp.returncode}, temporaries {left})")
+else:
+    r = run(["-q", PNG, "-o", target])
+    after = [n for n in os.listdir(work) if n.startswith("k.npy") and ".tmp." in n]
+    check(r.returncode == 0 and not after and np.load(target).shape == (1, D),
+          f"item 13: after kill -9 ({', '.join(left)}), the next run leaves no temporary ({after})")
+
+# --- 14. the README's FAISS snippet, on names that are not UTF-8 or hold U+2028 and a form feed
+try:
+    import faiss  # noqa: F401
+except ImportError:
+    faiss = None
+readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+m = re.search(r"For FAISS[^\n]*\n```python\n(.*?)```", readme, re.S)
+if not m:
+    check(False, "item 14: README has a ```python block after 'For FAISS'")
+elif faiss is None:
+    skip("item 14: faiss is not installed for this python (make deps installs python3-faiss)")
+else:
+    odd = os.path.join(os.fsencode(work), b"faiss")
+    os.makedirs(odd)
+    names = [b"a\xff.png", b"b\xe2\x80\xa8line.png", b"c\x0cfeed.png", b"d\xc2\x85nel.png", b"e.png"]
+    for n, src in zip(names, ALL_IMAGES[5:]):
+        shutil.copy(src, os.path.join(odd, n))
+    npy = out("photos.npy")
+    r = run(["-q", os.fsdecode(odd), "-o", npy])
+    code = m.group(1).replace('"photos.npy', '"' + npy)  # the snippet's file names, pointed at this run's
+    ns = {}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the snippet prints its search result
+            exec(compile(code, "README FAISS snippet", "exec"), ns)
+        got = ns.get("paths")
+        ok = got == [os.fsdecode(os.path.join(odd, n)) for n in sorted(names)]
+    except Exception as e:  # noqa: BLE001
+        got, ok = repr(e), False
+    check(r.returncode == 0 and ok, f"item 14: the README's FAISS snippet maps rows to the exact paths ({str(got)[:160]})")
+done()

@@ -1,0 +1,186 @@
+"""tests/test_cli_safety.py — siglip2-embed never destroys what it did not write, and never loses an input
+(issue 14, items 1-3: each check here failed on the code before the fix).
+
+1. -o on anything but a regular file: a FIFO keeps being a FIFO and its reader gets the rows; a device node
+   (made with mknod in the scratch folder, never /dev itself; SKIP where mknod is not allowed) is written in
+   place, refused for npy, and gets no .paths beside it; a symlink stays a link and its target is replaced, with
+   the target's .paths beside the target; a link to /dev/stdout writes through the caller's descriptor (an
+   appending stdout keeps what it held); a shell's >(cmd) receives the rows.
+2. --resume on a file that is not ours (a note, {"a":1}, a foreign line after our rows, a note without a final
+   newline) exits 2 and leaves the file byte for byte as it was.
+3. Two names that differ only in bytes that are not UTF-8 (x\\xff, x\\xfe) stay two rows whose path_base64
+   gives back each exact name; --resume after losing one row embeds exactly that one again; FILE.paths holds
+   the exact bytes; every row parses with Python's strict json.
+
+CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
+"""
+import base64
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sgtest import BIN, ROOT, TMP, check, done, skip  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
+IMAGES = os.path.join(ROOT, "tests/images")
+W = ["--backend", "cpu", "--weights", FIX, "-q"]
+D = 64
+work = os.path.join(TMP, "cli_safety")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+IMGS = [os.path.join(IMAGES, n) for n in ("png_rgb.png", "jpeg_444.jpg", "bmp_24.bmp")]
+
+
+def run(args, **kw):
+    if "stdout" not in kw:
+        kw.setdefault("capture_output", True)
+    return subprocess.run([BIN] + W + args, timeout=120, **kw)
+
+
+def out(name):
+    return os.path.join(work, name)
+
+
+ref = np.frombuffer(run(IMGS + ["-f", "f32"]).stdout, dtype="<f4").reshape(-1, D)
+check(ref.shape == (3, D), f"reference: 3 rows of f32 on a pipe ({ref.shape})")
+
+# --- 1a. a FIFO: written in place, its reader gets every row, it stays a FIFO
+fifo = out("fifo")
+os.mkfifo(fifo)
+got = {}
+
+
+def reader():
+    with open(fifo, "rb") as f:  # blocks until a writer opens the FIFO
+        got["data"] = f.read()
+
+
+t = threading.Thread(target=reader, daemon=True)  # daemon: with a broken writer it would block forever
+t.start()
+r = run(IMGS + ["-f", "f32", "-o", fifo])
+t.join(10)
+data = got.get("data", b"")
+check(r.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and data == ref.tobytes(),
+      f"-o FIFO -f f32: still a FIFO, its reader got the {len(ref)} rows ({len(data)} bytes, exit {r.returncode})")
+check(not [n for n in os.listdir(work) if n.startswith("fifo.")], "-o FIFO: no .paths or temporary beside it")
+
+# --- 1b. device nodes (our own, in the scratch folder): written in place, npy refused, no .paths beside them
+nulldev, fulldev = out("nulldev"), out("fulldev")
+try:
+    os.mknod(nulldev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.mknod(fulldev, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    have_dev = True
+except OSError as e:
+    have_dev = False
+    skip(f"device nodes: mknod not allowed here ({e})")
+if have_dev:
+    r = run(IMGS + ["-f", "f32", "-o", nulldev])
+    check(r.returncode == 0 and stat.S_ISCHR(os.lstat(nulldev).st_mode),
+          f"-o DEVICE -f f32: written in place, still a device (exit {r.returncode}: {r.stderr.decode()[-200:]})")
+    r = run(IMGS + ["-f", "npy", "-o", nulldev])
+    check(r.returncode == 2 and b"regular file" in r.stderr and stat.S_ISCHR(os.lstat(nulldev).st_mode),
+          f"-o DEVICE -f npy: refused with exit 2, device intact ({r.stderr.decode().strip()[-200:]})")
+    r = run(IMGS + ["-f", "fvecs", "-o", fulldev])
+    check(r.returncode == 2 and b"write failed" in r.stderr and stat.S_ISCHR(os.lstat(fulldev).st_mode),
+          f"-o full device -f fvecs: the write error is reported (exit 2), device intact ({r.stderr.decode().strip()[-120:]})")
+    check(not [n for n in os.listdir(work) if n.startswith(("nulldev.", "fulldev."))],
+          "-o DEVICE: no .paths and no temporary created beside a device")
+
+# --- 1c. a symlink: followed; the target is replaced in its own folder, the link stays a link
+os.makedirs(out("real"))
+target = out("real/data.npy")
+with open(target, "wb") as f:
+    f.write(b"old contents")
+os.symlink("real/data.npy", out("link.npy"))
+r = run(IMGS + ["-o", out("link.npy")])
+is_link = os.path.islink(out("link.npy")) and os.readlink(out("link.npy")) == "real/data.npy"
+a = np.load(out("link.npy")) if os.path.exists(out("link.npy")) else None
+paths = open(target + ".paths", "rb").read().split(b"\n")[:-1] if os.path.exists(target + ".paths") else None
+check(r.returncode == 0 and is_link and a is not None and np.array_equal(a, ref),
+      f"-o LINK.npy: the link stays a link and its target holds the rows (exit {r.returncode})")
+check(paths == [os.fsencode(p) for p in IMGS] and not os.path.exists(out("link.npy.paths")),
+      "-o LINK.npy: FILE.paths is written beside the target, not beside the link")
+check(not [n for n in os.listdir(out("real")) + os.listdir(work) if ".tmp." in n], "-o LINK.npy: no temporaries left")
+
+# --- 1d. a link to /dev/stdout: the caller's descriptor is used, so an appending stdout keeps its contents
+os.symlink("/dev/stdout", out("to_stdout"))
+log = out("log.jsonl")
+with open(log, "wb") as f:
+    f.write(b'{"kept":"line"}\n')
+with open(log, "ab") as f:
+    r = run(IMGS[:1] + ["-f", "jsonl", "-o", out("to_stdout")], stdout=f, stderr=subprocess.PIPE)
+lines = open(log, "rb").read().splitlines()
+check(r.returncode == 0 and len(lines) == 2 and lines[0] == b'{"kept":"line"}' and
+      json.loads(lines[1])["path"] == IMGS[0],
+      f"-o LINK-TO-/dev/stdout on an appending stdout: appended, nothing truncated ({lines[:1]}, exit {r.returncode})")
+
+# --- 1e. a shell's process substitution (/dev/fd/N, a pipe)
+count = out("count")
+cmd = (f'"{BIN}" {" ".join(W)} {" ".join(IMGS)} -f f32 -o >(wc -c > "{count}"); rc=$?; wait; '
+       f'sleep 0.2; exit $rc')
+r = subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=120)
+n = open(count).read().strip() if os.path.exists(count) else ""
+check(r.returncode == 0 and n == str(ref.nbytes),
+      f"-f f32 -o >(wc -c): the pipe receives the rows ({n or 'nothing'} bytes of {ref.nbytes}; exit {r.returncode}: "
+      f"{r.stderr.decode().strip()[-200:]})")
+
+# --- 2. --resume on a file that is not ours: refused with exit 2, left untouched
+row = run(IMGS[:1] + ["-f", "jsonl"]).stdout
+for what, body in [("a note", b"important notes\n"), ("{\"a\":1}", b'{"a":1}\n'),
+                   ("a complete foreign line after our rows", row + b"a note after a valid row\n"),
+                   ("a note without a final newline", b"important notes"),
+                   ("a CSV file", b"id,vector\n1,2\n")]:
+    p = out("notes.jsonl")
+    with open(p, "wb") as f:
+        f.write(body)
+    r = run(IMGS[1:] + ["--resume", "-o", p])
+    after = open(p, "rb").read()
+    check(r.returncode == 2 and after == body,
+          f"--resume on {what}: exit 2 and the file is untouched (exit {r.returncode}, {len(after)} of {len(body)} "
+          f"bytes left: {r.stderr.decode().strip()[-160:]})")
+
+# --- 3. names that differ only in bytes that are not UTF-8 stay distinct, exactly, and resume matches bytes
+odd = os.path.join(os.fsencode(work), b"odd")
+os.makedirs(odd)
+names = [b"x\xff.png", b"x\xfe.png", b"x\xef\xbf\xbd.png", b"\xe2\x80\xa8sep\x0c.png"]  # + a real U+FFFD, U+2028
+for n, src in zip(names, [IMGS[0], IMGS[1], IMGS[2], IMGS[0]]):
+    shutil.copy(src, os.path.join(odd, n))
+exact = sorted(os.path.join(odd, n) for n in names)
+jl = out("odd.jsonl")
+
+
+def exact_paths(path):
+    rows = [json.loads(line) for line in open(path, "rb").read().splitlines()]  # strict: str json
+    return [base64.b64decode(x["path_base64"]) if "path_base64" in x else x["path"].encode("utf-8") for x in rows]
+
+
+r = run([os.fsdecode(odd), "-o", jl])
+try:
+    got = exact_paths(jl)
+except (ValueError, KeyError) as e:
+    got = [str(e)]
+check(r.returncode == 0 and got == exact,
+      f"jsonl: 4 names that collapse without path_base64 map back to their exact bytes ({len(set(got))} distinct)")
+lines = open(jl, "rb").read().splitlines(keepends=True)
+with open(jl, "wb") as f:  # as if x\xfe.png's row had been lost (rows are in byte order: it is the third)
+    f.writelines(ln for i, ln in enumerate(lines) if i != 2)
+r = run([os.fsdecode(odd), "--resume", "-o", jl])
+got = exact_paths(jl)
+check(r.returncode == 0 and sorted(got) == exact and len(got) == len(set(got)),
+      f"--resume re-embeds exactly the one lost row, matched on exact bytes ({len(got)} rows, {len(set(got))} distinct)")
+npy = out("odd.npy")
+r = run([os.fsdecode(odd), "-o", npy])
+sidecar = open(npy + ".paths", "rb").read().split(b"\n")[:-1]
+check(r.returncode == 0 and sidecar == exact, "npy: FILE.paths holds each path's exact bytes, one per line")
+r = run([os.path.join(os.fsdecode(odd), os.fsdecode(names[0])), "-f", "json"])
+row1 = json.loads(r.stdout)
+check(base64.b64decode(row1.get("path_base64", "")) == os.path.join(odd, names[0]) and "\ufffd" in row1["path"],
+      "json: a single row carries path_base64 too; \"path\" shows U+FFFD for display")
+done()
