@@ -31,7 +31,8 @@ typedef struct sg_preprocess_opts {
 /* Fills opts with the defaults: S = 224, bilinear, EXIF on, exact decode, and the default caps. */
 void sg_preprocess_opts_default(sg_preprocess_opts *opts);
 
-/* Seconds spent in each stage, accumulated by the functions below when a non-NULL pointer is given. */
+/* CPU seconds of the calling thread spent in each stage (CLOCK_THREAD_CPUTIME_ID), accumulated by the
+ * functions below when a non-NULL pointer is given. */
 typedef struct sg_preprocess_stats {
     double read_s, decode_s, resize_s;
 } sg_preprocess_stats;
