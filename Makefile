@@ -98,13 +98,16 @@ TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 .SECONDARY:
 all: $(BIN) $(TEST_BIN) $(LAB_TEST_BIN) $(TOOL_BIN)
 
-# Debian packages: the C libraries, the test consumers (numpy, faiss) for /usr/bin/python3, and clang for
-# the fuzzer. The CUDA toolkit is not a Debian package we can rely on: when nvcc is absent the build is
-# CPU-only and says so. With nvcc but no cuobjdump outside .deps/ (scripts/lib-sass.sh's lookup),
-# scripts/get-sass-tools.sh (idempotent) fetches cuobjdump + nvdisasm from NVIDIA's PyPI wheels into
-# .deps/cuda-tools for the SASS checks of `make test` (build-time only); if that fails, deps prints a WARNING
-# and still succeeds, and those checks SKIP.
-DEB_PKGS := build-essential libstb-dev libcjson-dev libturbojpeg0-dev python3 python3-numpy python3-faiss
+# Debian packages: the C libraries (libjpeg62-turbo-dev: jpeglib.h, the scanline API the JPEG decoder uses; the
+# code itself comes from libturbojpeg.a, which holds libjpeg-turbo whole), the test consumers (numpy, faiss) for
+# /usr/bin/python3, and pip for scripts/get-sass-tools.sh (`python3 -m pip download` installs nothing, so
+# Debian's externally-managed rule does not stop it). The CUDA toolkit is not a Debian package we can rely on:
+# when nvcc is absent the build is CPU-only and says so. With nvcc but no cuobjdump outside .deps/
+# (scripts/lib-sass.sh's lookup), scripts/get-sass-tools.sh (idempotent) fetches cuobjdump + nvdisasm, NVIDIA's
+# wheels by package name and pinned version and sha256, with pip into .deps/cuda-tools for the SASS checks of
+# `make test` (build-time only); if that fails, deps prints a WARNING and still succeeds, and those checks SKIP.
+DEB_PKGS := build-essential libstb-dev libcjson-dev libturbojpeg0-dev libjpeg62-turbo-dev python3 python3-numpy \
+            python3-faiss python3-pip
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 	    grep -q '^install ok installed' || echo $$p; done); \

@@ -27,15 +27,24 @@ tiny16 is a standalone SiglipVisionModel (flat config). Runs offline; needs torc
 numpy, Pillow. Reference only: nothing here is a runtime or test dependency.
 """
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import sys
 
-import numpy as np
-import torch
-import transformers
-from transformers import (SiglipConfig, SiglipModel, SiglipTextConfig, SiglipVisionConfig,
+# Everything this script needs is checked before anything is imported or written: a missing Pillow used to be
+# found only after a 370 MB checkpoint had been saved (versions() and the processor need it on every path).
+_NEEDED = {"numpy": "numpy", "torch": "torch", "transformers": "transformers", "PIL": "Pillow"}
+_missing = [pip for mod, pip in _NEEDED.items() if importlib.util.find_spec(mod) is None]
+if _missing and __name__ == "__main__":
+    sys.exit(f"make_fixtures: needs {', '.join(_missing)} for {sys.executable} (reference tooling, e.g. "
+             f"`{os.path.basename(sys.executable)} -m pip install {' '.join(_missing)}`); nothing was written")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from transformers import (SiglipConfig, SiglipModel, SiglipTextConfig, SiglipVisionConfig,  # noqa: E402
                           SiglipVisionModel)
 
 SEED = 20261121
