@@ -30,7 +30,7 @@ static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t to
         fprintf(p->out, "/%llu images  %3.0f%%", (unsigned long long)total,
                 100.0 * (double)(done + failed) / (double)total);
     } else {
-        fprintf(p->out, " images");
+        fprintf(p->out, done + failed == 1 ? " image" : " images");
     }
     fprintf(p->out, "  %.1f img/s", rate);
     if (total && rate > 0 && total > done + failed) {

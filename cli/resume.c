@@ -160,7 +160,8 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
         return -1;
     }
     if (count != dim) {
-        snprintf(err, errlen, "embedding has %d values, expected %d (another model?)", count, dim);
+        snprintf(err, errlen, "embedding has %d %s, expected %d (another model?)", count, count == 1 ? "value" : "values",
+                 dim);
         return -1;
     }
     if (p != end) goto trailing;
