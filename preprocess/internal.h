@@ -25,6 +25,14 @@ int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);
 int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                        int *orientation, char *err, size_t errlen);
 
+/* JPEG decoded and resized in one pass (opts->out_size square, Pillow-exact): the rows go from the decoder to the
+ * resize's horizontal pass 16 at a time, so the decoded image is never held whole. Returns 0 (out filled), -1
+ * with a reason (the same checks and messages as sg_pre_decode_jpeg), or 1 when this image cannot take that
+ * path (an EXIF orientation to apply, or a vertical-first resize): then nothing was written and the caller
+ * decodes the whole image instead. stats (may be NULL) gets decode and resize CPU time. */
+int sg_pre_jpeg_to_resized(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
+                           sg_preprocess_stats *stats, char *err, size_t errlen);
+
 /* PNG: chunk walk (CRC, IHDR, eXIf, XMP) then pixels through stb_image with Pillow's mode rules. */
 int sg_pre_decode_png(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       int *orientation, char *err, size_t errlen);
@@ -47,6 +55,20 @@ int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg
 int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
 /* Validates a PNM header's tokens before stb_image parses it (stb overflows an int on long numbers). */
 int sg_pre_check_pnm_header(const uint8_t *data, size_t len, char *err, size_t errlen);
+
+/* --- resize.c: the streaming form of sg_resize_rgb_pillow ----------------------------------------------- */
+/* Source rows arrive in order, up to 16 at a time; the horizontal pass runs on each block as it arrives, the
+ * vertical pass at the end. Same bytes as sg_resize_rgb_pillow on the whole image. */
+typedef struct sg_resize_stream sg_resize_stream;
+/* Plans the resize of an sw x sh image into dst (dw x dh x 3). NULL when the resize cannot stream (Pillow 13's
+ * vertical-first order for this size pair, a bad filter or size, out of memory): use sg_resize_rgb_pillow. */
+sg_resize_stream *sg_resize_stream_begin(int sw, int sh, uint8_t *dst, int dw, int dh, sg_resample filter,
+                                         int pillow_major);
+/* Feeds source rows [y, y+n), n <= 16, row r at rows + r*stride (each sw*3 bytes). Returns 0, or -1 on a bad call. */
+int sg_resize_stream_rows(sg_resize_stream *r, const uint8_t *rows, size_t stride, int y, int n);
+/* Runs what is left (the vertical pass) into dst once every row was fed. Returns 0. */
+int sg_resize_stream_end(sg_resize_stream *r);
+void sg_resize_stream_free(sg_resize_stream *r);
 
 /* --- decode_stb.c: the only file that compiles stb_image ------------------------------------------- */
 /* Header-only size query. Returns 0 and w, h, channels in the file, or -1 with stb's reason. */

@@ -141,6 +141,14 @@ int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_op
                          sg_preprocess_stats *stats, char *err, size_t errlen) {
     sg_preprocess_opts def;
     if (!opts) sg_preprocess_opts_default(&def), opts = &def;
+    /* JPEG, the common case: decoded straight into the resize when it can be (sg_pre_jpeg_to_resized). The
+     * checks sg_decode_rgb makes first are made here too, in the same order, so the same files fail the same
+     * way on both paths. */
+    if (data && len >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF && len <= opts->max_file_bytes &&
+        opts->out_size > 0 && !opts->whole_image) {
+        int r = sg_pre_jpeg_to_resized(data, len, opts, out, stats, err, errlen);
+        if (r <= 0) return r;
+    }
     sg_rgb_image img;
     double t0 = sg_now();
     if (sg_decode_rgb(data, len, opts, &img, err, errlen)) return -1;

@@ -26,6 +26,9 @@ typedef struct sg_preprocess_opts {
     uint64_t max_pixels;     /* decoded width*height above this is refused */
     int pillow_major;        /* resize pass order of this Pillow major version: 0 = latest (13: vertical pass
                                 first for some size pairs), 12 = Pillow <= 12 (horizontal pass always first) */
+    int whole_image;         /* 1: always decode the whole image, then resize; 0 (default): JPEGs are decoded
+                                straight into the resize where they can be (same bytes, less memory traffic).
+                                For tests and benchmarks that compare the two paths. */
 } sg_preprocess_opts;
 
 /* Fills opts with the defaults: S = 224, bilinear, EXIF on, exact decode, and the default caps. */
@@ -57,7 +60,9 @@ int sg_resize_rgb_pillow(const uint8_t *src, int sw, int sh, uint8_t *dst, int d
                          int pillow_major);
 
 /* Decode + convert + orient + resize. out holds opts->out_size^2 * 3 bytes. Returns 0, or -1 with a reason
- * (without the path: callers prefix it). */
+ * (without the path: callers prefix it). A JPEG is decoded in blocks of 16 rows, each resized horizontally
+ * while in cache, when no EXIF orientation is to be applied and the resize runs its horizontal pass first
+ * (every photo size; Pillow 13 runs some tall, narrow ones vertical first); otherwise decoded whole. */
 int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
                          sg_preprocess_stats *stats, char *err, size_t errlen);
 

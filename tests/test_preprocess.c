@@ -3,15 +3,19 @@
  * tests/images/goldens.txt (made by scripts/make_goldens.py with Pillow; versions on its first line) holds
  * FNV-1a 64 hashes of Pillow's RGB bytes for each committed image: decoded (with and without EXIF
  * transpose) and resized to 224 with BILINEAR and BICUBIC, JPEGs also through draft() (our --fast-decode); plus resizes of hash-noise images at odd and
- * random size pairs, regenerated here from the same seed. Output buffers are poisoned before each run, so a
- * function that writes nothing cannot pass. Also checks the same-size copy rule, the pixel and file caps,
+ * random size pairs, regenerated here from the same seed. JPEG resizes are checked through both JPEG paths
+ * (decoded straight into the resize, and decoded whole), and the two paths are compared on fresh noise JPEGs of
+ * many sizes and layouts. Output buffers are poisoned before each run, so a function that writes nothing cannot
+ * pass. Also checks the same-size copy rule, the pixel and file caps,
  * and that sg_preprocess_file agrees with decode + resize.
  */
-#include "preprocess/preprocess.h"
+#include "preprocess/internal.h"
 #include "tests/check.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <turbojpeg.h>
 
 static uint64_t fnv1a64(const uint8_t *p, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -37,7 +41,7 @@ int main(void) {
     FILE *g = fopen(path, "r");
     CHECK(g != NULL, "open %s", path);
     if (!g) return CHECK_DONE();
-    int ndecode = 0, nresize = 0, nnoise = 0, bad = 0;
+    int ndecode = 0, nresize = 0, nnoise = 0, bad = 0, njpeg_streamed = 0;
     uint8_t *out = malloc(224 * 224 * 3);
     while (fgets(line, sizeof line, g)) {
         char kind[16], name[256];
@@ -89,6 +93,16 @@ int main(void) {
             int rc = data ? sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) : -1;
             uint64_t got = fnv1a64(out, 224 * 224 * 3);
             int ok = rc == 0 && got == want;
+            if (data && strstr(name, ".jpg")) { /* both JPEG paths, each against Pillow */
+                memset(out, 0xA5, 224 * 224 * 3);
+                int r = sg_pre_jpeg_to_resized(data, len, &o, out, NULL, err, sizeof err);
+                njpeg_streamed += r == 0;
+                ok = ok && (r == 1 || (r == 0 && fnv1a64(out, 224 * 224 * 3) == want));
+                o.whole_image = 1;
+                memset(out, 0x5A, 224 * 224 * 3);
+                ok = ok && sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) == 0 &&
+                     fnv1a64(out, 224 * 224 * 3) == want;
+            }
             CHECK(ok, "preprocess%s %s exif=%d filter=%d -> 224x224: 0 LSB from Pillow%s (hash %016llx, Pillow %016llx; %s)",
                   fast ? " --fast-decode" : "", name, exif, filt, fast ? " draft()" : "", (unsigned long long)got, want, rc ? err : "ok");
             bad += !ok;
@@ -130,6 +144,8 @@ int main(void) {
     CHECK(ndecode >= 50 && nresize >= 100 && nnoise >= 100, "goldens found: %d decode, %d resize, %d noise (expected >= 50/100/100)",
           ndecode, nresize, nnoise);
     CHECK(bad == 0, "all %d goldens are 0 LSB from Pillow (%d differ)", ndecode + nresize + nnoise, bad);
+    CHECK(njpeg_streamed >= 20, "JPEG resize goldens through the streamed decode: %d (the rest have an EXIF orientation)",
+          njpeg_streamed);
 
     /* same size: Pillow returns an unfiltered copy */
     uint8_t *src = noise(99, 224, 224);
@@ -140,6 +156,71 @@ int main(void) {
               sg_resize_rgb(src, 224, 224, out, 224, 224, (sg_resample)7) == -1,
           "resize refuses an empty size and an unknown filter");
     free(src);
+
+    /* JPEGs decoded straight into the resize (16 rows at a time) give the bytes of decode-whole-then-resize:
+     * fresh noise JPEGs of many sizes, every subsampling, grey, CMYK and progressive, both filters, two output
+     * sizes, exact and --fast-decode. The goldens above already pass through the streamed path; this covers
+     * sizes they do not (odd widths, blocks straddling the resize window, upscales, one-axis resizes). */
+    {
+        static const int subs[] = {TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411};
+        int sizes[40][2] = {{1, 1}, {7, 5}, {16, 16}, {17, 33}, {224, 224}, {224, 300}, {300, 224}, {500, 375},
+                            {375, 500}, {800, 600}, {333, 999}, {1000, 17}, {17, 1000}, {225, 223}};
+        int nsizes = 14;
+        uint64_t seed = 0x2545F4914F6CDD1Dull ^ (uint64_t)time(NULL), rs = seed; /* fresh sizes every run */
+        printf("  streamed-vs-whole sizes seeded from %llu\n", (unsigned long long)seed);
+        while (nsizes < 40) {
+            rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+            sizes[nsizes][0] = 1 + (int)(rs % 1100);
+            sizes[nsizes][1] = 1 + (int)((rs >> 20) % 900);
+            nsizes++;
+        }
+        tjhandle tj = tjInitCompress();
+        int streamed = 0, fell_back = 0, same = 0, cases = 0;
+        uint8_t *a = malloc(224 * 224 * 3), *b = malloc(224 * 224 * 3);
+        for (int i = 0; i < nsizes; i++) {
+            int w = sizes[i][0], h = sizes[i][1], sub = subs[i % 6];
+            int cmyk = i % 9 == 8, prog = i % 5 == 4;
+            uint8_t *px = noise(1000u + (unsigned)i, w * (cmyk ? 4 : 3), h); /* w*4 x h bytes covers CMYK */
+            unsigned char *jpg = NULL;
+            unsigned long jlen = 0;
+            int flags = TJFLAG_ACCURATEDCT | (prog ? TJFLAG_PROGRESSIVE : 0);
+            if (tjCompress2(tj, px, w, 0, h, cmyk ? TJPF_CMYK : TJPF_RGB, &jpg, &jlen, cmyk ? TJSAMP_444 : sub, 90,
+                            flags) != 0) {
+                CHECK(0, "tjCompress2 %dx%d sub %d: %s", w, h, sub, tjGetErrorStr2(tj));
+                free(px);
+                continue;
+            }
+            for (int v = 0; v < 6; v++) {
+                sg_preprocess_opts so;
+                sg_preprocess_opts_default(&so);
+                so.out_size = v % 3 == 2 ? 64 : 224;
+                so.resample = v % 2 ? SG_RESAMPLE_BICUBIC : SG_RESAMPLE_BILINEAR;
+                so.fast_decode = v >= 3;
+                char e1[256] = "", e2[256] = "";
+                size_t n = (size_t)so.out_size * so.out_size * 3;
+                memset(a, 0xA5, n), memset(b, 0x5A, n);
+                int r = sg_pre_jpeg_to_resized(jpg, jlen, &so, a, NULL, e1, sizeof e1);
+                so.whole_image = 1;
+                int r2 = sg_preprocess_memory(jpg, jlen, &so, b, NULL, e2, sizeof e2);
+                streamed += r == 0, fell_back += r == 1;
+                int ok = r2 == 0 && (r == 1 || (r == 0 && memcmp(a, b, n) == 0));
+                same += ok;
+                cases++;
+                if (!ok)
+                    CHECK(0, "streamed JPEG %dx%d sub %d%s%s -> %d filter %d fast %d: differs from the whole-image path (%d/%d: %s%s)",
+                          w, h, sub, cmyk ? " CMYK" : "", prog ? " progressive" : "", so.out_size, so.resample, so.fast_decode,
+                          r, r2, e1, e2);
+            }
+            tjFree(jpg);
+            free(px);
+        }
+        tjDestroy(tj);
+        free(a), free(b);
+        CHECK(same == cases && streamed >= cases / 2,
+              "streamed JPEG decode + resize = whole-image path, byte for byte: %d of %d cases (%d streamed, %d took the "
+              "whole-image path: vertical-first sizes)",
+              same, cases, streamed, fell_back);
+    }
 
     /* caps: a real image just over the pixel cap and the file cap fails with a message naming the cap */
     snprintf(path, sizeof path, "%s/tests/images/jpeg_big_800x600.jpg", root);

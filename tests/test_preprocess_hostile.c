@@ -2,9 +2,11 @@
  *
  * tests/hostile/expect.txt lists each file with a substring its error message must contain (or OK for odd
  * but valid files, such as lying EXIF blocks, which must decode). Each file goes through
- * sg_preprocess_file and sg_decode_rgb with default options, EXIF on and off, both filters and fast decode;
+ * sg_preprocess_file and sg_decode_rgb with default options, EXIF on and off, both filters, fast decode and
+ * whole-image decode (JPEGs are otherwise decoded straight into the resize: both paths must refuse alike);
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
- * images (truncation at each length step) must also fail or succeed without crashing.
+ * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
+ * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt).
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -12,6 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
 
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
@@ -32,12 +40,13 @@ int main(void) {
         snprintf(path, sizeof path, "%s/tests/hostile/%s", root, name);
         int must_ok = strcmp(want, "OK") == 0, all_ok = 1;
         char err[512] = "", first_err[512] = "";
-        for (int v = 0; v < 4; v++) { /* default; no EXIF; bicubic; fast decode */
+        for (int v = 0; v < 5; v++) { /* default; no EXIF; bicubic; fast decode; whole-image decode (JPEG) */
             sg_preprocess_opts o;
             sg_preprocess_opts_default(&o);
             o.exif_rotate = v != 1;
             if (v == 2) o.resample = SG_RESAMPLE_BICUBIC;
             if (v == 3) o.fast_decode = 1;
+            if (v == 4) o.whole_image = 1;
             err[0] = 0;
             clock_t t0 = clock();
             int rc = sg_preprocess_file(path, &o, out, NULL, err, sizeof err);
@@ -60,7 +69,7 @@ int main(void) {
         snprintf(path, sizeof path, "%s/tests/images/%s", root, names[k]);
         size_t len = 0;
         uint8_t *data = sg_test_read_file(path, &len);
-        int silent = 0, fails = 0, tries = 0;
+        int silent = 0, fails = 0, tries = 0, differ = 0;
         size_t step = len / 97 + 1; /* about 100 cut points per file */
         for (size_t cut = 0; data && cut < len; cut += step) {
             uint8_t *copy = malloc(cut ? cut : 1); /* exact-size copy so ASan sees any overread */
@@ -72,11 +81,108 @@ int main(void) {
             fails += rc != 0;
             silent += rc != 0 && err[0] == 0;
             tries++;
+            o.whole_image = 1; /* the JPEG decoded whole must refuse the same prefixes */
+            char err2[512] = "";
+            int rc2 = sg_preprocess_memory(copy, cut, &o, out, NULL, err2, sizeof err2);
+            differ += (rc == 0) != (rc2 == 0);
             free(copy);
         }
-        CHECK(data && silent == 0 && fails > 0, "%s cut at %d lengths: %d refused, each with a message", names[k], tries, fails);
+        CHECK(data && silent == 0 && fails > 0 && differ == 0,
+              "%s cut at %d lengths: %d refused, each with a message; streamed and whole-image decode agree on "
+              "every cut (%d differ)", names[k], tries, fails, differ);
         free(data);
     }
+    /* corrupted JPEG data (bytes overwritten after the headers): the streamed decode and the whole-image decode
+     * accept and refuse the same files, and give the same pixels when they accept (libjpeg's corrupt-data
+     * warnings are tolerated alike, its errors refused alike) */
+    static const char *jpegs[] = {"jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_cmyk.jpg"};
+    uint8_t *out2 = malloc(224 * 224 * 3);
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
+    printf("  corruption seed %llu\n", (unsigned long long)x);
+    for (size_t k = 0; k < sizeof jpegs / sizeof *jpegs; k++) {
+        snprintf(path, sizeof path, "%s/tests/images/%s", root, jpegs[k]);
+        size_t len = 0;
+        uint8_t *data = sg_test_read_file(path, &len);
+        int agree = 0, accepted = 0, n_try = 60;
+        for (int t = 0; data && t < n_try; t++) {
+            uint8_t *copy = malloc(len);
+            memcpy(copy, data, len);
+            for (int b = 0; b < 1 + t % 4; b++) { /* 1-4 bytes in the last two thirds (entropy-coded data) */
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                size_t at = len / 3 + (size_t)(x % (len - len / 3 - 2));
+                copy[at] = (uint8_t)(x >> 32);
+            }
+            sg_preprocess_opts o;
+            sg_preprocess_opts_default(&o);
+            char e1[512] = "", e2[512] = "";
+            memset(out, 0xA5, 224 * 224 * 3), memset(out2, 0x5A, 224 * 224 * 3);
+            int r1 = sg_preprocess_memory(copy, len, &o, out, NULL, e1, sizeof e1);
+            o.whole_image = 1;
+            int r2 = sg_preprocess_memory(copy, len, &o, out2, NULL, e2, sizeof e2);
+            int same = r1 == r2 && (r1 != 0 || memcmp(out, out2, 224 * 224 * 3) == 0) && (r1 == 0 || strcmp(e1, e2) == 0);
+            if (!same) printf("  %s corruption %d: streamed %d (%s), whole %d (%s)\n", jpegs[k], t, r1, e1, r2, e2);
+            agree += same;
+            accepted += r1 == 0;
+            free(copy);
+        }
+        CHECK(data && agree == n_try, "%s with corrupted data: streamed and whole-image decode agree on %d of %d files "
+              "(same pixels or the same message; %d decoded)", jpegs[k], agree, n_try, accepted);
+        free(data);
+    }
+    /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
+     * pixels for seeded damage of the same kind; both paths must give Pillow's answer */
+    snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
+    FILE *gc = fopen(path, "r");
+    int ncorrupt = 0, corrupt_ok = 0, refused = 0;
+    char src_name[256] = "";
+    uint8_t *src = NULL;
+    size_t src_len = 0;
+    while (gc && fgets(line, sizeof line, gc)) {
+        char name[256], verdict[16], hash[32];
+        unsigned long long seed;
+        int nbytes;
+        if (sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
+        if (strcmp(name, src_name) != 0) {
+            free(src);
+            snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
+            src = sg_test_read_file(path, &src_len);
+            snprintf(src_name, sizeof src_name, "%s", name);
+        }
+        if (!src || src_len < 8) continue;
+        uint8_t *bad = malloc(src_len);
+        memcpy(bad, src, src_len);
+        uint64_t s = seed | 1; /* the damage of make_corrupt_goldens.py */
+        for (int b = 0; b < nbytes; b++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            bad[src_len / 3 + (size_t)(s % (src_len - src_len / 3 - 2))] = (uint8_t)(s >> 32);
+        }
+        int pillow_ok = strcmp(verdict, "ok") == 0, good = 1;
+        for (int whole = 0; whole < 2; whole++) {
+            sg_preprocess_opts o;
+            sg_preprocess_opts_default(&o);
+            o.whole_image = whole;
+            char e[512] = "";
+            memset(out, 0xA5, 224 * 224 * 3);
+            int rc = sg_preprocess_memory(bad, src_len, &o, out, NULL, e, sizeof e);
+            char got[32];
+            snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a64(out, 224 * 224 * 3));
+            int ok = pillow_ok ? rc == 0 && strcmp(got, hash) == 0 : rc == -1 && e[0];
+            if (!ok) printf("  %s seed %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, seed,
+                            whole ? "whole-image" : "streamed", pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses",
+                            rc, e, verdict, hash);
+            good &= ok;
+        }
+        corrupt_ok += good;
+        refused += !pillow_ok;
+        ncorrupt++;
+        free(bad);
+    }
+    free(src);
+    if (gc) fclose(gc);
+    CHECK(ncorrupt >= 200 && corrupt_ok == ncorrupt,
+          "corrupted JPEGs: both paths give Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
+          corrupt_ok, ncorrupt, refused);
+    free(out2);
     free(out);
     return CHECK_DONE();
 }

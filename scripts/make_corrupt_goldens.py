@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, for tests/test_preprocess_hostile.c.
+
+    python3 scripts/make_corrupt_goldens.py        # writes tests/images/goldens_corrupt.txt (needs Pillow)
+
+A JPEG whose entropy-coded data is damaged may decode (libjpeg warns and goes on), or fail (an error, or the data
+runs out before the last row). Which, and with what pixels, is Pillow's call; the test regenerates each damaged
+file from its line and checks both of our JPEG paths (decoded straight into the resize, and decoded whole) give
+the same verdict and, when Pillow decodes it, the same 224x224 bilinear pixels. Each line:
+
+    corrupt SRC SEED NBYTES ok HASH       Pillow decodes it: HASH = FNV-1a 64 of convert("RGB").resize((224, 224))
+    corrupt SRC SEED NBYTES refused -     Pillow raises
+
+The damage: xorshift64 seeded with SEED, then NBYTES times: next state x; byte at len/3 + x % (len - len/3 - 2)
+(the last two thirds of the file, after the headers) is set to (x >> 32) & 0xff. The C test does the same.
+Reference tooling only: nothing at run time or in CI needs Pillow.
+"""
+import os
+import sys
+
+import PIL
+from PIL import Image, features
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+IMAGES = os.path.join(ROOT, "tests", "images")
+SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_cmyk.jpg",
+           "jpeg_gray.jpg"]
+SEEDS = 40
+M = (1 << 64) - 1
+
+
+def fnv1a64(b: bytes) -> str:
+    h = 0xcbf29ce484222325
+    for x in b:
+        h = ((h ^ x) * 0x100000001b3) & M
+    return f"{h:016x}"
+
+
+def damage(data: bytes, seed: int, nbytes: int) -> bytes:
+    b = bytearray(data)
+    x = seed | 1
+    for _ in range(nbytes):
+        x ^= (x << 13) & M
+        x ^= x >> 7
+        x ^= (x << 17) & M
+        at = len(b) // 3 + x % (len(b) - len(b) // 3 - 2)
+        b[at] = (x >> 32) & 0xFF
+    return bytes(b)
+
+
+def main():
+    import io
+    lines = [f"# made by scripts/make_corrupt_goldens.py with Pillow {PIL.__version__}, libjpeg-turbo "
+             f"{features.version('libjpeg_turbo')}: corrupt SRC SEED NBYTES ok|refused HASH"]
+    counts = {"ok": 0, "refused": 0}
+    for src in SOURCES:
+        data = open(os.path.join(IMAGES, src), "rb").read()
+        for seed in range(1, SEEDS + 1):
+            nbytes = 1 + seed % 4
+            bad = damage(data, seed * 0x9E3779B97F4A7C15 & M, nbytes)
+            try:
+                im = Image.open(io.BytesIO(bad))
+                im.load()
+                h = fnv1a64(im.convert("RGB").resize((224, 224), Image.BILINEAR).tobytes())
+                verdict = "ok"
+            except Exception:  # noqa: BLE001  (any failure is Pillow refusing the file)
+                h, verdict = "-", "refused"
+            counts[verdict] += 1
+            lines.append(f"corrupt {src} {seed * 0x9E3779B97F4A7C15 & M} {nbytes} {verdict} {h}")
+    out = os.path.join(IMAGES, "goldens_corrupt.txt")
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {len(lines) - 1} lines to {out}: {counts['ok']} decoded, {counts['refused']} refused", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
