@@ -108,7 +108,8 @@ static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, 
             "siglip2-embed: %llu embedded, %llu failed, %llu skipped (other shards), %llu skipped (already "
             "in output)\n"
             "  backend %s, batch %d, %d decode %s\n"
-            "  decode workers, CPU seconds (thread CPU time, summed): read %.3f  decode %.3f  resize %.3f\n"
+            "  decode workers, CPU seconds (thread CPU time, summed): read %.3f  decode %.3f  resize %.3f  "
+            "(%.0f%% of the workers' wall time)\n"
             "  waits, wall seconds: workers for a free batch %.3f (summed), compute thread for decoded "
             "batches %.3f\n"
             "  compute %.3fs (submit + collect)  write %.3fs  wall %.3fs: %.1f images/s\n"
@@ -116,6 +117,7 @@ static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, 
             (unsigned long long)st->embedded, (unsigned long long)st->failed,
             (unsigned long long)st->skipped_shard, (unsigned long long)st->skipped_done, b->name, batch, threads,
             plural((uint64_t)threads, "worker", "workers"), st->read_s, st->decode_s, st->resize_s,
+            st->wall_s > 0 ? 100.0 * (st->read_s + st->decode_s + st->resize_s) / (threads * st->wall_s) : 0.0,
             st->slot_wait_s, st->batch_wait_s, st->compute_s, st->write_s, st->wall_s,
             st->wall_s > 0 ? n / st->wall_s : 0.0, user, sys, ru.ru_maxrss);
     if (skipped_files)
@@ -141,6 +143,7 @@ static void weights_hint(const char *weights, char *hint, size_t len) {
 }
 
 int main(int argc, char **argv) {
+    double t_start = sg_cli_now();
     sg_cli_args a;
     char err[4096], msg[8192];
     if (sg_cli_args_parse(argc, argv, &a, err, sizeof err) != 0) {
@@ -175,6 +178,7 @@ int main(int argc, char **argv) {
     sg_cli_inputs *in = NULL;
     sg_cli_writer *w = NULL;
     sg_cli_counter *counter = NULL;
+    sg_cli_pipeline *pl = NULL;
     char where[4096], cerr[1024];
     if (sg_weights_locate(a.weights, where, sizeof where, err, sizeof err) != 0) {
         setup_error(err); /* already says where it looked and how to get the weights */
@@ -188,26 +192,15 @@ int main(int argc, char **argv) {
         setup_error(msg);
         goto out;
     }
-    char why[1024];
-    if (!(b = sg_backend_create(m, &bo, why, sizeof why, err, sizeof err))) {
-        snprintf(msg, sizeof msg, "cannot start a backend: %s", err);
-        setup_error(msg);
-        goto out;
-    }
-    if (a.verbose) fprintf(stderr, "siglip2-embed: backend %s: %s\n", b->name, why);
-    /* GPU-only options that auto could not honour (no usable GPU here): said, not silently dropped. --backend
-     * cpu with them is refused while parsing. */
-    if (strcmp(b->name, "cpu") == 0 && (a.device_set || a.precision != SG_PRECISION_AUTO))
-        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: no GPU backend is running (%s); the cpu backend "
-                        "computes in fp32\n",
-                a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
-                a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
-    int batch = a.batch < b->max_batch ? a.batch : b->max_batch;
-    if (batch < 1) batch = 1;
-
+    double t_loaded = sg_cli_now();
+    /* The run is set up from the model (S, D) and the flags alone, so decoding can start before the backend:
+     * a GPU backend takes about half a second to start (weights converted and uploaded), time in which the
+     * decode workers fill the pipeline's ring. The output is opened only once the backend runs, so a backend
+     * that cannot start leaves an existing output file untouched. */
+    int S = m->cfg.image_size, D = m->cfg.hidden_size, batch = a.batch;
     sg_preprocess_opts pre;
     sg_preprocess_opts_default(&pre);
-    pre.out_size = b->image_size;
+    pre.out_size = S;
     pre.resample = a.resample;
     pre.exif_rotate = a.exif_rotate;
     pre.fast_decode = a.fast_decode;
@@ -219,7 +212,7 @@ int main(int argc, char **argv) {
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
     if (a.resume) {
         sg_cli_resume_info ri;
-        if (sg_cli_resume_prepare(a.output, b->dim, &done, &ri, err, sizeof err) != 0) {
+        if (sg_cli_resume_prepare(a.output, D, &done, &ri, err, sizeof err) != 0) {
             setup_error(err);
             goto out;
         }
@@ -228,16 +221,21 @@ int main(int argc, char **argv) {
                     (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
                     ri.dropped_bytes ? ", torn last line removed" : "");
     }
+    int reject_newlines = 0; /* a binary format to a regular file lists paths one per line in FILE.paths */
     if (a.output && fmt >= SG_FMT_NPY) { /* binary formats go through TARGET.tmp.PID: tidy up dead runs' */
         sg_cli_out_target t;
         if (sg_cli_out_resolve(a.output, &t, err, sizeof err) == 0) {
             char removed[2048];
+            reject_newlines = t.mode == SG_OUT_REPLACE;
             int nrm = t.mode == SG_OUT_REPLACE ? sg_cli_out_clean_stale(t.path, removed, sizeof removed) : 0;
             if (nrm && !a.quiet)
                 fprintf(stderr, "siglip2-embed: removed %d temporary %s left by a run that was killed: %s\n", nrm,
                         plural((uint64_t)nrm, "file", "files"), removed);
             sg_cli_out_target_free(&t);
-        } /* else: the writer reports the same reason below */
+        } else {
+            setup_error(err);
+            goto out;
+        }
     }
     if (a.dump_dir && mkdir(a.dump_dir, 0777) != 0 && errno != EEXIST) {
         char shown[4096];
@@ -248,12 +246,6 @@ int main(int argc, char **argv) {
     }
     in = sg_cli_inputs_open(a.paths, a.npaths, a.files_from, a.nfiles_from, a.nul_sep, a.all_files, err, sizeof err);
     if (!in) {
-        setup_error(err);
-        goto out;
-    }
-    sg_cli_writer_cfg wc = {a.output, fmt, b->dim, single && fmt == SG_FMT_JSON, a.resume};
-    w = sg_cli_writer_open(&wc, err, sizeof err);
-    if (!w) {
         setup_error(err);
         goto out;
     }
@@ -269,13 +261,37 @@ int main(int argc, char **argv) {
                                        a.shard_k, a.shard_n, a.resume ? &done : NULL);
     int threads = a.threads ? a.threads : usable_cores();
     sg_cli_pipeline_cfg pc = {
-        .backend = b, .inputs = in, .writer = w, .pre = &pre, .batch = batch, .threads = threads,
-        .normalize = a.normalize, .on_error = a.on_error, .shard_k = a.shard_k, .shard_n = a.shard_n,
-        .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog, .counter = counter,
-        .rows_share_progress_tty = show_progress && rows_on_err_tty,
+        .inputs = in, .image_size = S, .dim = D, .reject_newline_paths = reject_newlines, .pre = &pre,
+        .batch = batch, .threads = threads, .normalize = a.normalize, .on_error = a.on_error, .shard_k = a.shard_k,
+        .shard_n = a.shard_n, .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog,
+        .counter = counter, .rows_share_progress_tty = show_progress && rows_on_err_tty,
     };
+    pl = sg_cli_pipeline_start(&pc);
+
+    char why[1024];
+    if (!(b = sg_backend_create(m, &bo, why, sizeof why, err, sizeof err))) {
+        snprintf(msg, sizeof msg, "cannot start a backend: %s", err);
+        setup_error(msg);
+        goto out;
+    }
+    double t_backend = sg_cli_now();
+    if (a.verbose) fprintf(stderr, "siglip2-embed: backend %s: %s\n", b->name, why);
+    /* GPU-only options that auto could not honour (no usable GPU here): said, not silently dropped. --backend
+     * cpu with them is refused while parsing. */
+    if (strcmp(b->name, "cpu") == 0 && (a.device_set || a.precision != SG_PRECISION_AUTO))
+        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: no GPU backend is running (%s); the cpu backend "
+                        "computes in fp32\n",
+                a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
+                a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
+    sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume};
+    w = sg_cli_writer_open(&wc, err, sizeof err);
+    if (!w) {
+        setup_error(err);
+        goto out;
+    }
     sg_cli_pipeline_stats st;
-    int prc = sg_cli_pipeline_run(&pc, &st, err, sizeof err);
+    int prc = sg_cli_pipeline_finish(pl, b, w, &st, err, sizeof err);
+    pl = NULL;
     sg_cli_counter_stop(counter);
     counter = NULL;
     int crc = sg_cli_writer_close(w, prc == 0, cerr, sizeof cerr);
@@ -304,8 +320,13 @@ int main(int argc, char **argv) {
                     (unsigned long long)tried, plural(tried, "input", "inputs"),
                     st.stopped ? " (stopped at the first: --on-error fail)" : "");
     }
-    if (a.verbose) print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
+    if (a.verbose) {
+        fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, backend %.3fs (decoding ran meanwhile)\n",
+                t_loaded - t_start, t_backend - t_loaded);
+        print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
+    }
 out:
+    sg_cli_pipeline_cancel(pl);
     sg_cli_counter_stop(counter);
     if (w) sg_cli_writer_close(w, 0, cerr, sizeof cerr);
     sg_cli_inputs_close(in);

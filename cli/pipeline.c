@@ -34,7 +34,7 @@ typedef struct result {
     float *out;           /* [B, D], the first n_ok rows valid */
 } result;
 
-typedef struct pipeline {
+typedef struct sg_cli_pipeline {
     const sg_cli_pipeline_cfg *cfg;
     int B, R, S, D;
     size_t img_bytes;
@@ -65,7 +65,13 @@ typedef struct pipeline {
     int fatal;
     char fatal_msg[1024];
     sg_cli_pipeline_stats st;
-} pipeline;
+    /* set up by start; the backend and the writer arrive with finish */
+    pthread_t *workers;
+    double t0;
+    int reject_newlines;  /* the output cannot list a path with a newline (a binary format's FILE.paths) */
+    sg_backend *be;
+    sg_cli_writer *w;
+} pipeline; /* sg_cli_pipeline in pipeline.h */
 
 static void set_fatal_locked(pipeline *p, const char *msg) {
     if (!p->fatal) {
@@ -170,7 +176,7 @@ static char *process_one(pipeline *p, const sg_cli_input *in, uint64_t seq, uint
     const sg_cli_pipeline_cfg *c = p->cfg;
     char err[1024];
     if (in->error) return sg_cli_xstrdup(in->error);
-    if (sg_cli_writer_rejects_path(c->writer, in->path))
+    if (p->reject_newlines && strchr(in->path, '\n'))
         return sg_cli_xstrdup("path contains a newline, which the .paths file cannot list");
     int rc;
     if (in->is_stdin) {
@@ -274,7 +280,7 @@ static int collect_result(pipeline *p, sg_backend *be, result *f) {
 
 static void *compute_main(void *arg) {
     pipeline *p = arg;
-    sg_backend *be = p->cfg->backend;
+    sg_backend *be = p->be;
     result *fifo[NRES];
     int fifo_len = 0, inflight = 0, backend_ok = 1;
     char err[1024];
@@ -436,14 +442,14 @@ static void *writer_main(void *arg) {
                 vec = v;
                 p->st.embedded++;
             }
-            if (sg_cli_writer_row(c->writer, r->paths[s], vec, err, sizeof err) != 0) {
+            if (sg_cli_writer_row(p->w, r->paths[s], vec, err, sizeof err) != 0) {
                 writing = 0;
                 pthread_mutex_lock(&p->mu);
                 set_fatal_locked(p, err);
                 pthread_mutex_unlock(&p->mu);
             }
         }
-        if (writing && sg_cli_writer_flush(c->writer, err, sizeof err) != 0) {
+        if (writing && sg_cli_writer_flush(p->w, err, sizeof err) != 0) {
             writing = 0;
             pthread_mutex_lock(&p->mu);
             set_fatal_locked(p, err);
@@ -461,12 +467,13 @@ static void *writer_main(void *arg) {
     return NULL;
 }
 
-int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *stats, char *err, size_t errlen) {
+sg_cli_pipeline *sg_cli_pipeline_start(const sg_cli_pipeline_cfg *cfg) {
     pipeline *p = sg_cli_xcalloc(1, sizeof *p);
     p->cfg = cfg;
     p->B = cfg->batch;
-    p->S = cfg->backend->image_size;
-    p->D = cfg->backend->dim;
+    p->S = cfg->image_size ? cfg->image_size : cfg->backend->image_size;
+    p->D = cfg->dim ? cfg->dim : cfg->backend->dim;
+    p->reject_newlines = cfg->writer ? sg_cli_writer_rejects_path(cfg->writer, "\n") : cfg->reject_newline_paths;
     p->img_bytes = (size_t)p->S * p->S * 3;
     /* Enough batches for every worker to have one image in hand beyond the batch the backend holds, plus
      * one filling: the ring never starves the backend and never grows with the input. */
@@ -490,29 +497,14 @@ int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *s
         p->res[i].out = sg_cli_xmalloc((size_t)p->B * p->D * sizeof(float));
         p->free_res[p->n_free++] = &p->res[i];
     }
-    double t0 = sg_cli_now();
-    pthread_t *workers = sg_cli_xcalloc((size_t)cfg->threads, sizeof *workers);
-    pthread_t compute, writer;
-    if (pthread_create(&compute, NULL, compute_main, p) != 0 || pthread_create(&writer, NULL, writer_main, p) != 0)
-        SG_CLI_DIE("cannot start threads");
+    p->t0 = sg_cli_now();
+    p->workers = sg_cli_xcalloc((size_t)cfg->threads, sizeof *p->workers);
     for (int i = 0; i < cfg->threads; i++)
-        if (pthread_create(&workers[i], NULL, worker_main, p) != 0) SG_CLI_DIE("cannot start decode workers");
-    for (int i = 0; i < cfg->threads; i++) pthread_join(workers[i], NULL);
-    pthread_join(compute, NULL);
-    pthread_join(writer, NULL);
-    free(workers);
-    p->st.wall_s = sg_cli_now() - t0;
-    p->st.enumerated = p->seq;
-    p->st.skipped_shard = p->skipped_shard;
-    p->st.skipped_done = p->skipped_done;
-    uint64_t enumerated = p->next_idx;
-    p->st.not_reached = enumerated - p->st.embedded - p->st.failed;
-    *stats = p->st;
-    int rc = 0;
-    if (p->fatal) {
-        snprintf(err, errlen, "%s", p->fatal_msg);
-        rc = -1;
-    }
+        if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) SG_CLI_DIE("cannot start decode workers");
+    return p;
+}
+
+static void pipeline_free(pipeline *p) {
     for (int i = 0; i < p->R; i++) {
         for (int s = 0; s < p->B; s++) {
             free(p->ring[i].paths[s]);
@@ -529,6 +521,7 @@ int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *s
         free(p->res[i].out);
     }
     free(p->ring);
+    free(p->workers);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->enum_mu);
     pthread_cond_destroy(&p->cv_slot_free);
@@ -536,5 +529,51 @@ int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *s
     pthread_cond_destroy(&p->cv_result_free);
     pthread_cond_destroy(&p->cv_wq);
     free(p);
+}
+
+void sg_cli_pipeline_cancel(sg_cli_pipeline *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    stop_locked(p);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->cfg->threads; i++) pthread_join(p->workers[i], NULL);
+    pipeline_free(p);
+}
+
+int sg_cli_pipeline_finish(sg_cli_pipeline *p, sg_backend *backend, sg_cli_writer *writer, sg_cli_pipeline_stats *stats,
+                           char *err, size_t errlen) {
+    p->be = backend;
+    p->w = writer;
+    if (backend->image_size != p->S || backend->dim != p->D || backend->max_batch < p->B) {
+        snprintf(err, errlen, "backend %s takes %dx%d images, %d-float rows, batches up to %d; the run was set up for "
+                 "%dx%d, %d, %d", backend->name, backend->image_size, backend->image_size, backend->dim,
+                 backend->max_batch, p->S, p->S, p->D, p->B);
+        memset(stats, 0, sizeof *stats);
+        sg_cli_pipeline_cancel(p);
+        return -1;
+    }
+    pthread_t compute, writer_t;
+    if (pthread_create(&compute, NULL, compute_main, p) != 0 || pthread_create(&writer_t, NULL, writer_main, p) != 0)
+        SG_CLI_DIE("cannot start threads");
+    for (int i = 0; i < p->cfg->threads; i++) pthread_join(p->workers[i], NULL);
+    pthread_join(compute, NULL);
+    pthread_join(writer_t, NULL);
+    p->st.wall_s = sg_cli_now() - p->t0;
+    p->st.enumerated = p->seq;
+    p->st.skipped_shard = p->skipped_shard;
+    p->st.skipped_done = p->skipped_done;
+    uint64_t enumerated = p->next_idx;
+    p->st.not_reached = enumerated - p->st.embedded - p->st.failed;
+    *stats = p->st;
+    int rc = 0;
+    if (p->fatal) {
+        snprintf(err, errlen, "%s", p->fatal_msg);
+        rc = -1;
+    }
+    pipeline_free(p);
     return rc;
+}
+
+int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *stats, char *err, size_t errlen) {
+    return sg_cli_pipeline_finish(sg_cli_pipeline_start(cfg), cfg->backend, cfg->writer, stats, err, errlen);
 }

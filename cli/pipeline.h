@@ -11,6 +11,8 @@
  * in input order whichever worker finishes first. Failed inputs take no place in the backend's batch (the
  * ok pixels are packed) but keep their place in the output order. The writer prints each failure as
  * "siglip2-embed: PATH: reason" in input order, then skips it, writes a null row, or stops the run.
+ * The decode workers can start before the backend exists (sg_cli_pipeline_start): a GPU backend takes about
+ * half a second to start, in which 16 workers decode some hundreds of images into the ring.
  */
 #ifndef SG_CLI_PIPELINE_H
 #define SG_CLI_PIPELINE_H
@@ -26,9 +28,11 @@
 #include "writer.h"
 
 typedef struct sg_cli_pipeline_cfg {
-    sg_backend *backend;
+    sg_backend *backend;            /* sg_cli_pipeline_run only; with start/finish it comes with finish */
     sg_cli_inputs *inputs;
-    sg_cli_writer *writer;
+    sg_cli_writer *writer;          /* likewise */
+    int image_size, dim;            /* S and D (the model's; the backend must agree); taken from backend when 0 */
+    int reject_newline_paths;       /* without writer: the output cannot list a path with a newline */
     const sg_preprocess_opts *pre;  /* out_size must equal the backend's image_size */
     int batch;                      /* B, at most backend->max_batch */
     int threads;                    /* decode workers, >= 1 */
@@ -58,9 +62,24 @@ typedef struct sg_cli_pipeline_stats {
     double wall_s;
 } sg_cli_pipeline_stats;
 
-/* Runs everything to the end of the inputs (or the first failure with --on-error fail). Returns 0, or -1
- * on a fatal error (backend failure, write error, unreadable --files-from list) with a message in err;
- * stats are filled either way. */
+typedef struct sg_cli_pipeline sg_cli_pipeline;
+
+/* Starts the enumerator and the decode workers: they fill the ring (at most R batches) while the caller is
+ * still setting up, e.g. starting a GPU backend (half a second that decoding need not wait for). cfg must stay
+ * valid until finish or cancel; its backend and writer may be NULL. */
+sg_cli_pipeline *sg_cli_pipeline_start(const sg_cli_pipeline_cfg *cfg);
+
+/* Hands over the backend and the open writer, runs everything to the end of the inputs (or the first failure
+ * with --on-error fail) and frees p. Returns 0, or -1 on a fatal error (backend failure, write error,
+ * unreadable --files-from list, a backend that does not fit the run's S, D or batch) with a message in err;
+ * stats are filled either way. Wall time counts from start. */
+int sg_cli_pipeline_finish(sg_cli_pipeline *p, sg_backend *backend, sg_cli_writer *writer, sg_cli_pipeline_stats *stats,
+                           char *err, size_t errlen);
+
+/* Stops the workers started by start (setup failed: no backend or no output) and frees p. NULL is fine. */
+void sg_cli_pipeline_cancel(sg_cli_pipeline *p);
+
+/* start + finish with cfg's backend and writer. */
 int sg_cli_pipeline_run(const sg_cli_pipeline_cfg *cfg, sg_cli_pipeline_stats *stats, char *err, size_t errlen);
 
 #endif

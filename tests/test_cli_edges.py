@@ -250,7 +250,7 @@ try:
 except ImportError:
     faiss = None
 readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
-m = re.search(r"For FAISS[^\n]*\n```python\n(.*?)```", readme, re.S)
+m = re.search(r"For FAISS.*?```python\n(.*?)```", readme, re.S)
 if not m:
     check(False, "item 14: README has a ```python block after 'For FAISS'")
 elif faiss is None:

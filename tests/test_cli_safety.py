@@ -131,6 +131,19 @@ check(r.returncode == 0 and n == str(ref.nbytes),
       f"-f f32 -o >(wc -c): the pipe receives the rows ({n or 'nothing'} bytes of {ref.nbytes}; exit {r.returncode}: "
       f"{r.stderr.decode().strip()[-200:]})")
 
+# --- 1f. decoding starts before the backend; the output is opened only once the backend runs, so a backend that
+# cannot start (sm100 on anything but a B200) leaves an existing output as it was
+keep = out("keep.jsonl")
+with open(keep, "wb") as f:
+    f.write(b"an earlier run's rows\n")
+r = subprocess.run([BIN, "--backend", "sm100", "--weights", FIX, "-q", "-j", "4"] + IMGS * 20 + ["-o", keep],
+                   capture_output=True, timeout=120)
+if r.returncode == 0:
+    skip("a backend that cannot start: sm100 started here (a Blackwell GPU)")
+else:
+    check(r.returncode == 2 and open(keep, "rb").read() == b"an earlier run's rows\n",
+          f"a backend that cannot start: exit 2, the existing -o file untouched ({r.stderr.decode().strip()[-100:]})")
+
 # --- 2. --resume on a file that is not ours: refused with exit 2, left untouched
 row = run(IMGS[:1] + ["-f", "jsonl"]).stdout
 for what, body in [("a note", b"important notes\n"), ("{\"a\":1}", b'{"a":1}\n'),
