@@ -174,7 +174,7 @@ static char *push_dir(sg_cli_inputs *it, const char *dir, const struct stat *st)
         free(names);
         return xasprintf_err("cannot read directory: %s%s", strerror(rerr), "");
     }
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1) qsort(names, n, sizeof *names, cmp_names); /* an empty directory has no array: qsort(NULL) is UB */
     if (it->depth == it->cap) {
         it->cap = it->cap ? it->cap * 2 : 8;
         dir_frame *ns = realloc(it->stack, (size_t)it->cap * sizeof *ns);

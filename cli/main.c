@@ -266,7 +266,16 @@ int main(int argc, char **argv) {
         .shard_n = a.shard_n, .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog,
         .counter = counter, .rows_share_progress_tty = show_progress && rows_on_err_tty,
     };
-    pl = sg_cli_pipeline_start(&pc);
+    /* Early start only when nothing the workers read can block for long: a list or an image on stdin, or a
+     * list that is a pipe, would keep a worker in read() if the backend then failed to start and the run had
+     * to be called off. */
+    int early = 1;
+    for (int i = 0; i < a.npaths; i++) early &= strcmp(a.paths[i], "-") != 0;
+    for (int i = 0; i < a.nfiles_from; i++) {
+        struct stat lst;
+        early &= strcmp(a.files_from[i], "-") != 0 && stat(a.files_from[i], &lst) == 0 && S_ISREG(lst.st_mode);
+    }
+    if (early) pl = sg_cli_pipeline_start(&pc);
 
     char why[1024];
     if (!(b = sg_backend_create(m, &bo, why, sizeof why, err, sizeof err))) {
@@ -289,6 +298,7 @@ int main(int argc, char **argv) {
         setup_error(err);
         goto out;
     }
+    if (!pl) pl = sg_cli_pipeline_start(&pc);
     sg_cli_pipeline_stats st;
     int prc = sg_cli_pipeline_finish(pl, b, w, &st, err, sizeof err);
     pl = NULL;
@@ -321,8 +331,9 @@ int main(int argc, char **argv) {
                     st.stopped ? " (stopped at the first: --on-error fail)" : "");
     }
     if (a.verbose) {
-        fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, backend %.3fs (decoding ran meanwhile)\n",
-                t_loaded - t_start, t_backend - t_loaded);
+        fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, backend %.3fs%s\n", t_loaded - t_start,
+                t_backend - t_loaded,
+                early ? " (decoding ran meanwhile)" : " (then decoding started: an input comes from stdin or a pipe)");
         print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
     }
 out:

@@ -158,13 +158,16 @@ static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, cha
     snprintf(path, sizeof path, "%s/%06llu.ppm", dir, (unsigned long long)seq);
     FILE *f = fopen(path, "wb");
     if (!f) {
-        snprintf(err, errlen, "--dump-preprocessed: cannot create %s: %s", path, strerror(errno));
+        char shown[4096];
+        snprintf(err, errlen, "--dump-preprocessed: cannot create %s: %s", sg_cli_shown_path(path, shown, sizeof shown),
+                 strerror(errno));
         return -1;
     }
     int ok = fprintf(f, "P6\n%d %d\n255\n", S, S) > 0 && fwrite(px, 1, (size_t)S * S * 3, f) == (size_t)S * S * 3;
     if (fclose(f) != 0) ok = 0;
     if (!ok) {
-        snprintf(err, errlen, "--dump-preprocessed: write failed on %s", path);
+        char shown[4096];
+        snprintf(err, errlen, "--dump-preprocessed: write failed on %s", sg_cli_shown_path(path, shown, sizeof shown));
         return -1;
     }
     return 0;

@@ -144,6 +144,23 @@ else:
     check(r.returncode == 2 and open(keep, "rb").read() == b"an earlier run's rows\n",
           f"a backend that cannot start: exit 2, the existing -o file untouched ({r.stderr.decode().strip()[-100:]})")
 
+# ... and with the list on stdin (a pipe kept open, as an interactive terminal would be), decoding waits for the
+# backend, so a backend that cannot start ends the run at once instead of waiting for the list to end
+p = subprocess.Popen([BIN, "--backend", "sm100", "--weights", FIX, "-q", "--files-from", "-", "-o", out("x.jsonl")],
+                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+p.stdin.write((IMGS[0] + "\n").encode())
+p.stdin.flush()
+try:
+    rc = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "hung"
+p.stdin.close()
+if rc == 0:
+    skip("a backend that cannot start, list on stdin: sm100 started here")
+else:
+    check(rc == 2, f"a backend that cannot start, list on an open stdin: exit 2 without waiting for the list (got {rc})")
+
 # --- 2. --resume on a file that is not ours: refused with exit 2, left untouched
 row = run(IMGS[:1] + ["-f", "jsonl"]).stdout
 for what, body in [("a note", b"important notes\n"), ("{\"a\":1}", b'{"a":1}\n'),
