@@ -12,6 +12,9 @@
  * formats. Binary formats to a file are written to FILE.tmp.PID (and FILE.paths.tmp.PID) and renamed into
  * place only when complete, so a FILE that exists is whole; FILE.paths holds one path per line in row order.
  * A path containing a newline cannot be listed there, so such an input is refused (the caller reports it).
+ * Text queries (cfg.texts) are rows {"text":...,"embedding":[...]} and FILE.texts lists them, one per line, by
+ * the same rule: a query containing a newline is refused in binary formats (JSON escapes it).
+ * With cfg.zeroshot, JSON rows also carry "labels" (zero-shot scores, cli/zeroshot.h) after the path.
  */
 #ifndef SG_CLI_WRITER_H
 #define SG_CLI_WRITER_H
@@ -19,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "args.h"
+#include "zeroshot.h"
 
 typedef struct sg_cli_writer sg_cli_writer;
 
@@ -28,6 +32,9 @@ typedef struct sg_cli_writer_cfg {
     int dim;
     int single;        /* json: the run has exactly one input, write a bare object */
     int append;        /* jsonl: open path for appending (--resume) */
+    int texts;         /* rows are text queries: key "text" and FILE.texts instead of "path" and FILE.paths */
+    const sg_zeroshot *zeroshot; /* JSON formats: each row with an embedding also gets "labels": its top-k
+                                    zero-shot labels, [{"label": ..., "score": ...}, ...], best first */
 } sg_cli_writer_cfg;
 
 /* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe). */
