@@ -18,6 +18,7 @@
 #include "../kernel/backend.h"
 #include "../preprocess/preprocess.h"
 #include "../weights/model_load.h"
+#include "../weights/text_load.h"
 #include "args.h"
 #include "buf.h"
 #include "inputs.h"
@@ -95,6 +96,23 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
     }
     sg_backend_describe(m, bo, desc, sizeof desc);
     fputs(desc, stdout);
+    if (m) { /* the text tower, loaded only to describe it (binding maps, converts nothing large) */
+        char tok[4200];
+        sg_text_model *tm = sg_text_model_load(where, err, sizeof err);
+        if (!tm) {
+            printf("text queries: unavailable: %s\n", err);
+        } else {
+            const sg_text_config *c = &tm->cfg;
+            printf("text tower: hidden %d, mlp %d, heads %d, layers %d, %d positions, vocabulary %d, projection %d%s\n",
+                   c->hidden_size, c->intermediate_size, c->num_heads, c->num_layers, c->max_positions,
+                   c->vocab_size, c->projection_size, tm->has_logit ? "" : " (no logit_scale/bias: no zero-shot)");
+            if (sg_text_tokenizer_path(where, tok, sizeof tok, err, sizeof err) == 0)
+                printf("tokenizer: %s\n", tok);
+            else
+                printf("text queries: unavailable: %s\n", err);
+            sg_text_model_free(tm);
+        }
+    }
     if (m) {
         bo->max_batch = a->batch;
         sg_backend *b = sg_backend_create(m, bo, why, sizeof why, err, sizeof err);

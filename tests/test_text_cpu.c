@@ -25,6 +25,7 @@
 #include "kernel/backend.h"
 #include "kernel/cpu/cpu_encoder.h"
 #include "kernel/cpu/cpu_text.h"
+#include "weights/config.h"
 #include "weights/model_load.h"
 #include "weights/text_load.h"
 
@@ -217,7 +218,40 @@ static void check_template(void) {
           err);
 }
 
+/* text_config parsing: defaults, and hostile or wrong values rejected with a message naming the field. */
+static void check_config(void) {
+    char err[512];
+    sg_text_config c;
+    const char *ok = "{\"model_type\": \"siglip\", \"text_config\": {\"model_type\": \"siglip_text_model\", "
+                     "\"vocab_size\": 256000}, \"vision_config\": {}}";
+    int rc = sg_text_config_parse(ok, strlen(ok), "cfg", &c, err, sizeof err);
+    CHECK(rc == 0 && c.vocab_size == 256000 && c.hidden_size == 768 && c.num_layers == 12 && c.max_positions == 64 &&
+              c.projection_size == 768 && c.num_heads == 12,
+          "text_config: siglip2-base's (only vocab_size given) takes the SiglipTextConfig defaults%s%s", rc ? ": " : "",
+          rc ? err : "");
+    static const struct {
+        const char *json, *expect;
+    } bad[] = {
+        {"{\"model_type\": \"siglip_vision_model\"}", "no text tower"},
+        {"{\"hidden_size\": 8}", "no text tower"},
+        {"{\"model_type\": \"siglip\", \"text_config\": [1]}", "text_config is an array"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"hidden_size\": 50, \"num_attention_heads\": 12}}",
+         "not divisible"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"vocab_size\": 1e12}}", "text_config.vocab_size"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"max_position_embeddings\": -1}}", "max_position"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"model_type\": \"t5\"}}", "siglip_text_model"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"hidden_act\": \"relu\"}}", "hidden_act"},
+        {"{\"model_type\": \"siglip\", \"text_config\": {\"vocab_size\": 5, \"vocab_size\": 6}}", "more than once"},
+        {"{\"model_type\": \"siglip\"", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rc = sg_text_config_parse(bad[i].json, strlen(bad[i].json), "cfg", &c, err, sizeof err);
+        CHECK(rc != 0 && strstr(err, bad[i].expect), "text_config %s rejected: %s", bad[i].json, err);
+    }
+}
+
 int main(void) {
+    check_config();
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
     char dir[1024], err[4096], tok[4096];
     snprintf(dir, sizeof dir, "%s/tests/fixtures/tinytext", root);
