@@ -8,7 +8,8 @@
 #    D 768, 12 layers, T 64; scripts/make_text_fixtures.py --full-size) with HF fp32 get_text_features of 18
 #    queries (the fixture's queries + zero-shot hypotheses, through the processor's ids and attention mask),
 #    computed on this machine's CPU by transformers, in the same run;
-# 3. accuracy: the cuda text backend (bf16) against HF fp32, every query cosine >= 0.9999; the cpu backend
+# 3. tests/test_gpu_text on the tiny fixture (cuda vs HF fp32 and the CPU backend, mask, batching, misuse);
+#    accuracy: the cuda text backend (bf16) against HF fp32, every query cosine >= 0.9999; the cpu backend
 #    (fp32) >= 0.99999;
 # 4. throughput at batch 1,024 through the cuda text backend (ids in, rows out; two id sets, see sg_text_check)
 #    beside HF SiglipModel.get_text_features sdpa bf16 on the same GPU (scripts/hf_text_bench.py); target
@@ -34,7 +35,7 @@ die() { echo "gpu-text-check: $*" >&2; exit 1; }
 stamp "build"
 DEPS=()
 [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
-make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tools/sg_text_check >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; die "build failed"; }
+make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tools/sg_text_check build/tests/test_gpu_text >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; die "build failed"; }
 BIN=$ROOT/siglip2-embed
 CKPT=$WORK/siglip2-base-text-random
 if [ ! -f "$CKPT/text_features.f32" ]; then
@@ -43,6 +44,12 @@ if [ ! -f "$CKPT/text_features.f32" ]; then
 fi
 cat "$CKPT/model.safetensors" >/dev/null   # page cache, as the latency target assumes
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+
+stamp "tests/test_gpu_text (tiny fixture: cuda vs HF fp32 and CPU, mask, batching, misuse)"
+SG_ROOT=$ROOT build/tests/test_gpu_text >"$RES/test_gpu_text.log" 2>&1
+gt=$?
+grep -E '^(FAIL|SKIP)' "$RES/test_gpu_text.log"
+echo "{\"what\": \"test_gpu_text\", \"rc\": $gt, \"passed\": $(grep -c '^PASS' "$RES/test_gpu_text.log"), \"failed\": $(grep -c '^FAIL' "$RES/test_gpu_text.log")}" | tee -a "$J"
 
 stamp "accuracy: cuda (bf16) and cpu (fp32) vs HF fp32"
 build/tools/sg_text_check "$CKPT" cuda 2>"$RES/acc-cuda.err" | tee -a "$J" || echo "cuda: $(tail -1 "$RES/acc-cuda.err")"
@@ -89,6 +96,8 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 get = lambda **k: [r for r in rows if all(r.get(a) == b for a, b in k.items())]
 print("\n| measurement | result | target |\n|---|---:|---|")
+for r in get(what="test_gpu_text"):
+    print(f"| tests/test_gpu_text (tiny fixture) | {r['passed']} passed, {r['failed']} failed | 0 failed {'ok' if r['failed'] == 0 and r['rc'] == 0 else 'MISSED'} |")
 for be, tgt in (("cuda", 0.9999), ("cpu", 0.99999)):
     a = get(what="accuracy", backend=be)
     if a:
