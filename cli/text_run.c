@@ -96,6 +96,13 @@ static void tokenize(const sg_cli_text_tok *tok, query *q, int T, int32_t *ids, 
         return;
     }
     q->ntok = n;
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= tok->vocab_limit) {
+            snprintf(err, sizeof err, "token id %d (position %d) is outside the text tower's vocabulary of %d "
+                     "entries: tokenizer.json and the weights disagree", ids[t], t, tok->vocab_limit);
+            q->error = sg_cli_xstrdup(err);
+            return;
+        }
     const int valid = n < T ? n : T;
     for (int t = 0; t < T; t++) mask[t] = t < valid;
 }

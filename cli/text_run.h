@@ -26,6 +26,8 @@ typedef struct sg_cli_text_tok {
     int (*encode)(const void *ctx, const char *text, size_t len, int32_t *ids, int max_len, char *err,
                   size_t errlen);
     const void *ctx;
+    int32_t vocab_limit;  /* ids must be below this (the text tower's vocabulary); a query with a larger id
+                             (a tokenizer with more entries than the weights) fails alone */
 } sg_cli_text_tok;
 
 typedef struct sg_cli_text_cfg {

@@ -48,10 +48,13 @@ int sg_cli_text_env_open(sg_cli_text_env *env, const char *weights, const sg_bac
     env->tokenizer = t;
     env->tok.encode = tok_encode;
     env->tok.ctx = t;
+    env->tok.vocab_limit = env->model->cfg.vocab_size;
+    /* More tokenizer ids than embedding rows is not an error by itself (a query that uses one fails alone, as
+     * HF would fail on it); a tokenizer much larger than the table is the wrong file, said up front. */
     const int32_t tv = sg_tokenizer_vocab_size(t), mv = env->model->cfg.vocab_size;
-    if (tv > mv) {
-        snprintf(err, errlen, "%s has ids up to %d but the text tower's vocabulary (text_config.vocab_size) has %d "
-                 "entries: the tokenizer does not belong to these weights", tokpath, tv - 1, mv);
+    if (tv > mv + mv / 8) {
+        snprintf(err, errlen, "%s has %d ids but the text tower's vocabulary (text_config.vocab_size) has %d "
+                 "entries: the tokenizer does not belong to these weights", tokpath, tv, mv);
         sg_cli_text_env_close(env);
         return -1;
     }
