@@ -36,10 +36,19 @@ typedef struct sg_cpu_stack {
     sg_activation act;
 } sg_cpu_stack;
 
-/* The L pre-LN encoder layers (both towers share the structure) over c->h [nb*T, D] in place, using c->y,
- * qkv, att and mlp as scratch. mask: [nb, T] bytes, 1 = the key is attended (text), or NULL (every key). */
+/* Sequences of different lengths packed row after row (the text tower's, see cpu_text.c): sequence b is rows
+ * [off[b], off[b+1]) (at most T of them) and attends to its first kv[b] rows; kv[b] == 0 means every row with
+ * weight 1/len (what HF's eager attention gives when no position is attended). */
+typedef struct sg_cpu_seqs {
+    const int *off; /* [nb + 1], off[0] = 0 */
+    const int *kv;  /* [nb] */
+} sg_cpu_seqs;
+
+/* The L pre-LN encoder layers (both towers share the structure) over c->h [M, D] in place, using c->y, qkv,
+ * att and mlp as scratch. seqs NULL: nb sequences of T rows (M = nb*T), every row a key (vision); else as
+ * sg_cpu_seqs says (M = off[nb]). */
 void sg_cpu_encoder_layers(const sg_cpu_layer_pack *packs, const sg_layer *layers, const sg_cpu_stack *st, int nb,
-                           const uint8_t *mask, sg_cpu_bufs *c, int threads);
+                           const sg_cpu_seqs *seqs, sg_cpu_bufs *c, int threads);
 
 /* X[b*T + p] = the (c, ky, kx)-ordered pixels of patch p = gi*G + gj of image b (the conv as a GEMM).
  * px: [nb, C, S, S]; x: [nb*T, C*P*P]. */

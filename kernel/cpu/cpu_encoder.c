@@ -77,9 +77,11 @@ void sg_cpu_im2col(const float *px, int nb, const sg_config *cfg, float *x, int 
     }
 }
 
-/* Multi-head self-attention of one layer: att[b*T + i, h*Dh:(h+1)*Dh] = softmax(q kᵀ / sqrt(Dh)) v, over the
- * keys mask[b*T + j] != 0 when mask is given (text: HF's attention mask), over all T keys otherwise. */
-static void self_attention(const float *qkv, float *att, int nb, int D, int H, int T, const uint8_t *mask,
+/* Multi-head self-attention of one layer: att[r, h*Dh:(h+1)*Dh] = softmax(q kᵀ / sqrt(Dh)) v within each sequence.
+ * Without seqs: nb sequences of T rows, every row a key. With seqs: sequence b is rows [off[b], off[b+1]) and its
+ * keys are its first kv[b] rows (kv[b] == 0: every row is a key with weight 1/len, HF eager's result when no
+ * position is attended). */
+static void self_attention(const float *qkv, float *att, int nb, int D, int H, int T, const sg_cpu_seqs *seqs,
                            sg_cpu_bufs *bufs, int threads) {
     const int Dh = D / H;
     const float scale = 1.0f / sqrtf((float)Dh); /* HF: head_dim**-0.5; exact (0.125) for Dh = 64 */
@@ -91,25 +93,28 @@ static void self_attention(const float *qkv, float *att, int nb, int D, int H, i
 #pragma omp for schedule(dynamic, 1)
         for (int task = 0; task < nb * H; task++) {
             int b = task / H, h = task % H;
-            const float *q = qkv + (size_t)b * T * ld + (size_t)h * Dh, *k = q + D, *v = q + 2 * D;
-            sg_cpu_pack_nk(k, ld, T, Dh, kp);              /* scores = Q·Kᵀ: W = K [T, Dh] */
-            sg_cpu_wpack wk = {kp, T, Dh};
-            sg_cpu_gemm_range(q, ld, &wk, NULL, s, (size_t)T, 0, T, 0, T, SG_GEMM_STORE);
-            if (mask)
-                for (int i = 0; i < T; i++) sg_cpu_softmax_row_masked(s + (size_t)i * T, T, scale, mask + (size_t)b * T);
-            else
-                for (int i = 0; i < T; i++) sg_cpu_softmax_row(s + (size_t)i * T, T, scale);
-            sg_cpu_pack_kn(v, ld, T, Dh, vp);              /* out = P·V: Wᵀ = V [T, Dh] */
-            sg_cpu_wpack wv = {vp, Dh, T};
-            sg_cpu_gemm_range(s, (size_t)T, &wv, NULL, att + (size_t)b * T * D + (size_t)h * Dh, (size_t)D, 0, T,
+            const int r0 = seqs ? seqs->off[b] : b * T, len = seqs ? seqs->off[b + 1] - r0 : T;
+            const int uniform = seqs && seqs->kv[b] == 0, nk = seqs && !uniform ? seqs->kv[b] : len;
+            const float *q = qkv + (size_t)r0 * ld + (size_t)h * Dh, *k = q + D, *v = q + 2 * D;
+            if (uniform) {
+                for (size_t i = 0; i < (size_t)len * nk; i++) s[i] = 1.0f / (float)nk;
+            } else {
+                sg_cpu_pack_nk(k, ld, nk, Dh, kp);         /* scores = Q·Kᵀ: W = K [nk, Dh] */
+                sg_cpu_wpack wk = {kp, nk, Dh};
+                sg_cpu_gemm_range(q, ld, &wk, NULL, s, (size_t)nk, 0, len, 0, nk, SG_GEMM_STORE);
+                for (int i = 0; i < len; i++) sg_cpu_softmax_row(s + (size_t)i * nk, nk, scale);
+            }
+            sg_cpu_pack_kn(v, ld, nk, Dh, vp);             /* out = P·V: Wᵀ = V [nk, Dh] */
+            sg_cpu_wpack wv = {vp, Dh, nk};
+            sg_cpu_gemm_range(s, (size_t)nk, &wv, NULL, att + (size_t)r0 * D + (size_t)h * Dh, (size_t)D, 0, len,
                               0, Dh, SG_GEMM_STORE);
         }
     }
 }
 
 void sg_cpu_encoder_layers(const sg_cpu_layer_pack *packs, const sg_layer *layers, const sg_cpu_stack *st, int nb,
-                           const uint8_t *mask, sg_cpu_bufs *c, int threads) {
-    const int D = st->D, F = st->F, M = nb * st->T;
+                           const sg_cpu_seqs *seqs, sg_cpu_bufs *c, int threads) {
+    const int D = st->D, F = st->F, M = seqs ? seqs->off[nb] : nb * st->T;
     const size_t Dz = (size_t)D;
     const sg_gemm_epilogue act = st->act == SG_ACT_GELU_ERF ? SG_GEMM_GELU_ERF : SG_GEMM_GELU_TANH;
     for (int l = 0; l < st->L; l++) {
@@ -117,7 +122,7 @@ void sg_cpu_encoder_layers(const sg_cpu_layer_pack *packs, const sg_layer *layer
         const sg_cpu_layer_pack *lp = &packs[l];
         sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, st->eps, threads);
         sg_cpu_gemm(c->y, Dz, M, &lp->qkv, lp->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, threads);
-        self_attention(c->qkv, c->att, nb, D, st->H, st->T, mask, c, threads);
+        self_attention(c->qkv, c->att, nb, D, st->H, st->T, seqs, c, threads);
         sg_cpu_gemm(c->att, Dz, M, &lp->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, threads);
         sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, st->eps, threads);
         sg_cpu_gemm(c->y, Dz, M, &lp->fc1, ly->fc1_b, c->mlp, (size_t)F, act, threads);

@@ -74,28 +74,6 @@ void sg_cpu_softmax_row(float *s, int n, float scale) {
     for (int j = 0; j < n; j++) s[j] *= inv;
 }
 
-SG_MATH_CLONES
-void sg_cpu_softmax_row_masked(float *s, int n, float scale, const uint8_t *mask) {
-    float mx = -INFINITY;
-    int any = 0;
-    for (int j = 0; j < n; j++)
-        if (mask[j]) {
-            mx = s[j] * scale > mx ? s[j] * scale : mx;
-            any = 1;
-        }
-    if (!any) { /* HF eager adds finfo.min to every score: all equal, a uniform average */
-        for (int j = 0; j < n; j++) s[j] = 1.0f / (float)n;
-        return;
-    }
-    double sum = 0;
-    for (int j = 0; j < n; j++) {
-        s[j] = mask[j] ? exp_poly(s[j] * scale - mx) : 0.0f;
-        sum += s[j];
-    }
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j < n; j++) s[j] *= inv;
-}
-
 void sg_cpu_layer_norm(const float *x, float *y, int rows, int D, const float *g, const float *b, float eps,
                        int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && rows > 1)

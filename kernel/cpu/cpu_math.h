@@ -9,8 +9,6 @@
 #ifndef SG_CPU_MATH_H
 #define SG_CPU_MATH_H
 
-#include <stdint.h>
-
 /* x[i] = gelu_tanh(x[i]) for i < n, computed as x / (1 + exp(-2u)), u = sqrt(2/pi)(x + 0.044715x^3):
  * the same function as 0.5x(1 + tanh(u)), without tanh's cancellation near 0. */
 /* y[r] = LN(x[r]) * g + b over D for each of `rows` rows: biased variance, eps inside the sqrt, statistics in
@@ -25,10 +23,6 @@ void sg_cpu_gelu_erf_inplace(float *x, int n);
 
 /* In place over one row of n scores: p = softmax(s * scale), max subtracted first, sum in double. */
 void sg_cpu_softmax_row(float *s, int n, float scale);
-
-/* The same over the keys with mask[j] != 0 (HF's attention mask: masked keys get probability exactly 0);
- * with no key attended, every key gets 1/n, as HF's eager attention gives (finfo.min added to all scores). */
-void sg_cpu_softmax_row_masked(float *s, int n, float scale, const uint8_t *mask);
 
 /* exp(x) of the vectorised kernel, one value (for tests): relative error about 1e-7 for x in [-87, 88];
  * below -87 it returns a tiny value or 0, above 88 a huge finite value. */
