@@ -9,14 +9,14 @@
 #    queries (the fixture's queries + zero-shot hypotheses, through the processor's ids and attention mask),
 #    computed on this machine's CPU by transformers, in the same run;
 # 3. tests/test_gpu_text on the tiny fixture (cuda vs HF fp32 and the CPU backend, mask, batching, misuse);
-#    accuracy: the cuda text backend (bf16) against HF fp32, every query cosine >= 0.9999; the cpu backend
-#    (fp32) >= 0.99999;
+#    accuracy: the cuda text backend (bf16) against HF fp32, every query cosine >= 0.9999, with the packed rows
+#    (default) and with all 64 rows and the mask (SG_CUDA_TEXT_COMPACT=0); the cpu backend (fp32) >= 0.99999;
 # 4. throughput at batch 1,024 through the cuda text backend (ids in, rows out; two id sets, see sg_text_check)
 #    beside HF SiglipModel.get_text_features sdpa bf16 on the same GPU (scripts/hf_text_bench.py); target
 #    >= 20,000 queries/s;
 # 5. end to end, one query: process start to printed vector (siglip2-embed --text ... with the weights in the
 #    page cache), median of 5 runs, --backend auto (target <= 1 s) and --backend cpu for reference; and
-#    100,000 queries from a file through the command (--texts-from, -b 1024, f32 to /dev/null).
+#    100,000 queries (SG_TEXT_CLI_N) from a file through the command (--texts-from, -b 1024, f32 to /dev/null).
 # Takes about 3-5 minutes (the checkpoint's random init and references are most of it on a first run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,11 +53,15 @@ echo "{\"what\": \"test_gpu_text\", \"rc\": $gt, \"passed\": $(grep -c '^PASS' "
 
 stamp "accuracy: cuda (bf16) and cpu (fp32) vs HF fp32"
 build/tools/sg_text_check "$CKPT" cuda 2>"$RES/acc-cuda.err" | tee -a "$J" || echo "cuda: $(tail -1 "$RES/acc-cuda.err")"
+SG_CUDA_TEXT_COMPACT=0 build/tools/sg_text_check "$CKPT" cuda 2>"$RES/acc-cuda64.err" | sed 's/"backend": "cuda"/"backend": "cuda-all64"/' |
+    tee -a "$J" || echo "cuda (all 64 rows): $(tail -1 "$RES/acc-cuda64.err")"
 build/tools/sg_text_check "$CKPT" cpu 2>"$RES/acc-cpu.err" | tee -a "$J" || echo "cpu: $(tail -1 "$RES/acc-cpu.err")"
 
 stamp "throughput at batch 1024: ours (cuda)"
 build/tools/sg_text_check "$CKPT" cuda 1024 20 2>"$RES/tp.err" | grep '"throughput"' | tee -a "$J" ||
     echo "cuda throughput: $(tail -1 "$RES/tp.err")"
+SG_CUDA_TEXT_COMPACT=0 build/tools/sg_text_check "$CKPT" cuda 1024 20 2>"$RES/tp64.err" | grep '"throughput"' |
+    sed 's/"backend": "cuda"/"backend": "cuda-all64"/' | tee -a "$J" || echo "cuda (all 64 rows): $(tail -1 "$RES/tp64.err")"
 stamp "throughput at batch 1024: HF get_text_features sdpa bf16"
 $PY scripts/hf_text_bench.py "$CKPT" 1024 2>"$RES/hf.err" | tee -a "$J" || echo "HF: $(tail -3 "$RES/hf.err")"
 
@@ -76,19 +80,20 @@ for backend in auto cpu; do
     echo "{\"what\": \"one_query\", \"backend\": \"$backend\", \"median_s\": $med, \"runs\": \"${ts[*]}\", \"dim\": $ok}" | tee -a "$J"
 done
 
-stamp "100,000 queries through the command (--texts-from, -b 1024)"
-$PY - "$RES/queries.txt" <<'EOF'
+NQ=${SG_TEXT_CLI_N:-100000}
+stamp "$NQ queries through the command (--texts-from, -b 1024)"
+$PY - "$RES/queries.txt" "$NQ" <<'EOF'
 import random, sys
 random.seed(7)
 words = ("dog cat car beach city night red blue small large photo of a the on in with two people tree house "
          "mountain river snow sunset street food bowl coffee book laptop bicycle train boat bird flower").split()
 with open(sys.argv[1], "w") as f:
-    for i in range(100000):
+    for i in range(int(sys.argv[2])):
         f.write(" ".join(random.choice(words) for _ in range(random.randint(2, 12))) + "\n")
 EOF
 "$BIN" --weights "$CKPT" --texts-from "$RES/queries.txt" -b 1024 -f f32 -v -q >/dev/null 2>"$RES/cli.err"
 cli=$(grep -o '[0-9.]* queries/s' "$RES/cli.err" | head -1 | cut -d' ' -f1)
-echo "{\"what\": \"cli_100k\", \"queries_per_s\": ${cli:-0}, \"verbose\": $(tail -4 "$RES/cli.err" | $PY -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" | tee -a "$J"
+echo "{\"what\": \"cli_100k\", \"queries\": $NQ, \"queries_per_s\": ${cli:-0}, \"verbose\": $(tail -4 "$RES/cli.err" | $PY -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" | tee -a "$J"
 
 stamp "done"
 $PY - "$J" <<'EOF'
@@ -98,7 +103,7 @@ get = lambda **k: [r for r in rows if all(r.get(a) == b for a, b in k.items())]
 print("\n| measurement | result | target |\n|---|---:|---|")
 for r in get(what="test_gpu_text"):
     print(f"| tests/test_gpu_text (tiny fixture) | {r['passed']} passed, {r['failed']} failed | 0 failed {'ok' if r['failed'] == 0 and r['rc'] == 0 else 'MISSED'} |")
-for be, tgt in (("cuda", 0.9999), ("cpu", 0.99999)):
+for be, tgt in (("cuda", 0.9999), ("cuda-all64", 0.9999), ("cpu", 0.99999)):
     a = get(what="accuracy", backend=be)
     if a:
         w = a[0]["worst_cosine"]
@@ -108,6 +113,8 @@ for ids in ("fixture", "random"):
     if o:
         q = o[0]["queries_per_s"]
         print(f"| cuda text backend, batch 1024, {ids} ids | {q:,.0f} queries/s ({o[0]['ms_per_batch']:.2f} ms) | >= 20,000 {'ok' if q >= 20000 else 'MISSED'} |")
+    for a in get(what="throughput", backend="cuda-all64", ids=ids):
+        print(f"| same, all 64 rows computed (SG_CUDA_TEXT_COMPACT=0) | {a['queries_per_s']:,.0f} queries/s ({a['ms_per_batch']:.2f} ms) | |")
     if h:
         print(f"| HF get_text_features sdpa bf16, batch 1024, {ids} ids | {h[0]['queries_per_s']:,.0f} queries/s ({h[0]['ms_per_batch']:.2f} ms) | |")
     if o and h:
@@ -119,5 +126,5 @@ for be, tgt in (("auto", 1.0), ("cpu", None)):
         print(f"| one query end to end, --backend {be} (median of 5) | {s:.2f} s | {'<= 1 s ' + ('ok' if s <= 1 else 'MISSED') if tgt else '(16-core host CPU)'} |")
 c = get(what="cli_100k")
 if c:
-    print(f"| 100,000 queries through the command (-b 1024, auto) | {c[0]['queries_per_s']:,.0f} queries/s | |")
+    print(f"| {c[0]['queries']:,} queries through the command (-b 1024, auto) | {c[0]['queries_per_s']:,.0f} queries/s | |")
 EOF

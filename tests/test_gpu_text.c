@@ -6,6 +6,7 @@
  *   2. the mask is applied (without it query 0 differs), and a sequence with no attended position averages
  *      every key as the CPU reference (HF eager) does;
  *   3. a query alone and inside a batch of 12, and batches of different sizes in one backend, agree (>= 0.99999);
+ *      the packed rows (default) and all 64 rows with the mask (SG_CUDA_TEXT_COMPACT=0) agree (>= 0.99999);
  *   4. misuse (batch 0, batch > max, an id outside the vocabulary) returns an error, not a crash.
  * scripts/gpu-text-check.sh runs it, then the full-size accuracy and timing.
  */
@@ -87,6 +88,18 @@ int main(void) {
             if (!(c >= worst)) worst = c;
         }
         CHECK(worst >= 0.99999, "cuda: each query alone agrees with the batch of %d (worst cosine %.7f)", Q, worst);
+        /* packed rows vs all 64 rows with the mask */
+        setenv("SG_CUDA_TEXT_COMPACT", "0", 1);
+        o.kind = SG_BACKEND_CUDA;
+        sg_text_backend *fb = sg_text_backend_create(m, &o, why, sizeof why, err, sizeof err);
+        unsetenv("SG_CUDA_TEXT_COMPACT");
+        float *fo = sg_test_poisoned((size_t)Q * P);
+        rc = fb ? fb->embed(fb, ids, mask, Q, fo, err, sizeof err) : -1;
+        double wf = rc == 0 ? sg_test_cos_min(fo, go, Q, P, &d) : 0;
+        CHECK(rc == 0 && wf >= 0.99999, "cuda: packed rows agree with all 64 rows + mask (worst cosine %.7f)%s%s", wf,
+              rc ? ": " : "", rc ? err : "");
+        sg_text_backend_destroy(fb);
+        free(fo);
         /* misuse */
         CHECK(gb->embed(gb, ids, mask, 0, go, err, sizeof err) != 0, "cuda: batch 0 refused: %s", err);
         CHECK(gb->embed(gb, ids, mask, 17, go, err, sizeof err) != 0, "cuda: batch 17 > max 16 refused: %s", err);

@@ -216,7 +216,7 @@ static void profile_mark(void *ctx, const char *what) { static_cast<profiler *>(
 int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_plans *p, const sg_cu_stack *s,
                          const uint8_t *mask, cublasLtHandle_t lt, void *ws, cudaStream_t st,
                          void (*mark)(void *ctx, const char *what), void *mark_ctx, char *err, size_t errlen) {
-    const int M = s->n * s->T, D = s->D;
+    const int M = s->M ? s->M : s->n * s->T, D = s->D;
 #define RUN(what, x)                    \
     if (x) return -1;                   \
     if (mark) mark(mark_ctx, what)
@@ -224,7 +224,9 @@ int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_pla
         const sg_cu_layer *Y = &layers[l];
         RUN("layernorm", sg_cu_layernorm(s->h, Y->ln1_w, Y->ln1_b, s->y, M, D, s->eps, st, err, errlen));
         RUN("gemm_qkv", sg_cu_gemm_run(p->qkv, lt, s->y, Y->qkv_w, Y->qkv_b, s->qkv, ws, st, err, errlen));
-        RUN("attention", sg_cu_attention_masked(s->qkv, mask, s->att, s->n, s->T, D, s->H, st, err, errlen));
+        RUN("attention", s->seq_off ? sg_cu_attention_packed(s->qkv, s->seq_off, s->seq_kv, s->att, s->n, s->T, D, s->H,
+                                                             st, err, errlen)
+                                    : sg_cu_attention_masked(s->qkv, mask, s->att, s->n, s->T, D, s->H, st, err, errlen));
         RUN("gemm_o", sg_cu_gemm_run(p->o, lt, s->att, Y->o_w, Y->o_b, s->h, ws, st, err, errlen));
         RUN("layernorm", sg_cu_layernorm(s->h, Y->ln2_w, Y->ln2_b, s->y, M, D, s->eps, st, err, errlen));
         RUN("gemm_fc1", sg_cu_gemm_run(p->fc1, lt, s->y, Y->fc1_w, Y->fc1_b, s->big, ws, st, err, errlen));
@@ -264,7 +266,8 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
         RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, pix, n, st, err, errlen));
     }
     if (!mega) {
-        const sg_cu_stack stack = {cm->h, cm->y, cm->qkv, cm->att, cm->big, n, T, D, F, H, eps, tanh_form};
+        const sg_cu_stack stack = {cm->h, cm->y, cm->qkv, cm->att, cm->big, n, T, D, F, H, eps, tanh_form, 0,
+                                   nullptr, nullptr};
         const sg_cu_layer_plans lp = {&p->qkv, &p->o, &p->fc1, &p->fc2, p->gelu_fused};
         if (sg_cu_encoder_layers(w->layers, c->num_layers, &lp, &stack, nullptr, lt, ws, st, profile_mark, &prof,
                                  err, errlen))

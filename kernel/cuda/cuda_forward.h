@@ -23,14 +23,18 @@ typedef struct sg_cu_plan {
 
 struct sg_cu_model;
 
-/* The buffers and shape of one run of the encoder layers (either tower): h [n*T, D] fp32 residual stream (in
- * and out), y [n*T, D], qkv [n*T + 16, 3D], att [n*T, D], big [n*T, F] bf16 scratch. */
+/* The buffers and shape of one run of the encoder layers (either tower): h [M, D] fp32 residual stream (in
+ * and out), y [M, D], qkv [M + 16, 3D], att [M, D], big [M, F] bf16 scratch; M = n*T rows, or with packed
+ * sequences (seq_off, seq_kv: device arrays, see sg_cu_attention_packed) the M given, at least seq_off[n]
+ * (the rows past it are computed and ignored). */
 typedef struct sg_cu_stack {
     float *h;
     sg_bf16 *y, *qkv, *att, *big;
     int n, T, D, F, H;
     float eps;
     int tanh_form;  /* 1: gelu_pytorch_tanh, 0: erf */
+    int M;          /* 0: n*T */
+    const int *seq_off, *seq_kv;  /* nullptr: n sequences of T rows */
 } sg_cu_stack;
 
 /* The four per-layer GEMM plans for M = n*T rows, and whether fc1's epilogue applies GELU. */

@@ -1,17 +1,22 @@
 // kernel/cuda/cuda_text.cu — the "cuda" text backend: the SigLIP text tower on the portable CUDA path.
 //
-// Per batch of n queries (M = n*T token rows), on one stream, then one synchronisation:
-//   host: the distinct token ids of the batch (a vocabulary-sized slot table, reset after use), their rows
-//         widened from the checkpoint's table (m->token_rows: the 256k x 768 table is never converted or
-//         uploaded as a whole, so start-up reads only the layers) into pinned memory; the ids remapped to
-//         row numbers; the mask as bytes;
-//   H2D:  rows [u, D] fp32, row index [M], mask [M];
-//   h = rows[index] + pos (fp32, as torch adds them); the L layers through sg_cu_encoder_layers (the vision
-//   tower's code, with the mask); the last position's row of each query; final LayerNorm (bf16 out); head GEMM
-//   (fp32 out, bias); D2H [n, P].
+// Per batch of n queries, on one stream, then one synchronisation:
+//   host: the rows to compute. As on the CPU (cpu_text.c's design note), only rows that reach the output are
+//         computed: each query's attended positions, then position T-1 (the pooled one), packed one query after
+//         the other (R rows, about tokens + 1 per query instead of T = 64); SG_CUDA_TEXT_COMPACT=0 computes all
+//         n*T rows with the mask instead, as a cross-check. The distinct token ids of those rows (a
+//         vocabulary-sized slot table, reset after use) have their embedding rows widened from the
+//         checkpoint's table (m->token_rows: the 256k x 768 table is never converted or uploaded as a whole,
+//         so start-up reads only the layers) into pinned memory;
+//   H2D:  token rows [u, D] fp32, per row its token-row index and position, per query its row offset and key
+//         count (and the mask when not packed);
+//   h = rows[index] + pos[position] (fp32, as torch adds them; rows past R zeroed); the L layers through
+//   sg_cu_encoder_layers (the vision tower's code; attention over each packed query's keys, or with the mask);
+//   each query's last row; final LayerNorm (bf16 out); head GEMM (fp32 out, bias); D2H [n, P].
 // Numerics as the vision path: bf16 GEMM inputs with fp32 accumulation, fp32 residual stream and LayerNorm
-// statistics. GEMM plans are made once per batch size. No CUDA graph: about 100 launches per batch, a few
-// hundred microseconds against tens of milliseconds at batch 1,024, and nothing to capture for a single query.
+// statistics. The layer GEMMs run on M = R rounded up to one of 8 sizes per octave (at most 12.5% extra rows,
+// and a bounded number of cuBLASLt plans, made once each); the head's plan is per batch size. No CUDA graph:
+// about 100 launches per batch, a few hundred microseconds against tens of milliseconds at batch 1,024.
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -23,8 +28,9 @@
 
 namespace {
 
-struct text_plan {
-    sg_cu_gemm qkv, o, fc1, fc2, head;
+struct layer_plan {
+    int M;
+    sg_cu_gemm qkv, o, fc1, fc2;
     int gelu_fused;
 };
 
@@ -40,44 +46,54 @@ struct text_impl {
     float *last;                // [n, D] last position of each query
     sg_bf16 *ylast;             // [n, D] after the final LayerNorm
     float *out;                 // [n, P]
-    int32_t *d_index;           // [M]
+    int32_t *d_index;           // [M] token-row index of each row
+    int32_t *d_pos;             // [M] position of each row
+    int32_t *d_seq;             // [2n + 1]: row offsets [n + 1], then key counts [n]
     uint8_t *d_mask;            // [M]
     float *d_rows;              // [M, D] (at most M distinct rows)
     void *ws;
     float *h_rows;              // pinned, h_rows_cap rows
     size_t h_rows_cap;
     int32_t *h_index;           // pinned [M]
+    int32_t *h_pos;             // pinned [M]
+    int32_t *h_seq;             // pinned [2n + 1]
     uint8_t *h_mask;            // pinned [M]
     float *h_out;               // pinned [n, P]
     int32_t *slot;              // [V] id -> row number in this batch, -1 when unused
     std::vector<int32_t> uniq;  // ids of the batch's rows, in row order
-    text_plan **plans;          // [max_batch + 1]
+    sg_cu_gemm **heads;         // [max_batch + 1]: the head GEMM per batch size
+    std::vector<layer_plan *> layer_plans;  // per row count M
     int max_batch;
+    bool compact;
 };
 
 }  // namespace
 
+// h[r] = token row index[r] + position pos_of[r] for r < R; rows R..M-1 (computed, never read) are zeroed.
 __global__ void text_embed_kernel(const float *__restrict__ rows, const int32_t *__restrict__ index,
-                                  const float *__restrict__ pos, float *__restrict__ h, int M, int T, int D) {
+                                  const int32_t *__restrict__ pos_of, const float *__restrict__ pos,
+                                  float *__restrict__ h, int R, int M, int D) {
     const size_t total = (size_t)M * D;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t r = i / D, d = i % D;
-        h[i] = rows[(size_t)index[r] * D + d] + pos[(r % T) * D + d];
+        h[i] = r < (size_t)R ? rows[(size_t)index[r] * D + d] + pos[(size_t)pos_of[r] * D + d] : 0.f;
     }
 }
 
-__global__ void text_last_kernel(const float *__restrict__ h, float *__restrict__ last, int n, int T, int D) {
+// last[s] = h[off[s + 1] - 1]: each query's last row (position T-1).
+__global__ void text_last_kernel(const float *__restrict__ h, const int32_t *__restrict__ off,
+                                 float *__restrict__ last, int n, int D) {
     const size_t total = (size_t)n * D;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
         const size_t s = i / D, d = i % D;
-        last[i] = h[(s * T + T - 1) * D + d];
+        last[i] = h[((size_t)off[s + 1] - 1) * D + d];
     }
 }
 
 static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
-static void plan_free(text_plan *p) {
-    sg_cu_gemm *g[] = {&p->qkv, &p->o, &p->fc1, &p->fc2, &p->head};
+static void layer_plan_free(layer_plan *p) {
+    sg_cu_gemm *g[] = {&p->qkv, &p->o, &p->fc1, &p->fc2};
     for (sg_cu_gemm *x : g) sg_cu_gemm_free(x);
     free(p);
 }
@@ -86,33 +102,38 @@ static void impl_free(text_impl *c) {
     if (!c) return;
     cudaSetDevice(c->device);
     if (c->st) cudaStreamSynchronize(c->st);
-    if (c->plans) {
+    if (c->heads) {
         for (int i = 0; i <= c->max_batch; i++)
-            if (c->plans[i]) plan_free(c->plans[i]);
-        free(c->plans);
+            if (c->heads[i]) {
+                sg_cu_gemm_free(c->heads[i]);
+                free(c->heads[i]);
+            }
+        free(c->heads);
     }
+    for (layer_plan *p : c->layer_plans) layer_plan_free(p);
     if (c->lt) cublasLtDestroy(c->lt);
     if (c->act) cudaFree(c->act);
-    if (c->h_rows) cudaFreeHost(c->h_rows);
-    if (c->h_index) cudaFreeHost(c->h_index);
-    if (c->h_mask) cudaFreeHost(c->h_mask);
-    if (c->h_out) cudaFreeHost(c->h_out);
+    void *pinned[] = {c->h_rows, c->h_index, c->h_pos, c->h_seq, c->h_mask, c->h_out};
+    for (void *q : pinned)
+        if (q) cudaFreeHost(q);
     if (c->st) cudaStreamDestroy(c->st);
     sg_cu_text_weights_free(&c->w);
     free(c->slot);
     delete c;
 }
 
-// The GEMM plans for n queries, made on first use.
-static text_plan *plan_for(text_impl *c, int n, char *err, size_t errlen) {
-    if (c->plans[n]) return c->plans[n];
+// The layer GEMM plans for M rows, made on first use.
+static layer_plan *layers_for(text_impl *c, int M, char *err, size_t errlen) {
+    for (layer_plan *p : c->layer_plans)
+        if (p->M == M) return p;
     const sg_text_config *k = &c->m->cfg;
-    const int D = k->hidden_size, F = k->intermediate_size, P = k->projection_size, M = n * k->max_positions;
-    text_plan *p = (text_plan *)calloc(1, sizeof *p);
+    const int D = k->hidden_size, F = k->intermediate_size;
+    layer_plan *p = (layer_plan *)calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of host memory");
         return nullptr;
     }
+    p->M = M;
     const cudaDataType_t BF = CUDA_R_16BF, F32 = CUDA_R_32F;
     char gerr[512];
     // cuBLASLt's GELU epilogue is the tanh form; erf, or a shape with no fused algorithm, gets our kernel.
@@ -121,13 +142,38 @@ static text_plan *plan_for(text_impl *c, int n, char *err, size_t errlen) {
     if ((!p->gelu_fused && sg_cu_gemm_plan(&p->fc1, c->lt, M, F, D, BF, SG_EPI_BIAS, 0, err, errlen)) ||
         sg_cu_gemm_plan(&p->qkv, c->lt, M, 3 * D, D, BF, SG_EPI_BIAS, 0, err, errlen) ||
         sg_cu_gemm_plan(&p->o, c->lt, M, D, D, F32, SG_EPI_BIAS, 1, err, errlen) ||
-        sg_cu_gemm_plan(&p->fc2, c->lt, M, D, F, F32, SG_EPI_BIAS, 1, err, errlen) ||
-        sg_cu_gemm_plan(&p->head, c->lt, n, P, D, F32, SG_EPI_BIAS, 0, err, errlen)) {
-        plan_free(p);
+        sg_cu_gemm_plan(&p->fc2, c->lt, M, D, F, F32, SG_EPI_BIAS, 1, err, errlen)) {
+        layer_plan_free(p);
         return nullptr;
     }
-    c->plans[n] = p;
+    c->layer_plans.push_back(p);
     return p;
+}
+
+// The head GEMM plan for n queries.
+static sg_cu_gemm *head_for(text_impl *c, int n, char *err, size_t errlen) {
+    if (c->heads[n]) return c->heads[n];
+    const sg_text_config *k = &c->m->cfg;
+    sg_cu_gemm *g = (sg_cu_gemm *)calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of host memory");
+        return nullptr;
+    }
+    if (sg_cu_gemm_plan(g, c->lt, n, k->projection_size, k->hidden_size, CUDA_R_32F, SG_EPI_BIAS, 0, err, errlen)) {
+        free(g);
+        return nullptr;
+    }
+    c->heads[n] = g;
+    return g;
+}
+
+// R rows rounded up to one of 8 sizes per power of two (>= 64), at most cap.
+static int bucket_rows(int R, int cap) {
+    int p = 64;
+    while (p < R) p *= 2;
+    const int step = p / 8 > 16 ? p / 8 : 16;
+    const int M = (R + step - 1) / step * step;
+    return M < cap ? M : cap;
 }
 
 // Pinned staging for `rows` token rows (grown on demand: most batches use a few thousand distinct tokens).
@@ -153,51 +199,76 @@ static int text_embed(sg_text_backend *b, const int32_t *ids, const uint8_t *mas
         snprintf(err, errlen, "cuda text backend: batch of %d queries, expected 1..%d", n, b->max_batch);
         return -1;
     }
-    const size_t M = (size_t)n * T;
-    const long bad = sg_text_ids_check(m, ids, M);
+    const long bad = sg_text_ids_check(m, ids, (size_t)n * T);
     if (bad >= 0) {
         snprintf(err, errlen, "cuda text backend: token id %d (query %ld, position %ld) outside the vocabulary [0, %d)",
                  ids[bad], bad / T, bad % T, k->vocab_size);
         return -1;
     }
     SG_CU_TRY(cudaSetDevice(c->device), err, errlen);
-    text_plan *p = plan_for(c, n, err, errlen);
-    if (!p) return -1;
-    // Distinct ids -> row numbers; the slot table is reset for exactly the ids used.
+    // The rows to compute, their token rows and positions; per query its offset and key count.
+    int32_t *off = c->h_seq, *kv = c->h_seq + n + 1;
+    int R = 0;
     c->uniq.clear();
-    for (size_t i = 0; i < M; i++) {
-        int32_t &s = c->slot[ids[i]];
+    auto add_row = [&](int32_t id, int t) {
+        int32_t &s = c->slot[id];
         if (s < 0) {
             s = (int32_t)c->uniq.size();
-            c->uniq.push_back(ids[i]);
+            c->uniq.push_back(id);
         }
-        c->h_index[i] = s;
-        c->h_mask[i] = mask ? (uint8_t)(mask[i] != 0) : 1;
+        c->h_index[R] = s;
+        c->h_pos[R++] = t;
+    };
+    for (int q = 0; q < n; q++) {
+        const int32_t *id = ids + (size_t)q * T;
+        const uint8_t *mk = mask ? mask + (size_t)q * T : nullptr;
+        off[q] = R;
+        int nk = 0;
+        for (int t = 0; t < T; t++) nk += !mk || mk[t];
+        if (!c->compact || nk == 0) { /* every position (no attended one: HF eager averages them all) */
+            for (int t = 0; t < T; t++) add_row(id[t], t);
+            for (int t = 0; t < T; t++) c->h_mask[(size_t)q * T + t] = !mk || mk[t];
+        } else { /* attended positions, then T-1 (cpu_text.c's design note) */
+            for (int t = 0; t < T; t++)
+                if (!mk || mk[t]) add_row(id[t], t);
+            if (mk && !mk[T - 1]) add_row(id[T - 1], T - 1);
+        }
+        kv[q] = c->compact ? nk : T;
     }
+    off[n] = R;
+    for (int32_t id : c->uniq) c->slot[id] = -1;
     const size_t u = c->uniq.size();
-    for (size_t i = 0; i < u; i++) c->slot[c->uniq[i]] = -1;
-    if (ensure_rows(c, u, err, errlen)) return -1;
+    const int M = c->compact ? bucket_rows(R, c->max_batch * T) : R;
+    layer_plan *lp = layers_for(c, M, err, errlen);
+    sg_cu_gemm *head = head_for(c, n, err, errlen);
+    if (!lp || !head || ensure_rows(c, u, err, errlen)) return -1;
     m->token_rows(m, c->uniq.data(), u, c->h_rows);
 
     cudaStream_t st = c->st;
     SG_CU_TRY(cudaMemcpyAsync(c->d_rows, c->h_rows, u * D * sizeof(float), cudaMemcpyHostToDevice, st), err, errlen);
-    SG_CU_TRY(cudaMemcpyAsync(c->d_index, c->h_index, M * sizeof(int32_t), cudaMemcpyHostToDevice, st), err, errlen);
-    SG_CU_TRY(cudaMemcpyAsync(c->d_mask, c->h_mask, M, cudaMemcpyHostToDevice, st), err, errlen);
-    const int blocks = (int)((M * D + 255) / 256 < 8192 ? (M * D + 255) / 256 : 8192);
-    text_embed_kernel<<<blocks, 256, 0, st>>>(c->d_rows, c->d_index, c->w.pos, c->h, (int)M, T, D);
+    SG_CU_TRY(cudaMemcpyAsync(c->d_index, c->h_index, R * sizeof(int32_t), cudaMemcpyHostToDevice, st), err, errlen);
+    SG_CU_TRY(cudaMemcpyAsync(c->d_pos, c->h_pos, R * sizeof(int32_t), cudaMemcpyHostToDevice, st), err, errlen);
+    SG_CU_TRY(cudaMemcpyAsync(c->d_seq, c->h_seq, (2 * n + 1) * sizeof(int32_t), cudaMemcpyHostToDevice, st), err,
+              errlen);
+    if (!c->compact)
+        SG_CU_TRY(cudaMemcpyAsync(c->d_mask, c->h_mask, (size_t)n * T, cudaMemcpyHostToDevice, st), err, errlen);
+    const size_t cells = (size_t)M * D;
+    const int blocks = (int)((cells + 255) / 256 < 8192 ? (cells + 255) / 256 : 8192);
+    text_embed_kernel<<<blocks, 256, 0, st>>>(c->d_rows, c->d_index, c->d_pos, c->w.pos, c->h, R, M, D);
     SG_CU_LAUNCHED(err, errlen);
     const sg_cu_stack stack = {c->h, c->y, c->qkv, c->att, c->big, n, T, D, k->intermediate_size, k->num_heads,
-                               k->layer_norm_eps, k->activation == SG_ACT_GELU_TANH};
-    const sg_cu_layer_plans lp = {&p->qkv, &p->o, &p->fc1, &p->fc2, p->gelu_fused};
-    if (sg_cu_encoder_layers(c->w.layers, k->num_layers, &lp, &stack, c->d_mask, c->lt, c->ws, st, nullptr, nullptr,
-                             err, errlen))
+                               k->layer_norm_eps, k->activation == SG_ACT_GELU_TANH, M,
+                               c->compact ? c->d_seq : nullptr, c->compact ? c->d_seq + n + 1 : nullptr};
+    const sg_cu_layer_plans plans = {&lp->qkv, &lp->o, &lp->fc1, &lp->fc2, lp->gelu_fused};
+    if (sg_cu_encoder_layers(c->w.layers, k->num_layers, &plans, &stack, c->compact ? nullptr : c->d_mask, c->lt,
+                             c->ws, st, nullptr, nullptr, err, errlen))
         return -1;
     const int lblocks = (int)(((size_t)n * D + 255) / 256);
-    text_last_kernel<<<lblocks, 256, 0, st>>>(c->h, c->last, n, T, D);
+    text_last_kernel<<<lblocks, 256, 0, st>>>(c->h, c->d_seq, c->last, n, D);
     SG_CU_LAUNCHED(err, errlen);
     if (sg_cu_layernorm(c->last, c->w.final_ln_w, c->w.final_ln_b, c->ylast, n, D, k->layer_norm_eps, st, err,
                         errlen) ||
-        sg_cu_gemm_run(&p->head, c->lt, c->ylast, c->w.head_w, c->w.head_b, c->out, c->ws, st, err, errlen))
+        sg_cu_gemm_run(head, c->lt, c->ylast, c->w.head_w, c->w.head_b, c->out, c->ws, st, err, errlen))
         return -1;
     SG_CU_TRY(cudaMemcpyAsync(c->h_out, c->out, (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost, st), err,
               errlen);
@@ -259,9 +330,11 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
     b->impl = c;
     b->embed = text_embed;
     b->destroy = text_destroy;
+    const char *cv = getenv("SG_CUDA_TEXT_COMPACT");
+    c->compact = !(cv && strcmp(cv, "0") == 0);
     const size_t M = (size_t)c->max_batch * T, n = c->max_batch;
     const size_t sizes[] = {M * D * 4, M * D * 2, (M + 16) * 3 * D * 2, M * D * 2, M * F * 2, n * D * 4, n * D * 2,
-                            n * P * 4, M * 4,     M,         M * D * 4, SG_CU_GEMM_WORKSPACE};
+                            n * P * 4, M * 4,     M * 4,     (2 * n + 1) * 4, M,   M * D * 4, SG_CU_GEMM_WORKSPACE};
     size_t total = 0;
     for (size_t s : sizes) total += align256(s);
     c->slot = (int32_t *)malloc((size_t)k->vocab_size * sizeof(int32_t));
@@ -271,9 +344,9 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
         return nullptr;
     }
     memset(c->slot, 0xff, (size_t)k->vocab_size * sizeof(int32_t));  // every entry -1
-    c->plans = (text_plan **)calloc((size_t)c->max_batch + 1, sizeof(text_plan *));
+    c->heads = (sg_cu_gemm **)calloc((size_t)c->max_batch + 1, sizeof(sg_cu_gemm *));
     char e2[1024];
-    if (!c->plans) {
+    if (!c->heads) {
         snprintf(err, errlen, "cuda text backend: out of host memory");
         text_destroy(b);
         return nullptr;
@@ -292,10 +365,11 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
         return nullptr;
     }
     char *q = (char *)c->act;
-    void **dst[] = {(void **)&c->h,    (void **)&c->y,       (void **)&c->qkv,    (void **)&c->att,
-                    (void **)&c->big,  (void **)&c->last,    (void **)&c->ylast,  (void **)&c->out,
-                    (void **)&c->d_index, (void **)&c->d_mask, (void **)&c->d_rows, &c->ws};
-    for (int i = 0; i < 12; i++) {
+    void **dst[] = {(void **)&c->h,       (void **)&c->y,     (void **)&c->qkv,   (void **)&c->att,
+                    (void **)&c->big,     (void **)&c->last,  (void **)&c->ylast, (void **)&c->out,
+                    (void **)&c->d_index, (void **)&c->d_pos, (void **)&c->d_seq, (void **)&c->d_mask,
+                    (void **)&c->d_rows,  &c->ws};
+    for (int i = 0; i < 14; i++) {
         *dst[i] = q;
         q += align256(sizes[i]);
     }
@@ -303,6 +377,8 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
     if (cudaMemset(c->act, 0, total) != cudaSuccess || cublasLtCreate(&c->lt) != CUBLAS_STATUS_SUCCESS ||
         cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking) != cudaSuccess ||
         cudaMallocHost(&c->h_index, M * sizeof(int32_t)) != cudaSuccess ||
+        cudaMallocHost(&c->h_pos, M * sizeof(int32_t)) != cudaSuccess ||
+        cudaMallocHost(&c->h_seq, (2 * n + 1) * sizeof(int32_t)) != cudaSuccess ||
         cudaMallocHost(&c->h_mask, M) != cudaSuccess ||
         cudaMallocHost(&c->h_out, n * P * sizeof(float)) != cudaSuccess) {
         cudaGetLastError();
