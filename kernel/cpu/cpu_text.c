@@ -148,7 +148,12 @@ int sg_cpu_text_forward(const sg_cpu_text *p, const int32_t *ids, const uint8_t 
             for (int d = 0; d < D; d++) h[d] += pos[d];
         }
         const sg_cpu_seqs seqs = {off, kv};
-        sg_cpu_encoder_layers(p->layers, m->layers, &st, nb, &seqs, &b, nt);
+        /* A few rows (one short query is ~10) are a memory-bound pass over the weights that a second thread
+         * barely speeds up, while every OpenMP barrier (dozens per layer) stalls when the machine is busy: on
+         * the shared 2-core machine one query's layers took 0.08 s on one thread and 0.1-1.8 s on two. Results
+         * do not depend on the thread count. */
+        const int lt = rows < 256 ? 1 : nt;
+        sg_cpu_encoder_layers(p->layers, m->layers, &st, nb, &seqs, &b, lt);
         for (int s = 0; s < nb; s++) /* each query's last row (position T-1), contiguous for the head GEMM */
             memcpy(b.ha + (size_t)s * D, b.h + (size_t)(off[s + 1] - 1) * D, (size_t)D * sizeof(float));
         sg_cpu_layer_norm(b.ha, b.hz, nb, D, m->final_ln_w, m->final_ln_b, c->layer_norm_eps, nt);
