@@ -137,7 +137,7 @@ static layer_plan *layers_for(text_impl *c, int M, char *err, size_t errlen) {
     const cudaDataType_t BF = CUDA_R_16BF, F32 = CUDA_R_32F;
     char gerr[512];
     // cuBLASLt's GELU epilogue is the tanh form; erf, or a shape with no fused algorithm, gets our kernel.
-    p->gelu_fused = k->activation == SG_ACT_GELU_TANH && !getenv("SG_CUDA_UNFUSED_GELU") &&
+    p->gelu_fused = k->activation == SG_ACT_GELU_TANH &&
                     sg_cu_gemm_plan(&p->fc1, c->lt, M, F, D, BF, SG_EPI_BIAS_GELU, 0, gerr, sizeof gerr) == 0;
     if ((!p->gelu_fused && sg_cu_gemm_plan(&p->fc1, c->lt, M, F, D, BF, SG_EPI_BIAS, 0, err, errlen)) ||
         sg_cu_gemm_plan(&p->qkv, c->lt, M, 3 * D, D, BF, SG_EPI_BIAS, 0, err, errlen) ||
