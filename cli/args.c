@@ -70,7 +70,9 @@ int sg_cli_parse_size(const char *s, uint64_t *out) {
 void sg_cli_usage(FILE *f) {
     fputs(
         "Usage: siglip2-embed [OPTIONS] PATH...\n"
-        "Turn images into SigLIP2 image embeddings (google/siglip2-base-patch16-224, vision tower).\n"
+        "       siglip2-embed [OPTIONS] --text QUERY... | --texts-from FILE\n"
+        "Turn images, or text queries, into SigLIP2 embeddings in one space (google/siglip2-base-patch16-224):\n"
+        "a text query's embedding finds the images it describes by cosine similarity.\n"
         "\n"
         "Inputs:\n"
         "  PATH...               image files and directories (recursed, entries sorted by name so runs are\n"
@@ -82,6 +84,22 @@ void sg_cli_usage(FILE *f) {
         "      --all-files       take every file found in directories, not only image extensions\n"
         "      --shard K/N       embed only the inputs whose path hashes (FNV-1a 64) to K mod N;\n"
         "                        K is 0-based (0..N-1, like SLURM_ARRAY_TASK_ID)\n"
+        "\n"
+        "Text queries (instead of images; rows carry \"text\" instead of \"path\"):\n"
+        "  -t, --text QUERY      embed QUERY (repeat for several; they come first, in order)\n"
+        "      --texts-from FILE embed every line of FILE (- = stdin; a trailing CR is dropped; an empty line\n"
+        "                        is an empty query); read as it goes. With -0, NUL-separated entries\n"
+        "                        Queries are tokenised as the SigLIP2 processor does (64 tokens, longer ones\n"
+        "                        truncated: -v says which); the tokenizer.json beside the weights is used.\n"
+        "\n"
+        "Zero-shot labels (image runs, JSON formats): each row also gets \"labels\": its best labels with\n"
+        "the scores of Hugging Face's zero-shot-image-classification pipeline for SigLIP,\n"
+        "sigmoid(exp(logit_scale) * cos + logit_bias) per label (independent: they do not sum to 1)\n"
+        "      --labels L1,L2,.. candidate labels (comma-separated, spaces around each trimmed)\n"
+        "      --labels-from FILE one label per line (blank lines ignored)\n"
+        "      --top-k K         labels per row, best first (default 5)\n"
+        "      --template T      the text each label is put into, {} marks where (default, the pipeline's:\n"
+        "                        \"This is a photo of {}.\")\n"
         "\n"
         "Output:\n"
         "  -o, --output FILE     write here (default, or -, stdout); a symlink is followed; a device,\n"
@@ -102,7 +120,7 @@ void sg_cli_usage(FILE *f) {
         "      --backend NAME    auto | cpu | cuda | sm90 | sm100 (default auto)\n"
         "      --device N        CUDA device ordinal (default 0)\n"
         "      --precision P     bf16 | fp8 (GPU megakernels; default: the backend's choice)\n"
-        "  -b, --batch N         images per batch (default 32)\n"
+        "  -b, --batch N         images per batch (default 32); text queries per batch (default 256)\n"
         "  -j, --threads N       decode workers (default: every core this process may use)\n"
         "\n"
         "Preprocessing (defaults match Hugging Face's processor bit for bit):\n"
@@ -139,11 +157,18 @@ void sg_cli_usage(FILE *f) {
 enum {
     OPT_FILES_FROM = 256, OPT_ALL_FILES, OPT_SHARD, OPT_NORMALIZE, OPT_NO_NORMALIZE, OPT_RESUME, OPT_ON_ERROR,
     OPT_DUMP, OPT_WEIGHTS, OPT_BACKEND, OPT_DEVICE, OPT_PRECISION, OPT_NO_EXIF, OPT_RESAMPLE, OPT_FAST_DECODE,
-    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_PROGRESS, OPT_INFO, OPT_VERSION, OPT_PILLOW
+    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_PROGRESS, OPT_INFO, OPT_VERSION, OPT_PILLOW, OPT_TEXTS_FROM,
+    OPT_LABELS, OPT_LABELS_FROM, OPT_TOP_K, OPT_TEMPLATE
 };
 
 static const struct option k_long[] = {
     {"files-from", required_argument, 0, OPT_FILES_FROM},
+    {"text", required_argument, 0, 't'},
+    {"texts-from", required_argument, 0, OPT_TEXTS_FROM},
+    {"labels", required_argument, 0, OPT_LABELS},
+    {"labels-from", required_argument, 0, OPT_LABELS_FROM},
+    {"top-k", required_argument, 0, OPT_TOP_K},
+    {"template", required_argument, 0, OPT_TEMPLATE},
     {"null", no_argument, 0, '0'},
     {"all-files", no_argument, 0, OPT_ALL_FILES},
     {"shard", required_argument, 0, OPT_SHARD},
@@ -181,6 +206,15 @@ static const struct option k_long[] = {
         return -1;                              \
     } while (0)
 
+void sg_cli_args_free(sg_cli_args *a) {
+    free(a->texts);
+    a->texts = NULL;
+    a->ntexts = 0;
+    free(a->files_from);
+    a->files_from = NULL;
+    a->nfiles_from = 0;
+}
+
 int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t errlen) {
     memset(a, 0, sizeof *a);
     a->normalize = 1;
@@ -193,13 +227,26 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
     opterr = 0;
     int c;
     long v;
-    while ((c = getopt_long(argc, argv, ":0o:f:b:j:qvh", k_long, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":0o:f:b:j:t:qvh", k_long, NULL)) != -1) {
         switch (c) {
         case OPT_FILES_FROM: /* every list is taken, in order: they are read one after the other */
             if (!a->files_from) a->files_from = calloc((size_t)argc, sizeof *a->files_from);
             if (!a->files_from) USAGE_ERR("out of memory");
             a->files_from[a->nfiles_from++] = optarg;
             break;
+        case 't':
+            /* at most argc values, pointers into argv; allocated on the first one only (sg_cli_args_free) */
+            if (!a->texts && !(a->texts = calloc((size_t)argc + 1, sizeof *a->texts))) USAGE_ERR("out of memory");
+            a->texts[a->ntexts++] = optarg;
+            break;
+        case OPT_TEXTS_FROM: a->texts_from = optarg; break;
+        case OPT_LABELS: a->labels = optarg; break;
+        case OPT_LABELS_FROM: a->labels_from = optarg; break;
+        case OPT_TOP_K:
+            if (parse_long(optarg, 1, 1000000, &v) != 0) USAGE_ERR("--top-k: expected 1..1000000, got '%s'", optarg);
+            a->top_k = (int)v;
+            break;
+        case OPT_TEMPLATE: a->template_ = optarg; break;
         case '0': a->nul_sep = 1; break;
         case OPT_ALL_FILES: a->all_files = 1; break;
         case OPT_SHARD:
@@ -245,6 +292,7 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
             /* 4096 bounds the pixel ring (4096 x 150 KB per batch at S = 224) to something sane */
             if (parse_long(optarg, 1, 4096, &v) != 0) USAGE_ERR("--batch: expected 1..4096, got '%s'", optarg);
             a->batch = (int)v;
+            a->batch_set = 1;
             break;
         case 'j':
             if (parse_long(optarg, 1, 1024, &v) != 0) USAGE_ERR("--threads: expected 1..1024, got '%s'", optarg);
@@ -291,14 +339,31 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
     a->paths = argv + optind;
     a->npaths = argc - optind;
     if (a->help || a->version || a->info) return 0;
-    if (a->npaths == 0 && !a->files_from) USAGE_ERR("no input: give image files or directories, or --files-from");
+    const int text = sg_cli_args_is_text(a);
+    if (text && (a->npaths || a->files_from))
+        USAGE_ERR("give either images (PATH, --files-from) or text queries (--text, --texts-from), not both: run "
+                  "once for each and concatenate the outputs");
+    if (text && (a->labels || a->labels_from))
+        USAGE_ERR("--labels scores images against labels; a text run has no images");
+    if (text && (a->resume || a->shard_n || a->dump_dir || a->all_files))
+        USAGE_ERR("%s applies to image runs only", a->resume ? "--resume" : a->shard_n ? "--shard"
+                  : a->dump_dir ? "--dump-preprocessed" : "--all-files");
+    if (a->labels && a->labels_from) USAGE_ERR("give --labels or --labels-from, not both");
+    if ((a->top_k || a->template_) && !a->labels && !a->labels_from)
+        USAGE_ERR("%s needs --labels or --labels-from", a->top_k ? "--top-k" : "--template");
+    if (!text && a->npaths == 0 && !a->files_from)
+        USAGE_ERR("no input: give image files or directories, --files-from, or --text / --texts-from");
+    if (a->texts_from && !strcmp(a->texts_from, "-") && a->labels_from && !strcmp(a->labels_from, "-"))
+        USAGE_ERR("stdin cannot hold both --texts-from and --labels-from");
     int stdin_imgs = 0, stdin_lists = 0;
     for (int i = 0; i < a->npaths; i++) stdin_imgs += strcmp(a->paths[i], "-") == 0;
     for (int i = 0; i < a->nfiles_from; i++) stdin_lists += strcmp(a->files_from[i], "-") == 0;
     if (stdin_imgs > 1) USAGE_ERR("'-' (an image on stdin) can be given only once");
     if (stdin_lists > 1) USAGE_ERR("--files-from - (the list on stdin) can be given only once");
     if (stdin_imgs && stdin_lists) USAGE_ERR("stdin cannot hold both an image ('-') and the --files-from list");
-    if (a->nul_sep && !a->files_from) USAGE_ERR("-0 only applies to --files-from");
+    if (a->nul_sep && !a->files_from && !a->texts_from) USAGE_ERR("-0 only applies to --files-from and --texts-from");
+    if (a->labels_from && !strcmp(a->labels_from, "-") && (stdin_lists || stdin_imgs))
+        USAGE_ERR("stdin cannot hold both %s and --labels-from", stdin_lists ? "the --files-from list" : "an image ('-')");
     if (a->resume && !a->output) USAGE_ERR("--resume needs -o FILE (the JSONL file to continue), not stdout");
     if (a->quiet && a->progress) USAGE_ERR("--quiet and --progress contradict each other");
     /* GPU-only options with the CPU backend asked for by name contradict it; with auto they are only warned
@@ -310,8 +375,3 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
     return 0;
 }
 
-void sg_cli_args_free(sg_cli_args *a) {
-    free(a->files_from);
-    a->files_from = NULL;
-    a->nfiles_from = 0;
-}

@@ -56,14 +56,27 @@ typedef struct sg_cli_args {
     uint64_t max_pixels;     /* 0 = preprocess default */
     uint64_t max_file_bytes; /* 0 = preprocess default */
     const char *dump_dir;    /* --dump-preprocessed DIR, or NULL */
+    int batch_set;           /* -b was given (text runs otherwise use a larger default batch) */
+    /* text queries: a run embeds either images (PATH, --files-from) or texts (--text, --texts-from) */
+    char **texts;            /* --text values in order (malloc'd array of pointers into argv) */
+    int ntexts;
+    const char *texts_from;  /* --texts-from FILE ("-" = stdin), or NULL */
+    /* zero-shot labels for image rows */
+    const char *labels;      /* --labels "a,b,c", or NULL */
+    const char *labels_from; /* --labels-from FILE, or NULL */
+    int top_k;               /* --top-k, 0 = default (5) */
+    const char *template_;   /* --template, NULL = the pipeline's "This is a photo of {}." */
 } sg_cli_args;
+
+/* A text run: --text or --texts-from was given. */
+static inline int sg_cli_args_is_text(const sg_cli_args *a) { return a->ntexts > 0 || a->texts_from != NULL; }
 
 /* Parses argv into a (defaults first). Returns 0, or -1 with a one-line reason in err (a usage error: the
  * caller prints it with a hint to --help and exits 2). Uses getopt_long, so it resets getopt's state.
  * Release a with sg_cli_args_free either way. */
 int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t errlen);
 
-/* Frees what parsing allocated (the --files-from list); a stays readable for its plain fields. */
+/* Frees what parsing allocated (the --text and --files-from arrays); a stays readable for its plain fields. */
 void sg_cli_args_free(sg_cli_args *a);
 
 /* Writes the --help text. */

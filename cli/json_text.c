@@ -201,13 +201,24 @@ void sg_cli_json_put_float(sg_cli_buf *b, float v) {
 }
 
 void sg_cli_json_put_row(sg_cli_buf *b, const char *path, const float *vec, int dim) {
-    sg_cli_buf_puts(b, "{\"path\":");
-    sg_cli_json_put_string(b, path);
-    if (!sg_cli_utf8_valid(path)) {
-        sg_cli_buf_puts(b, ",\"path_base64\":\"");
-        sg_cli_base64_put(b, (const unsigned char *)path, strlen(path));
+    sg_cli_json_put_row_ex(b, "path", path, vec, dim, NULL);
+}
+
+void sg_cli_json_put_row_ex(sg_cli_buf *b, const char *key, const char *name, const float *vec, int dim,
+                            const char *extra) {
+    sg_cli_buf_putc(b, '{');
+    sg_cli_json_put_string(b, key);
+    sg_cli_buf_putc(b, ':');
+    sg_cli_json_put_string(b, name);
+    if (!sg_cli_utf8_valid(name)) { /* a path that is not UTF-8: its exact bytes beside the readable form */
+        sg_cli_buf_putc(b, ',');
+        sg_cli_buf_putc(b, '"');
+        sg_cli_buf_puts(b, key);
+        sg_cli_buf_puts(b, "_base64\":\"");
+        sg_cli_base64_put(b, (const unsigned char *)name, strlen(name));
         sg_cli_buf_putc(b, '"');
     }
+    if (extra) sg_cli_buf_puts(b, extra);
     if (!vec) {
         sg_cli_buf_puts(b, ",\"embedding\":null}");
         return;

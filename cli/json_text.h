@@ -39,4 +39,9 @@ void sg_cli_json_put_float(sg_cli_buf *b, float v);
  * "path_base64":"..." between the two when the path is not valid UTF-8. No trailing newline. */
 void sg_cli_json_put_row(sg_cli_buf *b, const char *path, const float *vec, int dim);
 
+/* The same with another key than "path" ("text" for text queries) and, when extra is not NULL, extra's text
+ * (",\"labels\":[...]") inserted after the name. */
+void sg_cli_json_put_row_ex(sg_cli_buf *b, const char *key, const char *name, const float *vec, int dim,
+                            const char *extra);
+
 #endif

@@ -1,5 +1,9 @@
 /* cli/main.c — siglip2-embed: arguments → weights → backend → pipeline → output, and the exit status.
  *
+ * A run embeds images (the pipeline, cli/pipeline.c) or text queries (cli/text_run.c, with the text tower and
+ * tokenizer from cli/text_setup.c); --labels adds zero-shot scores to image rows (set up before the image
+ * backend starts, so a GPU holds one tower at a time).
+ *
  * Exit status: 0 every input embedded; 1 some inputs failed (each reported on stderr as
  * "siglip2-embed: PATH: reason"), or no input was found at all (what the directories held instead is said);
  * 2 usage or setup error (bad flag, no weights, backend unavailable, output not writable) or a fatal error
@@ -16,6 +20,7 @@
 #include "../kernel/backend.h"
 #include "../preprocess/preprocess.h"
 #include "../weights/model_load.h"
+#include "../weights/text_load.h"
 #include "args.h"
 #include "buf.h"
 #include "counter.h"
@@ -27,7 +32,10 @@
 #include "resume.h"
 #include "shard.h"
 #include "shown_path.h"
+#include "text_run.h"
+#include "text_setup.h"
 #include "writer.h"
+#include "zeroshot.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_SOME_FAILED = 1, EXIT_SETUP = 2 };
 
@@ -81,6 +89,23 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
     }
     sg_backend_describe(m, bo, desc, sizeof desc);
     fputs(desc, stdout);
+    if (m) { /* the text tower, loaded only to describe it (binding maps, converts nothing large) */
+        char tok[4200];
+        sg_text_model *tm = sg_text_model_load(where, err, sizeof err);
+        if (!tm) {
+            printf("text queries: unavailable: %s\n", err);
+        } else {
+            const sg_text_config *c = &tm->cfg;
+            printf("text tower: hidden %d, mlp %d, heads %d, layers %d, %d positions, vocabulary %d, projection %d%s\n",
+                   c->hidden_size, c->intermediate_size, c->num_heads, c->num_layers, c->max_positions,
+                   c->vocab_size, c->projection_size, tm->has_logit ? "" : " (no logit_scale/bias: no zero-shot)");
+            if (sg_text_tokenizer_path(where, tok, sizeof tok, err, sizeof err) == 0)
+                printf("tokenizer: %s\n", tok);
+            else
+                printf("text queries: unavailable: %s\n", err);
+            sg_text_model_free(tm);
+        }
+    }
     if (m) {
         bo->max_batch = a->batch;
         sg_backend *b = sg_backend_create(m, bo, why, sizeof why, err, sizeof err);
@@ -142,9 +167,71 @@ static void weights_hint(const char *weights, char *hint, size_t len) {
              sg_cli_shown_path(dir, shown, sizeof shown));
 }
 
+/* The process's peak memory as the OS counts it (ru_maxrss, KiB on Linux), for a text run's -v summary. */
+static long text_peak_rss_kib(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+/* A text run: queries in, rows out. */
+static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
+    char where[4096], err[4096];
+    if (sg_weights_locate(a->weights, where, sizeof where, err, sizeof err) != 0) return setup_error(err);
+    /* 256 queries of 64 tokens keep a GPU busy (16k token rows per call) while a first row comes out fast */
+    bo->max_batch = a->batch_set ? a->batch : 256;
+    sg_cli_text_env env;
+    if (sg_cli_text_env_open(&env, where, bo, err, sizeof err) != 0) return setup_error(err);
+    if (a->verbose) fprintf(stderr, "siglip2-embed: text backend %s: %s\n", env.backend->name, env.why);
+    int single = a->ntexts == 1 && !a->texts_from;
+    sg_cli_format fmt = a->format != SG_FMT_AUTO ? a->format
+                        : a->output && sg_cli_format_from_path(a->output) != SG_FMT_AUTO
+                            ? sg_cli_format_from_path(a->output)
+                            : single && !a->output && isatty(STDOUT_FILENO) ? SG_FMT_JSON : SG_FMT_JSONL;
+    sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
+    sg_cli_writer *w = sg_cli_writer_open(&wc, err, sizeof err);
+    if (!w) {
+        sg_cli_text_env_close(&env);
+        return setup_error(err);
+    }
+    sg_cli_progress prog;
+    sg_cli_progress_init(&prog, !a->quiet && (a->progress || isatty(STDERR_FILENO)) ? stderr : NULL);
+    sg_cli_text_cfg tc = {env.backend, &env.tok, w, a->texts, a->ntexts, a->texts_from, a->nul_sep,
+                          bo->max_batch, a->normalize, a->on_error, a->verbose, &prog};
+    sg_cli_text_stats st;
+    int prc = sg_cli_text_run(&tc, &st, err, sizeof err);
+    char cerr[1024];
+    int crc = sg_cli_writer_close(w, prc == 0, cerr, sizeof cerr);
+    if (prog.out) sg_cli_progress_finish(&prog, st.embedded, st.failed, st.embedded + st.failed);
+    int rc = EXIT_SETUP;
+    if (prc != 0) {
+        setup_error(err);
+    } else if (crc != 0) {
+        setup_error(cerr);
+    } else {
+        rc = st.failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
+        if (st.failed && !a->quiet)
+            fprintf(stderr, "siglip2-embed: %llu of %llu queries failed%s\n", (unsigned long long)st.failed,
+                    (unsigned long long)(st.failed + st.embedded + st.not_reached),
+                    st.stopped ? " (stopped at the first: --on-error fail)" : "");
+    }
+    if (a->verbose) {
+        double n = (double)(st.embedded + st.failed);
+        fprintf(stderr,
+                "siglip2-embed: %llu queries embedded, %llu failed, %llu truncated to %d tokens\n"
+                "  text backend %s, batch %d\n"
+                "  tokenize %.3fs  compute %.3fs  write %.3fs  wall %.3fs: %.1f queries/s\n"
+                "  peak memory %ld KiB\n",
+                (unsigned long long)st.embedded, (unsigned long long)st.failed, (unsigned long long)st.truncated,
+                env.backend->seq_len, env.backend->name, bo->max_batch, st.tokenize_s, st.compute_s, st.write_s,
+                st.wall_s, st.wall_s > 0 ? n / st.wall_s : 0.0, text_peak_rss_kib());
+    }
+    sg_cli_text_env_close(&env);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     double t_start = sg_cli_now();
-    sg_cli_args a;
+    static sg_cli_args a; /* static: its --text array stays reachable until exit (it lives as long as argv) */
     char err[4096], msg[8192];
     if (sg_cli_args_parse(argc, argv, &a, err, sizeof err) != 0) {
         fprintf(stderr, "siglip2-embed: %s\nTry 'siglip2-embed --help' for the options.\n", err);
@@ -158,8 +245,8 @@ int main(int argc, char **argv) {
         return EXIT_ALL_OK;
     }
     sg_backend_opts bo = {a.backend, a.device, a.batch, 0, a.precision};
-    if (a.info) {
-        int irc = run_info(&a, &bo);
+    if (a.info || sg_cli_args_is_text(&a)) {
+        int irc = a.info ? run_info(&a, &bo) : run_texts(&a, &bo);
         sg_cli_args_free(&a);
         return irc;
     }
@@ -179,6 +266,8 @@ int main(int argc, char **argv) {
     sg_cli_writer *w = NULL;
     sg_cli_counter *counter = NULL;
     sg_cli_pipeline *pl = NULL;
+    sg_zeroshot zs;
+    memset(&zs, 0, sizeof zs);
     char where[4096], cerr[1024];
     if (sg_weights_locate(a.weights, where, sizeof where, err, sizeof err) != 0) {
         setup_error(err); /* already says where it looked and how to get the weights */
@@ -193,6 +282,17 @@ int main(int argc, char **argv) {
         goto out;
     }
     double t_loaded = sg_cli_now();
+    /* Zero-shot labels: embedded once, with the text tower, before the image backend takes the device. */
+    const int labels = a.labels || a.labels_from;
+    if (labels && fmt != SG_FMT_JSON && fmt != SG_FMT_JSONL) {
+        setup_error("--labels adds zero-shot scores to JSON rows: use --format json or jsonl (a binary format has "
+                    "nowhere to put them)");
+        goto out;
+    }
+    if (labels && sg_cli_zeroshot_setup(&zs, &a, where, &bo, m->cfg.hidden_size, a.verbose, err, sizeof err) != 0) {
+        setup_error(err);
+        goto out;
+    }
     /* The run is set up from the model (S, D) and the flags alone, so decoding can start before the backend:
      * a GPU backend takes about half a second to start (weights converted and uploaded), time in which the
      * decode workers fill the pipeline's ring. The output is opened only once the backend runs, so a backend
@@ -292,7 +392,7 @@ int main(int argc, char **argv) {
                         "computes in fp32\n",
                 a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
                 a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
-    sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume};
+    sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume, 0, labels ? &zs : NULL};
     w = sg_cli_writer_open(&wc, err, sizeof err);
     if (!w) {
         setup_error(err);
@@ -343,6 +443,7 @@ out:
     sg_cli_inputs_close(in);
     sg_cli_pathset_free(&done);
     sg_backend_destroy(b);
+    sg_zeroshot_free(&zs);
     sg_model_free(m);
     sg_cli_args_free(&a);
     return rc;

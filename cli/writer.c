@@ -30,6 +30,9 @@ struct sg_cli_writer {
     sg_cli_buf line;
     float *nan_row;
     float *le_row; /* rows converted to little-endian on big-endian hosts */
+    sg_cli_buf extra; /* the zero-shot labels of the row being written */
+    double *scores;   /* [labels] */
+    int *top;         /* [top_k] */
     char errbuf[256];
 };
 
@@ -113,8 +116,9 @@ static FILE *create_tmp(const char *path, const sg_cli_out_target *t) {
 static void writer_free(sg_cli_writer *w) {
     free(w->shown); free(w->shown_paths);
     free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths);
-    free(w->nan_row); free(w->le_row);
+    free(w->nan_row); free(w->le_row); free(w->scores); free(w->top);
     sg_cli_buf_free(&w->line);
+    sg_cli_buf_free(&w->extra);
     free(w);
 }
 
@@ -145,7 +149,7 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
     } else if (is_binary(cfg->format)) {
         w->final_path = sg_cli_xstrdup(t.path);
         w->tmp_path = cat3(t.path, ".tmp.", (long)getpid());
-        w->final_paths = cat3(t.path, ".paths", -1);
+        w->final_paths = cat3(t.path, cfg->texts ? ".texts" : ".paths", -1);
         w->tmp_paths = cat3(w->final_paths, ".tmp.", (long)getpid());
         w->shown_paths = shown_dup(w->final_paths);
         sg_cli_out_target tp;
@@ -207,6 +211,10 @@ sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_
     w->nan_row = sg_cli_xmalloc((size_t)cfg->dim * sizeof(float));
     for (int i = 0; i < cfg->dim; i++) w->nan_row[i] = NAN;
     w->le_row = sg_cli_xmalloc((size_t)cfg->dim * sizeof(float));
+    if (cfg->zeroshot) {
+        w->scores = sg_cli_xmalloc((size_t)cfg->zeroshot->n * sizeof(double));
+        w->top = sg_cli_xmalloc((size_t)cfg->zeroshot->top_k * sizeof(int));
+    }
     int rc = 0;
     if (cfg->format == SG_FMT_NPY) {
         unsigned char pre[NPY_PREAMBLE];
@@ -247,20 +255,43 @@ static const float *as_le(sg_cli_writer *w, const float *vec) {
 #endif
 }
 
+/* w->extra = ,"labels":[{"label":"...","score":S},...] for the embedding vec (scores printed like floats:
+ * %.9g of the float32 value, so they read back as the value HF's float32 pipeline would print). */
+static void zeroshot_extra(sg_cli_writer *w, const float *vec) {
+    const sg_zeroshot *z = w->cfg.zeroshot;
+    sg_zeroshot_scores(z, vec, w->scores);
+    sg_zeroshot_top(z, w->scores, w->top);
+    sg_cli_buf_clear(&w->extra);
+    sg_cli_buf_puts(&w->extra, ",\"labels\":[");
+    for (int r = 0; r < z->top_k; r++) {
+        sg_cli_buf_puts(&w->extra, r ? ",{\"label\":" : "{\"label\":");
+        sg_cli_json_put_string(&w->extra, z->labels[w->top[r]]);
+        sg_cli_buf_puts(&w->extra, ",\"score\":");
+        sg_cli_json_put_float(&w->extra, (float)w->scores[w->top[r]]);
+        sg_cli_buf_putc(&w->extra, '}');
+    }
+    sg_cli_buf_puts(&w->extra, "]");
+}
+
 int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char *err, size_t errlen) {
     const sg_cli_writer_cfg *c = &w->cfg;
     int rc;
     if (c->format == SG_FMT_JSON || c->format == SG_FMT_JSONL) {
         sg_cli_buf_clear(&w->line);
         if (c->format == SG_FMT_JSON && !c->single) sg_cli_buf_puts(&w->line, w->rows ? ",\n" : "\n");
-        sg_cli_json_put_row(&w->line, path, vec, c->dim);
+        const char *extra = NULL;
+        if (c->zeroshot && vec) {
+            zeroshot_extra(w, vec);
+            extra = w->extra.p;
+        }
+        sg_cli_json_put_row_ex(&w->line, c->texts ? "text" : "path", path, vec, c->dim, extra);
         if (c->format == SG_FMT_JSONL || c->single) sg_cli_buf_putc(&w->line, '\n');
         rc = write_all(w, w->line.p, w->line.len, err, errlen);
     } else {
         if (w->paths && strchr(path, '\n')) {
             char shown[4096];
-            snprintf(err, errlen, "%s: path contains a newline, cannot be listed in %s",
-                     sg_cli_shown_path(path, shown, sizeof shown), w->shown_paths);
+            snprintf(err, errlen, "%s: %s contains a newline, cannot be listed in %s",
+                     sg_cli_shown_path(path, shown, sizeof shown), c->texts ? "query" : "path", w->shown_paths);
             return -1;
         }
         const float *v = as_le(w, vec ? vec : w->nan_row);

@@ -16,6 +16,9 @@
  * in row order. A path containing a newline cannot be listed there, so such an input is refused (the caller
  * reports it). A device, FIFO or descriptor (/dev/fd/N) is written in place, streamable formats only, with
  * no .paths file.
+ * Text queries (cfg.texts) are rows {"text":...,"embedding":[...]} and TARGET.texts lists them, one per line, by
+ * the same rule: a query containing a newline is refused in binary formats (JSON escapes it).
+ * With cfg.zeroshot, JSON rows also carry "labels" (zero-shot scores, cli/zeroshot.h) after the path.
  */
 #ifndef SG_CLI_WRITER_H
 #define SG_CLI_WRITER_H
@@ -23,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "args.h"
+#include "zeroshot.h"
 
 typedef struct sg_cli_writer sg_cli_writer;
 
@@ -32,6 +36,9 @@ typedef struct sg_cli_writer_cfg {
     int dim;
     int single;        /* json: the run has exactly one input, write a bare object */
     int append;        /* jsonl: open path for appending (--resume) */
+    int texts;         /* rows are text queries: key "text" and FILE.texts instead of "path" and FILE.paths */
+    const sg_zeroshot *zeroshot; /* JSON formats: each row with an embedding also gets "labels": its top-k
+                                    zero-shot labels, [{"label": ..., "score": ...}, ...], best first */
 } sg_cli_writer_cfg;
 
 /* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe or device,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model.h"
+#include "text_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,32 @@ sg_backend *sg_backend_create(const sg_model *m, const sg_backend_opts *opts, ch
 int sg_backend_embed(sg_backend *b, const uint8_t *pixels, int n, float *out, char *err, size_t errlen);
 
 void sg_backend_destroy(sg_backend *b);
+
+/* ---- text ------------------------------------------------------------------------------------------
+ * The text tower has its own, synchronous entry: queries are tokenised on the host and a batch of token ids
+ * goes in, pooler_output rows come out (kernel/text_model.h says what is computed). Backends: "cpu"
+ * (kernel/cpu/cpu_text.c, fp32 reference) and "cuda" (kernel/cuda/cuda_text.cu, bf16); sm90 and sm100 run
+ * text on the portable cuda path (their megakernels are for the vision tower). */
+typedef struct sg_text_backend sg_text_backend;
+struct sg_text_backend {
+    const char *name;        /* "cpu", "cuda" */
+    int dim;                 /* P: floats per embedding (the joint space's width) */
+    int seq_len;             /* T: ids per query */
+    int max_batch;
+    void *impl;
+    /* Embeds n (1..max_batch) queries: ids [n, T] (each in [0, V): checked, an id outside is an error),
+     * mask [n, T] (1 = attended, HF's attention_mask) or NULL for all ones; out [n, dim]. 0, or -1 + err. */
+    int (*embed)(sg_text_backend *b, const int32_t *ids, const uint8_t *mask, int n, float *out, char *err,
+                 size_t errlen);
+    void (*destroy)(sg_text_backend *b);
+};
+
+/* Creates the text backend for opts->kind: cpu, cuda (sm90 and sm100 give cuda), or for auto the cuda path
+ * on a GPU from sm_80 on, else (or when it cannot start, saying why) cpu. why: one line saying which and why.
+ * NULL + err when the asked-for backend cannot run. m must outlive the result. */
+sg_text_backend *sg_text_backend_create(const sg_text_model *m, const sg_backend_opts *opts, char *why,
+                                        size_t whylen, char *err, size_t errlen);
+void sg_text_backend_destroy(sg_text_backend *b);
 
 /* Parses "auto", "cpu", "cuda", "sm90", "sm100". Returns -1 if unknown. */
 int sg_backend_parse(const char *s, sg_backend_kind *out);

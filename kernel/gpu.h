@@ -43,6 +43,10 @@ sg_backend *sg_cuda_backend_create(const sg_model *m, const sg_backend_opts *opt
 sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *opts, char *err, size_t errlen);
 sg_backend *sg_sm100_backend_create(const sg_model *m, const sg_backend_opts *opts, char *err, size_t errlen);
 
+/* The portable CUDA path's text backend (kernel/cuda/cuda_text.cu). */
+sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_backend_opts *opts, char *err,
+                                             size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,3 +35,10 @@ sg_backend *sg_sm100_backend_create(const sg_model *m, const sg_backend_opts *o,
     (void)m; (void)o;
     return not_built("sm100", err, errlen);
 }
+
+sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_backend_opts *o, char *err,
+                                             size_t errlen) {
+    (void)m; (void)o;
+    snprintf(err, errlen, "text backend 'cuda' unavailable: %s", k_no_cuda);
+    return NULL;
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fetch-weights.sh [DEST_DIR] — downloads google/siglip2-base-patch16-224 (config.json +
+# scripts/fetch-weights.sh [DEST_DIR] — downloads google/siglip2-base-patch16-224 (config.json, tokenizer.json +
 # model.safetensors, about 1.5 GB) for users who have network access.
 #
 # Without DEST_DIR the files go into the Hugging Face cache layout that siglip2-embed searches by itself
@@ -17,7 +17,7 @@ set -uo pipefail
 
 REPO=google/siglip2-base-patch16-224
 REV=${SIGLIP2_REVISION:-main}
-FILES=(config.json model.safetensors)
+FILES=(config.json model.safetensors tokenizer.json)  # tokenizer.json: for text queries
 ENDPOINT=${HF_ENDPOINT:-https://huggingface.co}
 DEST=${1:-}
 

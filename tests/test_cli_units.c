@@ -478,7 +478,7 @@ static void test_writers(void) {
     size_t len;
     /* fbin: n, d, rows; a NaN row for the failed input */
     snprintf(path, sizeof path, "%s/o.fbin", g_tmp);
-    sg_cli_writer_cfg c = {path, SG_FMT_FBIN, 3, 0, 0};
+    sg_cli_writer_cfg c = {path, SG_FMT_FBIN, 3, 0, 0, 0, NULL};
     sg_cli_writer *w = sg_cli_writer_open(&c, err, sizeof err);
     sg_cli_writer_row(w, "p0", rows[0], err, sizeof err);
     sg_cli_writer_row(w, "p1", NULL, err, sizeof err);

@@ -83,6 +83,45 @@ static int cfg_int(const cJSON *obj, const char *prefix, const char *key, int lo
     return 1;
 }
 
+/* layer_norm_eps of obj into *out when present: 1 / 0 (absent) / -1 (message written). */
+static int cfg_eps(const cJSON *obj, const char *prefix, float *out, const char *label, char *err, size_t errlen) {
+    const cJSON *x;
+    int r = cfg_find(obj, prefix, "layer_norm_eps", &x, label, err, errlen);
+    if (r <= 0) return r;
+    if (!cJSON_IsNumber(x)) {
+        cfg_fail(err, errlen, label, "%slayer_norm_eps is %s, expected a number", prefix, cfg_type(x));
+        return -1;
+    }
+    if (!(x->valuedouble > 0 && x->valuedouble < 1)) {
+        cfg_fail(err, errlen, label, "%slayer_norm_eps is %.17g, expected a number in (0, 1)", prefix, x->valuedouble);
+        return -1;
+    }
+    *out = (float)x->valuedouble;
+    return 1;
+}
+
+/* hidden_act of obj into *out when present: 1 / 0 (absent) / -1 (message written). */
+static int cfg_act(const cJSON *obj, const char *prefix, sg_activation *out, const char *label, char *err,
+                   size_t errlen) {
+    const cJSON *x;
+    int r = cfg_find(obj, prefix, "hidden_act", &x, label, err, errlen);
+    if (r <= 0) return r;
+    if (!cJSON_IsString(x)) {
+        cfg_fail(err, errlen, label, "%shidden_act is %s, expected a string", prefix, cfg_type(x));
+        return -1;
+    }
+    if (!strcmp(x->valuestring, "gelu_pytorch_tanh"))
+        *out = SG_ACT_GELU_TANH;
+    else if (!strcmp(x->valuestring, "gelu"))
+        *out = SG_ACT_GELU_ERF;
+    else {
+        cfg_fail(err, errlen, label, "%shidden_act '%.60s' is not supported, expected 'gelu_pytorch_tanh' or 'gelu'",
+                 prefix, x->valuestring);
+        return -1;
+    }
+    return 1;
+}
+
 int sg_config_validate(const sg_config *c, const char *label, char *err, size_t errlen) {
     if (c->num_channels != 3) {
         cfg_fail(err, errlen, label, "num_channels is %d, expected 3 (inputs are RGB)", c->num_channels);
@@ -112,8 +151,9 @@ int sg_config_validate(const sg_config *c, const char *label, char *err, size_t 
     return 0;
 }
 
-int sg_config_parse(const char *json, size_t len, const char *label, sg_config *out, char *err, size_t errlen) {
-    sg_config c = sg_config_default();
+/* Parses len bytes of untrusted JSON into an object root (bounded values, nothing but whitespace after it).
+ * 0, or -1 with a message. */
+static int cfg_root(const char *json, size_t len, const char *label, cJSON **out, char *err, size_t errlen) {
     size_t values = sg_json_values_bound(json, len);
     if (values > CFG_MAX_VALUES) {
         cfg_fail(err, errlen, label, "holds up to %zu JSON values, more than the %u a config.json may have", values,
@@ -127,18 +167,27 @@ int sg_config_parse(const char *json, size_t len, const char *label, sg_config *
         cfg_fail(err, errlen, label, "not valid JSON: parse error at byte %zu", at);
         return -1;
     }
-    int rc = -1;
     for (const char *p = end; p < json + len; p++) {
         if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
             cfg_fail(err, errlen, label, "unexpected '%c' after the JSON object at byte %zu", *p, (size_t)(p - json));
-            goto done;
+            cJSON_Delete(root);
+            return -1;
         }
     }
     if (!cJSON_IsObject(root)) {
         cfg_fail(err, errlen, label, "top level is %s, expected an object", cfg_type(root));
-        goto done;
+        cJSON_Delete(root);
+        return -1;
     }
+    *out = root;
+    return 0;
+}
 
+int sg_config_parse(const char *json, size_t len, const char *label, sg_config *out, char *err, size_t errlen) {
+    sg_config c = sg_config_default();
+    cJSON *root = NULL;
+    if (cfg_root(json, len, label, &root, err, errlen)) return -1;
+    int rc = -1;
     const cJSON *mt, *vc;
     int has_mt = cfg_find(root, "", "model_type", &mt, label, err, errlen);
     int has_vc = cfg_find(root, "", "vision_config", &vc, label, err, errlen);
@@ -189,40 +238,10 @@ int sg_config_parse(const char *json, size_t len, const char *label, sg_config *
     if (cfg_int(v, prefix, "image_size", 1, 8192, &c.image_size, label, err, errlen) < 0) goto done;
     if (cfg_int(v, prefix, "patch_size", 1, 8192, &c.patch_size, label, err, errlen) < 0) goto done;
 
+    if (cfg_eps(v, prefix, &c.layer_norm_eps, label, err, errlen) < 0) goto done;
+    if (cfg_act(v, prefix, &c.activation, label, err, errlen) < 0) goto done;
     const cJSON *x;
-    int r = cfg_find(v, prefix, "layer_norm_eps", &x, label, err, errlen);
-    if (r < 0) goto done;
-    if (r) {
-        if (!cJSON_IsNumber(x)) {
-            cfg_fail(err, errlen, label, "%slayer_norm_eps is %s, expected a number", prefix, cfg_type(x));
-            goto done;
-        }
-        if (!(x->valuedouble > 0 && x->valuedouble < 1)) {
-            cfg_fail(err, errlen, label, "%slayer_norm_eps is %.17g, expected a number in (0, 1)", prefix,
-                     x->valuedouble);
-            goto done;
-        }
-        c.layer_norm_eps = (float)x->valuedouble;
-    }
-    r = cfg_find(v, prefix, "hidden_act", &x, label, err, errlen);
-    if (r < 0) goto done;
-    if (r) {
-        if (!cJSON_IsString(x)) {
-            cfg_fail(err, errlen, label, "%shidden_act is %s, expected a string", prefix, cfg_type(x));
-            goto done;
-        }
-        if (!strcmp(x->valuestring, "gelu_pytorch_tanh"))
-            c.activation = SG_ACT_GELU_TANH;
-        else if (!strcmp(x->valuestring, "gelu"))
-            c.activation = SG_ACT_GELU_ERF;
-        else {
-            cfg_fail(err, errlen, label,
-                     "%shidden_act '%.60s' is not supported, expected 'gelu_pytorch_tanh' or 'gelu'", prefix,
-                     x->valuestring);
-            goto done;
-        }
-    }
-    r = cfg_find(v, prefix, "vision_use_head", &x, label, err, errlen);
+    int r = cfg_find(v, prefix, "vision_use_head", &x, label, err, errlen);
     if (r < 0) goto done;
     if (r) {
         if (!cJSON_IsBool(x)) {
@@ -245,7 +264,78 @@ done:
     return rc;
 }
 
-int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen) {
+int sg_text_config_parse(const char *json, size_t len, const char *label, sg_text_config *out, char *err,
+                         size_t errlen) {
+    sg_text_config c = sg_text_config_default();
+    cJSON *root = NULL;
+    if (cfg_root(json, len, label, &root, err, errlen)) return -1;
+    int rc = -1;
+    const cJSON *mt, *tc;
+    int has_mt = cfg_find(root, "", "model_type", &mt, label, err, errlen);
+    int has_tc = cfg_find(root, "", "text_config", &tc, label, err, errlen);
+    if (has_mt < 0 || has_tc < 0) goto done;
+    if (has_mt && !cJSON_IsString(mt)) {
+        cfg_fail(err, errlen, label, "model_type is %s, expected a string", cfg_type(mt));
+        goto done;
+    }
+    if ((has_mt && strcmp(mt->valuestring, "siglip")) || (!has_mt && !has_tc)) {
+        cfg_fail(err, errlen, label,
+                 "%s%.60s%s has no text tower (no text_config): a vision-only checkpoint; text queries need a "
+                 "SiglipModel checkpoint (model_type 'siglip', e.g. google/siglip2-base-patch16-224)",
+                 has_mt ? "model_type '" : "config without model_type", has_mt ? mt->valuestring : "",
+                 has_mt ? "'" : "");
+        goto done;
+    }
+    const cJSON *t = NULL; /* SiglipModel without text_config: every text field takes its default */
+    const char *prefix = "text_config.";
+    if (has_tc) {
+        if (!cJSON_IsObject(tc)) {
+            cfg_fail(err, errlen, label, "text_config is %s, expected an object", cfg_type(tc));
+            goto done;
+        }
+        t = tc;
+        const cJSON *tmt;
+        int r = cfg_find(t, prefix, "model_type", &tmt, label, err, errlen);
+        if (r < 0) goto done;
+        if (r && (!cJSON_IsString(tmt) || strcmp(tmt->valuestring, "siglip_text_model"))) {
+            cfg_fail(err, errlen, label, "text_config.model_type is %s%.60s%s, expected 'siglip_text_model'",
+                     cJSON_IsString(tmt) ? "'" : "", cJSON_IsString(tmt) ? tmt->valuestring : cfg_type(tmt),
+                     cJSON_IsString(tmt) ? "'" : "");
+            goto done;
+        }
+    }
+    /* Bounds as for the vision tower; SigLIP2 base is V 256000, D 768, F 3072, 12 heads, 12 layers, T 64. The
+     * vocabulary bound (16M rows) keeps V x D inside 64 bits with room; T is bounded by the attention kernels'
+     * reach (256) in the backends, checked there. */
+    if (cfg_int(t, prefix, "vocab_size", 1, 1 << 24, &c.vocab_size, label, err, errlen) < 0) goto done;
+    if (cfg_int(t, prefix, "hidden_size", 1, 16384, &c.hidden_size, label, err, errlen) < 0) goto done;
+    c.projection_size = c.hidden_size;
+    if (cfg_int(t, prefix, "intermediate_size", 1, 131072, &c.intermediate_size, label, err, errlen) < 0) goto done;
+    if (cfg_int(t, prefix, "num_attention_heads", 1, 1024, &c.num_heads, label, err, errlen) < 0) goto done;
+    if (cfg_int(t, prefix, "num_hidden_layers", 1, 1024, &c.num_layers, label, err, errlen) < 0) goto done;
+    if (cfg_int(t, prefix, "max_position_embeddings", 1, 4096, &c.max_positions, label, err, errlen) < 0) goto done;
+    const cJSON *ps;
+    int r = cfg_find(t, prefix, "projection_size", &ps, label, err, errlen);
+    if (r < 0) goto done;
+    if (r && !cJSON_IsNull(ps) &&
+        cfg_int(t, prefix, "projection_size", 1, 16384, &c.projection_size, label, err, errlen) < 0)
+        goto done;
+    if (cfg_eps(t, prefix, &c.layer_norm_eps, label, err, errlen) < 0) goto done;
+    if (cfg_act(t, prefix, &c.activation, label, err, errlen) < 0) goto done;
+    if (c.hidden_size % c.num_heads) {
+        cfg_fail(err, errlen, label, "text_config.hidden_size %d is not divisible by num_attention_heads %d",
+                 c.hidden_size, c.num_heads);
+        goto done;
+    }
+    *out = c;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Reads the file at path (at most CFG_MAX_BYTES) into a malloc'd NUL-terminated buffer. 0, or -1 + message. */
+static int cfg_read(const char *path, char **buf_out, size_t *len, char *err, size_t errlen) {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
         cfg_fail(err, errlen, path, "cannot open: %s", strerror(errno));
@@ -260,15 +350,34 @@ int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errl
     size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, fp);
     int bad = ferror(fp);
     fclose(fp);
-    int rc = -1;
-    if (bad)
-        cfg_fail(err, errlen, path, "read error");
-    else if (n > CFG_MAX_BYTES)
-        cfg_fail(err, errlen, path, "larger than %u bytes, not a config.json", CFG_MAX_BYTES);
-    else {
-        buf[n] = 0;
-        rc = sg_config_parse(buf, n, path, out, err, errlen);
+    if (bad || n > CFG_MAX_BYTES) {
+        if (bad)
+            cfg_fail(err, errlen, path, "read error");
+        else
+            cfg_fail(err, errlen, path, "larger than %u bytes, not a config.json", CFG_MAX_BYTES);
+        free(buf);
+        return -1;
     }
+    buf[n] = 0;
+    *buf_out = buf;
+    *len = n;
+    return 0;
+}
+
+int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen) {
+    char *buf;
+    size_t n;
+    if (cfg_read(path, &buf, &n, err, errlen)) return -1;
+    int rc = sg_config_parse(buf, n, path, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int sg_text_config_load_file(const char *path, sg_text_config *out, char *err, size_t errlen) {
+    char *buf;
+    size_t n;
+    if (cfg_read(path, &buf, &n, err, errlen)) return -1;
+    int rc = sg_text_config_parse(buf, n, path, out, err, errlen);
     free(buf);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* weights/config.h — reading the vision settings of a SigLIP config.json into an sg_config.
+/* weights/config.h — reading the vision (sg_config) and text (sg_text_config) settings of a SigLIP config.json.
  *
  * Two real shapes are accepted: a SiglipModel config (top-level model_type "siglip", the vision fields nested
  * in "vision_config"; google/siglip2-base-patch16-224 ships just {"model_type":"siglip_vision_model"} there)
@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include "../kernel/model.h"
+#include "../kernel/text_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,13 @@ int sg_config_parse(const char *json, size_t len, const char *label, sg_config *
 
 /* Reads and parses the file at path (at most 16 MB). Returns 0 or -1 with a message in err. */
 int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen);
+
+/* The text tower's settings (text_config of a SiglipModel config; absent fields take the SiglipTextConfig
+ * defaults, projection_size null or absent = hidden_size). A vision-only config (model_type
+ * 'siglip_vision_model', or no model_type and no text_config) is an error saying so. 0, or -1 + message. */
+int sg_text_config_parse(const char *json, size_t len, const char *label, sg_text_config *out, char *err,
+                         size_t errlen);
+int sg_text_config_load_file(const char *path, sg_text_config *out, char *err, size_t errlen);
 
 /* Checks the relations the forward pass relies on (heads divide hidden, patch divides image, 3 channels,
  * sizes within sane bounds). Returns 0 or -1 with a message in err. */

@@ -35,10 +35,9 @@ void sg_cpu_bufs_free(sg_cpu_bufs *c) {
     free(c->ha); free(c->hz); free(c->hm);
 }
 
-int sg_cpu_bufs_alloc(sg_cpu_bufs *c, const sg_config *cfg, int images, int threads) {
-    const size_t D = (size_t)cfg->hidden_size, F = (size_t)cfg->intermediate_size;
-    const size_t T = (size_t)sg_config_tokens(cfg), Dh = (size_t)sg_config_head_dim(cfg);
-    const size_t K = (size_t)sg_config_patch_dim(cfg), M = (size_t)images * T;
+int sg_cpu_bufs_alloc_seq(sg_cpu_bufs *c, int D_, int F_, int H, int T_, int in_cols, int seqs, int threads) {
+    const size_t D = (size_t)D_, F = (size_t)F_, T = (size_t)T_, Dh = (size_t)(D_ / H);
+    const size_t K = (size_t)in_cols, M = (size_t)seqs * T;
     memset(c, 0, sizeof *c);
     c->scratch_per = (sg_cpu_pack_size((int)T, (int)Dh) + sg_cpu_pack_size((int)Dh, (int)T) + T * T + 15) / 16 * 16;
     c->h = falloc(M * D);
@@ -47,14 +46,19 @@ int sg_cpu_bufs_alloc(sg_cpu_bufs *c, const sg_config *cfg, int images, int thre
     c->att = falloc(M * D);
     c->mlp = falloc(M * (F > K ? F : K));
     c->scratch = falloc((size_t)threads * c->scratch_per);
-    c->ha = falloc((size_t)images * D);
-    c->hz = falloc((size_t)images * D);
-    c->hm = falloc((size_t)images * F);
+    c->ha = falloc((size_t)seqs * D);
+    c->hz = falloc((size_t)seqs * D);
+    c->hm = falloc((size_t)seqs * F);
     if (!c->h || !c->y || !c->qkv || !c->att || !c->mlp || !c->scratch || !c->ha || !c->hz || !c->hm) {
         sg_cpu_bufs_free(c);
         return -1;
     }
     return 0;
+}
+
+int sg_cpu_bufs_alloc(sg_cpu_bufs *c, const sg_config *cfg, int images, int threads) {
+    return sg_cpu_bufs_alloc_seq(c, cfg->hidden_size, cfg->intermediate_size, cfg->num_heads, sg_config_tokens(cfg),
+                                 sg_config_patch_dim(cfg), images, threads);
 }
 
 /* X[b*T + p] = the (c, ky, kx)-ordered pixels of patch p = gi*G + gj of image b (the conv as a GEMM). */
@@ -73,10 +77,13 @@ void sg_cpu_im2col(const float *px, int nb, const sg_config *cfg, float *x, int 
     }
 }
 
-/* Multi-head self-attention of one layer: att[b*T + i, h*Dh:(h+1)*Dh] = softmax(q kᵀ / sqrt(Dh)) v. */
-static void self_attention(const float *qkv, float *att, int nb, const sg_config *cfg, sg_cpu_bufs *bufs,
-                           int threads) {
-    const int D = cfg->hidden_size, H = cfg->num_heads, Dh = sg_config_head_dim(cfg), T = sg_config_tokens(cfg);
+/* Multi-head self-attention of one layer: att[r, h*Dh:(h+1)*Dh] = softmax(q kᵀ / sqrt(Dh)) v within each sequence.
+ * Without seqs: nb sequences of T rows, every row a key. With seqs: sequence b is rows [off[b], off[b+1]) and its
+ * keys are its first kv[b] rows (kv[b] == 0: every row is a key with weight 1/len, HF eager's result when no
+ * position is attended). */
+static void self_attention(const float *qkv, float *att, int nb, int D, int H, int T, const sg_cpu_seqs *seqs,
+                           sg_cpu_bufs *bufs, int threads) {
+    const int Dh = D / H;
     const float scale = 1.0f / sqrtf((float)Dh); /* HF: head_dim**-0.5; exact (0.125) for Dh = 64 */
     const size_t ld = (size_t)3 * D;
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -86,16 +93,40 @@ static void self_attention(const float *qkv, float *att, int nb, const sg_config
 #pragma omp for schedule(dynamic, 1)
         for (int task = 0; task < nb * H; task++) {
             int b = task / H, h = task % H;
-            const float *q = qkv + (size_t)b * T * ld + (size_t)h * Dh, *k = q + D, *v = q + 2 * D;
-            sg_cpu_pack_nk(k, ld, T, Dh, kp);              /* scores = Q·Kᵀ: W = K [T, Dh] */
-            sg_cpu_wpack wk = {kp, T, Dh};
-            sg_cpu_gemm_range(q, ld, &wk, NULL, s, (size_t)T, 0, T, 0, T, SG_GEMM_STORE);
-            for (int i = 0; i < T; i++) sg_cpu_softmax_row(s + (size_t)i * T, T, scale);
-            sg_cpu_pack_kn(v, ld, T, Dh, vp);              /* out = P·V: Wᵀ = V [T, Dh] */
-            sg_cpu_wpack wv = {vp, Dh, T};
-            sg_cpu_gemm_range(s, (size_t)T, &wv, NULL, att + (size_t)b * T * D + (size_t)h * Dh, (size_t)D, 0, T,
+            const int r0 = seqs ? seqs->off[b] : b * T, len = seqs ? seqs->off[b + 1] - r0 : T;
+            const int uniform = seqs && seqs->kv[b] == 0, nk = seqs && !uniform ? seqs->kv[b] : len;
+            const float *q = qkv + (size_t)r0 * ld + (size_t)h * Dh, *k = q + D, *v = q + 2 * D;
+            if (uniform) {
+                for (size_t i = 0; i < (size_t)len * nk; i++) s[i] = 1.0f / (float)nk;
+            } else {
+                sg_cpu_pack_nk(k, ld, nk, Dh, kp);         /* scores = Q·Kᵀ: W = K [nk, Dh] */
+                sg_cpu_wpack wk = {kp, nk, Dh};
+                sg_cpu_gemm_range(q, ld, &wk, NULL, s, (size_t)nk, 0, len, 0, nk, SG_GEMM_STORE);
+                for (int i = 0; i < len; i++) sg_cpu_softmax_row(s + (size_t)i * nk, nk, scale);
+            }
+            sg_cpu_pack_kn(v, ld, nk, Dh, vp);             /* out = P·V: Wᵀ = V [nk, Dh] */
+            sg_cpu_wpack wv = {vp, Dh, nk};
+            sg_cpu_gemm_range(s, (size_t)nk, &wv, NULL, att + (size_t)r0 * D + (size_t)h * Dh, (size_t)D, 0, len,
                               0, Dh, SG_GEMM_STORE);
         }
+    }
+}
+
+void sg_cpu_encoder_layers(const sg_cpu_layer_pack *packs, const sg_layer *layers, const sg_cpu_stack *st, int nb,
+                           const sg_cpu_seqs *seqs, sg_cpu_bufs *c, int threads) {
+    const int D = st->D, F = st->F, M = seqs ? seqs->off[nb] : nb * st->T;
+    const size_t Dz = (size_t)D;
+    const sg_gemm_epilogue act = st->act == SG_ACT_GELU_ERF ? SG_GEMM_GELU_ERF : SG_GEMM_GELU_TANH;
+    for (int l = 0; l < st->L; l++) {
+        const sg_layer *ly = &layers[l];
+        const sg_cpu_layer_pack *lp = &packs[l];
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, st->eps, threads);
+        sg_cpu_gemm(c->y, Dz, M, &lp->qkv, lp->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, threads);
+        self_attention(c->qkv, c->att, nb, D, st->H, st->T, seqs, c, threads);
+        sg_cpu_gemm(c->att, Dz, M, &lp->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, threads);
+        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, st->eps, threads);
+        sg_cpu_gemm(c->y, Dz, M, &lp->fc1, ly->fc1_b, c->mlp, (size_t)F, act, threads);
+        sg_cpu_gemm(c->mlp, (size_t)F, M, &lp->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, threads);
     }
 }
 
@@ -146,17 +177,8 @@ static void forward_chunk(const sg_cpu_pack *pk, const float *px, int nb, float 
     for (int b = 0; b < nb; b++) memcpy(c->h + (size_t)b * T * Dz, m->pos, (size_t)T * Dz * sizeof(float));
     sg_cpu_gemm(c->mlp, (size_t)sg_config_patch_dim(cfg), M, &pk->patch, m->patch_b, c->h, Dz, SG_GEMM_ADD, threads);
 
-    for (int l = 0; l < cfg->num_layers; l++) {
-        const sg_layer *ly = &m->layers[l];
-        const sg_cpu_layer_pack *lp = &pk->layers[l];
-        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln1_w, ly->ln1_b, eps, threads);
-        sg_cpu_gemm(c->y, Dz, M, &lp->qkv, lp->qkv_b, c->qkv, 3 * Dz, SG_GEMM_STORE, threads);
-        self_attention(c->qkv, c->att, nb, cfg, c, threads);
-        sg_cpu_gemm(c->att, Dz, M, &lp->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, threads);
-        sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, threads);
-        sg_cpu_gemm(c->y, Dz, M, &lp->fc1, ly->fc1_b, c->mlp, (size_t)cfg->intermediate_size, act, threads);
-        sg_cpu_gemm(c->mlp, (size_t)cfg->intermediate_size, M, &lp->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, threads);
-    }
+    const sg_cpu_stack st = {D, cfg->intermediate_size, cfg->num_heads, T, cfg->num_layers, eps, cfg->activation};
+    sg_cpu_encoder_layers(pk->layers, m->layers, &st, nb, NULL, c, threads);
     sg_cpu_layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, threads);
     if (last_hidden) memcpy(last_hidden, c->y, (size_t)M * Dz * sizeof(float));
     if (!pooled) return;

@@ -36,6 +36,38 @@ static void pack_stacked(const float *const *seg, int nseg, int rows_per_seg, in
     }
 }
 
+size_t sg_cpu_layer_pack_floats(int D, int F) {
+    return round_up(sg_cpu_pack_size(3 * D, D)) + round_up((size_t)3 * D) + round_up(sg_cpu_pack_size(D, D)) +
+           round_up(sg_cpu_pack_size(F, D)) + round_up(sg_cpu_pack_size(D, F));
+}
+
+float *sg_cpu_layer_pack_place(sg_cpu_layer_pack *lp, int D, int F, float *p) {
+    lp->qkv = (sg_cpu_wpack){p, 3 * D, D}; p += round_up(sg_cpu_pack_size(3 * D, D));
+    lp->qkv_b = p; p += round_up((size_t)3 * D);
+    lp->o = (sg_cpu_wpack){p, D, D}; p += round_up(sg_cpu_pack_size(D, D));
+    lp->fc1 = (sg_cpu_wpack){p, F, D}; p += round_up(sg_cpu_pack_size(F, D));
+    lp->fc2 = (sg_cpu_wpack){p, D, F}; p += round_up(sg_cpu_pack_size(D, F));
+    return p;
+}
+
+void sg_cpu_layer_pack_part(const sg_layer *ly, sg_cpu_layer_pack *lp, int D, int F, int part) {
+    switch (part) {
+    case 0: {
+        const float *seg[3] = {ly->q_w, ly->k_w, ly->v_w};
+        pack_stacked(seg, 3, D, D, lp->qkv.p);
+        break;
+    }
+    case 1:
+        memcpy(lp->qkv_b, ly->q_b, (size_t)D * sizeof(float));
+        memcpy(lp->qkv_b + D, ly->k_b, (size_t)D * sizeof(float));
+        memcpy(lp->qkv_b + 2 * D, ly->v_b, (size_t)D * sizeof(float));
+        break;
+    case 2: sg_cpu_pack_nk(ly->o_w, (size_t)D, D, D, lp->o.p); break;
+    case 3: sg_cpu_pack_nk(ly->fc1_w, (size_t)D, F, D, lp->fc1.p); break;
+    default: sg_cpu_pack_nk(ly->fc2_w, (size_t)F, D, F, lp->fc2.p); break;
+    }
+}
+
 static int config_ok(const sg_config *c, char *err, size_t errlen) {
     if (c->hidden_size <= 0 || c->intermediate_size <= 0 || c->num_heads <= 0 || c->num_layers <= 0 ||
         c->image_size <= 0 || c->patch_size <= 0) {
@@ -66,11 +98,10 @@ sg_cpu_pack *sg_cpu_pack_model(const sg_model *m, int threads, char *err, size_t
     if (config_ok(c, err, errlen) != 0) return NULL;
     const int D = c->hidden_size, F = c->intermediate_size, L = c->num_layers, K = sg_config_patch_dim(c);
     /* Sizes fit: the loader checked every tensor against the file, so each is far below SIZE_MAX. */
-    size_t s_patch = round_up(sg_cpu_pack_size(D, K)), s_qkv = round_up(sg_cpu_pack_size(3 * D, D));
-    size_t s_dd = round_up(sg_cpu_pack_size(D, D)), s_fc1 = round_up(sg_cpu_pack_size(F, D));
-    size_t s_fc2 = round_up(sg_cpu_pack_size(D, F)), s_kv = round_up(sg_cpu_pack_size(2 * D, D));
-    size_t s_b3 = round_up((size_t)3 * D), s_d = round_up((size_t)D);
-    size_t per_layer = s_qkv + s_b3 + s_dd + s_fc1 + s_fc2;
+    size_t s_patch = round_up(sg_cpu_pack_size(D, K)), s_dd = round_up(sg_cpu_pack_size(D, D));
+    size_t s_fc1 = round_up(sg_cpu_pack_size(F, D)), s_fc2 = round_up(sg_cpu_pack_size(D, F));
+    size_t s_kv = round_up(sg_cpu_pack_size(2 * D, D)), s_d = round_up((size_t)D);
+    size_t per_layer = sg_cpu_layer_pack_floats(D, F);
     size_t total = s_patch + (size_t)L * per_layer + s_kv + s_dd + s_fc1 + s_fc2 + s_d;
 
     sg_cpu_pack *pk = calloc(1, sizeof *pk);
@@ -84,14 +115,7 @@ sg_cpu_pack *sg_cpu_pack_model(const sg_model *m, int threads, char *err, size_t
     pk->m = m;
     float *p = pk->buf;
     pk->patch = (sg_cpu_wpack){p, D, K}; p += s_patch;
-    for (int l = 0; l < L; l++) {
-        sg_cpu_layer_pack *lp = &pk->layers[l];
-        lp->qkv = (sg_cpu_wpack){p, 3 * D, D}; p += s_qkv;
-        lp->qkv_b = p; p += s_b3;
-        lp->o = (sg_cpu_wpack){p, D, D}; p += s_dd;
-        lp->fc1 = (sg_cpu_wpack){p, F, D}; p += s_fc1;
-        lp->fc2 = (sg_cpu_wpack){p, D, F}; p += s_fc2;
-    }
+    for (int l = 0; l < L; l++) p = sg_cpu_layer_pack_place(&pk->layers[l], D, F, p);
     pk->head_kv = (sg_cpu_wpack){p, 2 * D, D}; p += s_kv;
     pk->head_out = (sg_cpu_wpack){p, D, D}; p += s_dd;
     pk->head_fc1 = (sg_cpu_wpack){p, F, D}; p += s_fc1;
@@ -103,23 +127,7 @@ sg_cpu_pack *sg_cpu_pack_model(const sg_model *m, int threads, char *err, size_t
 #pragma omp parallel for schedule(dynamic, 1) num_threads(sg_cpu_threads(threads))
     for (int t = 0; t < tasks; t++) {
         if (t < 5 * L) {
-            const sg_layer *ly = &m->layers[t / 5];
-            sg_cpu_layer_pack *lp = &pk->layers[t / 5];
-            switch (t % 5) {
-            case 0: {
-                const float *seg[3] = {ly->q_w, ly->k_w, ly->v_w};
-                pack_stacked(seg, 3, D, D, lp->qkv.p);
-                break;
-            }
-            case 1:
-                memcpy(lp->qkv_b, ly->q_b, (size_t)D * sizeof(float));
-                memcpy(lp->qkv_b + D, ly->k_b, (size_t)D * sizeof(float));
-                memcpy(lp->qkv_b + 2 * D, ly->v_b, (size_t)D * sizeof(float));
-                break;
-            case 2: sg_cpu_pack_nk(ly->o_w, (size_t)D, D, D, lp->o.p); break;
-            case 3: sg_cpu_pack_nk(ly->fc1_w, (size_t)D, F, D, lp->fc1.p); break;
-            default: sg_cpu_pack_nk(ly->fc2_w, (size_t)F, D, F, lp->fc2.p); break;
-            }
+            sg_cpu_layer_pack_part(&m->layers[t / 5], &pk->layers[t / 5], D, F, t % 5);
             continue;
         }
         switch (t - 5 * L) {

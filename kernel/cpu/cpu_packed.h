@@ -39,6 +39,13 @@ void sg_cpu_pack_free(sg_cpu_pack *pk);
 int sg_cpu_forward_packed(const sg_cpu_pack *pk, const float *pixel_values, int n, float *pooled,
                           float *last_hidden, int threads, char *err, size_t errlen);
 
+/* One encoder layer's packs, for either tower: the floats they take (each matrix 64-byte aligned), laying
+ * them out from p (returns the end), and packing part 0..4 of them (qkv, qkv bias, o, fc1, fc2: five
+ * independent tasks, so callers spread layers x parts over threads). */
+size_t sg_cpu_layer_pack_floats(int D, int F);
+float *sg_cpu_layer_pack_place(sg_cpu_layer_pack *lp, int D, int F, float *p);
+void sg_cpu_layer_pack_part(const sg_layer *ly, sg_cpu_layer_pack *lp, int D, int F, int part);
+
 /* threads as the API takes it (0 = all cores) to an OpenMP thread count >= 1. */
 int sg_cpu_threads(int threads);
 

@@ -48,18 +48,33 @@ static size_t attention_smem(int T, int Dh) {
     return (size_t)Tp * (Dh + 8) * sizeof(sg_bf16) + (size_t)Dh * (Tp + 8) * sizeof(sg_bf16);
 }
 
-// KTMAX: compile-time bound on Tp / 16 (register arrays are sized by it; the loops stop at the real KT).
+// KTMAX: compile-time bound on Tp / 16 (register arrays are sized by it; the loops stop at the real KT): 4 for
+// the text tower's 64 tokens, 13 for the vision tower's 196, 16 up to 256.
+// Which rows a block works on (text; vision passes neither): mask: [n, Tmax] bytes, key j of sequence img is
+// attended when mask[img * Tmax + j] != 0; nullptr = every key. seq_off / seq_kv (packed sequences of different
+// lengths, cuda_text.cu): sequence img is rows [seq_off[img], seq_off[img + 1]) (at most Tmax) and attends to its
+// first seq_kv[img] rows; nullptr = n sequences of Tmax rows. A sequence with no attended key (an all-zero mask
+// row, or seq_kv 0) averages all its rows uniformly, as HF's eager attention does (it adds finfo.min to every
+// score).
 template <int DH, int KTMAX>
 __global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf16 *__restrict__ qkv,
-                                                                     sg_bf16 *__restrict__ out, int T, int D,
+                                                                     const uint8_t *__restrict__ mask,
+                                                                     const int *__restrict__ seq_off,
+                                                                     const int *__restrict__ seq_kv,
+                                                                     sg_bf16 *__restrict__ out, int Tmax, int D,
                                                                      float scale_log2e, int tiles_per_block) {
     extern __shared__ __align__(16) unsigned char smem[];
-    const int Tp = (T + 15) & ~15, KT = Tp / 16, VLD = Tp + 8;
+    const int head = blockIdx.x, img = blockIdx.y, ld3 = 3 * D;
+    const int row0 = seq_off ? seq_off[img] : img * Tmax;
+    const int T = seq_off ? seq_off[img + 1] - row0 : Tmax;  // this sequence's rows (queries)
+    const int kvn = seq_off ? seq_kv[img] : T;
+    const bool seq_uniform = seq_off && kvn == 0;
+    const int NK = seq_uniform ? T : kvn;                     // its keys: rows 0..NK-1
+    const int Tp = (T + 15) & ~15, KT = Tp / 16, VLD = Tp + 8;  // shared memory was sized for Tmax >= T
     constexpr int KLD = DH + 8;
     sg_bf16 *Ks = reinterpret_cast<sg_bf16 *>(smem);  // [Tp][KLD]
     sg_bf16 *Vt = Ks + Tp * KLD;                       // [DH][VLD]
-    const int head = blockIdx.x, img = blockIdx.y, ld3 = 3 * D;
-    const sg_bf16 *base = qkv + (size_t)img * T * ld3 + head * DH;
+    const sg_bf16 *base = qkv + (size_t)row0 * ld3 + head * DH;
 
     // Consecutive threads take consecutive keys, so the transposed V writes hit consecutive halfwords. Loads are
     // issued k_load_batch at a time before any store, so a block waits for about two round trips to L2 instead
@@ -71,7 +86,7 @@ __global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf
         for (int u = 0; u < k_load_batch; u++) {
             const int i = i0 + u * blockDim.x, t = i % Tp, c = (i / Tp) * 8;
             kv[u] = vv[u] = make_uint4(0, 0, 0, 0);
-            if (i < total && t < T) {
+            if (i < total && t < NK) {
                 kv[u] = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + D + c);
                 vv[u] = *reinterpret_cast<const uint4 *>(base + (size_t)t * ld3 + 2 * D + c);
             }
@@ -87,7 +102,12 @@ __global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf
             }
         }
     }
-    __syncthreads();
+    const uint8_t *km = mask ? mask + (size_t)img * Tmax : nullptr;
+    int attended = 0;
+    for (int t = threadIdx.x; km && t < T; t += blockDim.x) attended |= km[t] != 0;
+    // also the barrier after the K/V stores; no attended key: every key counts, with score 0 (uniform)
+    const bool uniform = (__syncthreads_or(attended) == 0 && km) || seq_uniform;
+    if (uniform) km = nullptr;
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
     const int t_begin = blockIdx.z * tiles_per_block;
@@ -134,9 +154,11 @@ __global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf
             if (j < 2 * KT) {
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const bool valid = j * 8 + 2 * q + e < T;
-                    s[j][e] = valid ? s[j][e] * scale_log2e : -INFINITY;
-                    s[j][2 + e] = valid ? s[j][2 + e] * scale_log2e : -INFINITY;
+                    const int key = j * 8 + 2 * q + e;
+                    const bool valid = key < NK && (!km || km[key]);
+                    const float sc = uniform ? 0.f : scale_log2e;
+                    s[j][e] = valid ? s[j][e] * sc : -INFINITY;
+                    s[j][2 + e] = valid ? s[j][2 + e] * sc : -INFINITY;
                     mx0 = fmaxf(mx0, s[j][e]);
                     mx1 = fmaxf(mx1, s[j][2 + e]);
                 }
@@ -188,7 +210,7 @@ __global__ void __launch_bounds__(32 * k_warps) attention_mma_kernel(const sg_bf
         }
         const float inv0 = 1.f / sum0, inv1 = 1.f / sum1;
         const int r0 = q0 + g, r1 = q0 + g + 8;
-        sg_bf16 *d0 = out + ((size_t)img * T + r0) * D + head * DH + 2 * q;
+        sg_bf16 *d0 = out + ((size_t)row0 + r0) * D + head * DH + 2 * q;
         sg_bf16 *d1 = d0 + (size_t)8 * D;
 #pragma unroll
         for (int nt = 0; nt < DH / 8; nt++) {
@@ -211,8 +233,8 @@ static int set_smem(int T, char *err, size_t errlen) {
 static int g_sms = 132;
 
 template <int DH, int KTMAX>
-static int launch(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, int sms, cudaStream_t st, char *err,
-                  size_t errlen) {
+static int launch(const sg_bf16 *qkv, const uint8_t *mask, const int *seq_off, const int *seq_kv, sg_bf16 *out, int n,
+                  int T, int D, int H, int sms, cudaStream_t st, char *err, size_t errlen) {
     const int KT = ((T + 15) & ~15) / 16;
     // Few (head, image) pairs (small batches): split each pair's query tiles over several blocks, one tile per
     // warp, so the GPU fills; K and V are then loaded once per block (from L2).
@@ -220,14 +242,18 @@ static int launch(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, 
     const int tiles_per_block = sg_cu_div_up(KT, split);
     const float scale_log2e = (float)(1.0 / sqrt((double)DH) * 1.4426950408889634);  // Dh^-0.5 * log2(e)
     const dim3 grid(H, n, split);
-    attention_mma_kernel<DH, KTMAX><<<grid, 32 * k_warps, attention_smem(T, DH), st>>>(qkv, out, T, D, scale_log2e,
-                                                                                       tiles_per_block);
+    attention_mma_kernel<DH, KTMAX><<<grid, 32 * k_warps, attention_smem(T, DH), st>>>(
+        qkv, mask, seq_off, seq_kv, out, T, D, scale_log2e, tiles_per_block);
     SG_CU_LAUNCHED(err, errlen);
     return 0;
 }
 
 #define SG_ATTN_DISPATCH(FN, ...)                                                                            \
-    switch ((D / H) * 100 + (KT <= 13 ? 13 : 16)) {                                                         \
+    switch ((D / H) * 100 + (KT <= 4 ? 4 : KT <= 13 ? 13 : 16)) {                                          \
+    case 1604: return FN<16, 4>(__VA_ARGS__);                                                               \
+    case 3204: return FN<32, 4>(__VA_ARGS__);                                                               \
+    case 6404: return FN<64, 4>(__VA_ARGS__);                                                               \
+    case 12804: return FN<128, 4>(__VA_ARGS__);                                                             \
     case 1613: return FN<16, 13>(__VA_ARGS__);                                                              \
     case 1616: return FN<16, 16>(__VA_ARGS__);                                                              \
     case 3213: return FN<32, 13>(__VA_ARGS__);                                                              \
@@ -270,8 +296,23 @@ int sg_cu_attention_init(int T, int D, int H, char *err, size_t errlen) {
     SG_ATTN_DISPATCH(set_smem, T, err, errlen)
 }
 
+static int attention_run(const sg_bf16 *qkv, const uint8_t *mask, const int *seq_off, const int *seq_kv, sg_bf16 *out,
+                         int n, int T, int D, int H, cudaStream_t st, char *err, size_t errlen) {
+    const int KT = ((T + 15) & ~15) / 16;
+    SG_ATTN_DISPATCH(launch, qkv, mask, seq_off, seq_kv, out, n, T, D, H, g_sms, st, err, errlen)
+}
+
 int sg_cu_attention(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
                     size_t errlen) {
-    const int KT = ((T + 15) & ~15) / 16;
-    SG_ATTN_DISPATCH(launch, qkv, out, n, T, D, H, g_sms, st, err, errlen)
+    return attention_run(qkv, nullptr, nullptr, nullptr, out, n, T, D, H, st, err, errlen);
+}
+
+int sg_cu_attention_masked(const sg_bf16 *qkv, const uint8_t *mask, sg_bf16 *out, int n, int T, int D, int H,
+                           cudaStream_t st, char *err, size_t errlen) {
+    return attention_run(qkv, mask, nullptr, nullptr, out, n, T, D, H, st, err, errlen);
+}
+
+int sg_cu_attention_packed(const sg_bf16 *qkv, const int *seq_off, const int *seq_kv, sg_bf16 *out, int n, int Tmax,
+                           int D, int H, cudaStream_t st, char *err, size_t errlen) {
+    return attention_run(qkv, nullptr, seq_off, seq_kv, out, n, Tmax, D, H, st, err, errlen);
 }

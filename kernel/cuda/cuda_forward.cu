@@ -211,6 +211,34 @@ struct profiler {
 };
 }  // namespace
 
+static void profile_mark(void *ctx, const char *what) { static_cast<profiler *>(ctx)->mark(what); }
+
+int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_plans *p, const sg_cu_stack *s,
+                         const uint8_t *mask, cublasLtHandle_t lt, void *ws, cudaStream_t st,
+                         void (*mark)(void *ctx, const char *what), void *mark_ctx, char *err, size_t errlen) {
+    const int M = s->M ? s->M : s->n * s->T, D = s->D;
+#define RUN(what, x)                    \
+    if (x) return -1;                   \
+    if (mark) mark(mark_ctx, what)
+    for (int l = 0; l < L; l++) {
+        const sg_cu_layer *Y = &layers[l];
+        RUN("layernorm", sg_cu_layernorm(s->h, Y->ln1_w, Y->ln1_b, s->y, M, D, s->eps, st, err, errlen));
+        RUN("gemm_qkv", sg_cu_gemm_run(p->qkv, lt, s->y, Y->qkv_w, Y->qkv_b, s->qkv, ws, st, err, errlen));
+        RUN("attention", s->seq_off ? sg_cu_attention_packed(s->qkv, s->seq_off, s->seq_kv, s->att, s->n, s->T, D, s->H,
+                                                             st, err, errlen)
+                                    : sg_cu_attention_masked(s->qkv, mask, s->att, s->n, s->T, D, s->H, st, err, errlen));
+        RUN("gemm_o", sg_cu_gemm_run(p->o, lt, s->att, Y->o_w, Y->o_b, s->h, ws, st, err, errlen));
+        RUN("layernorm", sg_cu_layernorm(s->h, Y->ln2_w, Y->ln2_b, s->y, M, D, s->eps, st, err, errlen));
+        RUN("gemm_fc1", sg_cu_gemm_run(p->fc1, lt, s->y, Y->fc1_w, Y->fc1_b, s->big, ws, st, err, errlen));
+        if (!p->gelu_fused) {
+            RUN("gelu", sg_cu_gelu(s->big, (size_t)M * s->F, s->tanh_form, st, err, errlen));
+        }
+        RUN("gemm_fc2", sg_cu_gemm_run(p->fc2, lt, s->big, Y->fc2_w, Y->fc2_b, s->h, ws, st, err, errlen));
+    }
+#undef RUN
+    return 0;
+}
+
 int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, int profile, char *err,
                   size_t errlen) {
     if (sg_cu_model_prepare(cm, n, st, err, errlen)) return -1;
@@ -237,18 +265,13 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
     if (mega) {
         RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, pix, n, st, err, errlen));
     }
-    for (int l = 0; !mega && l < c->num_layers; l++) {
-        const sg_cu_layer *L = &w->layers[l];
-        RUN("layernorm", sg_cu_layernorm(cm->h, L->ln1_w, L->ln1_b, cm->y, M, D, eps, st, err, errlen));
-        RUN("gemm_qkv", sg_cu_gemm_run(&p->qkv, lt, cm->y, L->qkv_w, L->qkv_b, cm->qkv, ws, st, err, errlen));
-        RUN("attention", sg_cu_attention(cm->qkv, cm->att, n, T, D, H, st, err, errlen));
-        RUN("gemm_o", sg_cu_gemm_run(&p->o, lt, cm->att, L->o_w, L->o_b, cm->h, ws, st, err, errlen));
-        RUN("layernorm", sg_cu_layernorm(cm->h, L->ln2_w, L->ln2_b, cm->y, M, D, eps, st, err, errlen));
-        RUN("gemm_fc1", sg_cu_gemm_run(&p->fc1, lt, cm->y, L->fc1_w, L->fc1_b, cm->big, ws, st, err, errlen));
-        if (!p->gelu_fused) {
-            RUN("gelu", sg_cu_gelu(cm->big, (size_t)M * F, tanh_form, st, err, errlen));
-        }
-        RUN("gemm_fc2", sg_cu_gemm_run(&p->fc2, lt, cm->big, L->fc2_w, L->fc2_b, cm->h, ws, st, err, errlen));
+    if (!mega) {
+        const sg_cu_stack stack = {cm->h, cm->y, cm->qkv, cm->att, cm->big, n, T, D, F, H, eps, tanh_form, 0,
+                                   nullptr, nullptr};
+        const sg_cu_layer_plans lp = {&p->qkv, &p->o, &p->fc1, &p->fc2, p->gelu_fused};
+        if (sg_cu_encoder_layers(w->layers, c->num_layers, &lp, &stack, nullptr, lt, ws, st, profile_mark, &prof,
+                                 err, errlen))
+            return -1;
     }
     if (!mega) {
         RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));

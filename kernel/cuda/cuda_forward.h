@@ -23,6 +23,33 @@ typedef struct sg_cu_plan {
 
 struct sg_cu_model;
 
+/* The buffers and shape of one run of the encoder layers (either tower): h [M, D] fp32 residual stream (in
+ * and out), y [M, D], qkv [M + 16, 3D], att [M, D], big [M, F] bf16 scratch; M = n*T rows, or with packed
+ * sequences (seq_off, seq_kv: device arrays, see sg_cu_attention_packed) the M given, at least seq_off[n]
+ * (the rows past it are computed and ignored). */
+typedef struct sg_cu_stack {
+    float *h;
+    sg_bf16 *y, *qkv, *att, *big;
+    int n, T, D, F, H;
+    float eps;
+    int tanh_form;  /* 1: gelu_pytorch_tanh, 0: erf */
+    int M;          /* 0: n*T */
+    const int *seq_off, *seq_kv;  /* nullptr: n sequences of T rows */
+} sg_cu_stack;
+
+/* The four per-layer GEMM plans for M = n*T rows, and whether fc1's epilogue applies GELU. */
+typedef struct sg_cu_layer_plans {
+    sg_cu_gemm *qkv, *o, *fc1, *fc2;
+    int gelu_fused;
+} sg_cu_layer_plans;
+
+/* Enqueues the L pre-LN layers on st (no allocation, no sync: capturable). mask: [n, T] device bytes (the
+ * text tower's attention mask) or nullptr. mark (may be NULL) is called after each op, for profiling. 0, or
+ * -1 with err. Both towers run their layers through here. */
+int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_plans *p, const sg_cu_stack *s,
+                         const uint8_t *mask, cublasLtHandle_t lt, void *ws, cudaStream_t st,
+                         void (*mark)(void *ctx, const char *what), void *mark_ctx, char *err, size_t errlen);
+
 /* A replacement for the encoder layers (the megakernels of kernel/sm90 and kernel/sm100 plug in here): the
  * backend keeps the portable path's staging, graphs, pooling head (and patch embedding unless patch_embed), and
  * hands the layers over. Contract of run: pix is [n, S, S, 3] uint8 on the device; unless patch_embed, on entry

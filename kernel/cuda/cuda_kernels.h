@@ -41,6 +41,17 @@ int sg_cu_attention_supported(int T, int D, int H, char *why, size_t whylen);
 int sg_cu_attention_init(int T, int D, int H, char *err, size_t errlen);
 int sg_cu_attention(const sg_bf16 *qkv, sg_bf16 *out, int n, int T, int D, int H, cudaStream_t st, char *err,
                     size_t errlen);
+/* The same with HF's attention mask (text tower): mask [n, T] bytes on the device, key j of sequence i attended
+ * when mask[i*T + j] != 0 (masked keys get probability 0; a sequence with no attended key averages all T keys
+ * uniformly, as HF's eager attention does); nullptr = no mask. */
+int sg_cu_attention_masked(const sg_bf16 *qkv, const uint8_t *mask, sg_bf16 *out, int n, int T, int D, int H,
+                           cudaStream_t st, char *err, size_t errlen);
+/* Packed sequences of different lengths (the text tower's rows that reach its output, cuda_text.cu): sequence i is
+ * rows [seq_off[i], seq_off[i+1]) of qkv / out (at most Tmax rows; device arrays, seq_off [n+1]), and attends to
+ * its first seq_kv[i] rows (0: every row, uniform weights, HF eager's result when nothing is attended). qkv needs
+ * 16 readable rows after the last sequence. */
+int sg_cu_attention_packed(const sg_bf16 *qkv, const int *seq_off, const int *seq_kv, sg_bf16 *out, int n, int Tmax,
+                           int D, int H, cudaStream_t st, char *err, size_t errlen);
 
 /* The MAP head's attention: one query per head, q: [D] fp32 (probe projection, the same for every image);
  * kv: [n*T, 2D] bf16 (k | v). out: [n, D] bf16. */

@@ -79,15 +79,11 @@ static void derive(const sg_model *m, std::vector<float> &pos_b, std::vector<flo
     }
 }
 
-static int walk(uploader &u, const sg_model *m, sg_cu_weights *w, const float *pos_b, const float *head_q) {
-    const sg_config *c = &m->cfg;
-    const size_t D = c->hidden_size, F = c->intermediate_size, T = sg_config_tokens(c);
-    const size_t CPP = sg_config_patch_dim(c);
-    if (u.bf16(&w->patch_w, {{m->patch_w, D * CPP}})) return -1;
-    if (u.f32(&w->pos_b, pos_b, T * D)) return -1;
-    for (int l = 0; l < c->num_layers; l++) {
-        const sg_layer *s = &m->layers[l];
-        sg_cu_layer *d = &w->layers[l];
+// The encoder layers of either tower.
+static int walk_layers(uploader &u, const sg_layer *src, sg_cu_layer *dst, int L, size_t D, size_t F) {
+    for (int l = 0; l < L; l++) {
+        const sg_layer *s = &src[l];
+        sg_cu_layer *d = &dst[l];
         if (u.f32(&d->ln1_w, s->ln1_w, D) || u.f32(&d->ln1_b, s->ln1_b, D) || u.f32(&d->ln2_w, s->ln2_w, D) ||
             u.f32(&d->ln2_b, s->ln2_b, D) ||
             u.bf16(&d->qkv_w, {{s->q_w, D * D}, {s->k_w, D * D}, {s->v_w, D * D}}) ||
@@ -97,6 +93,16 @@ static int walk(uploader &u, const sg_model *m, sg_cu_weights *w, const float *p
             u.f32(&d->fc2_b, s->fc2_b, D))
             return -1;
     }
+    return 0;
+}
+
+static int walk(uploader &u, const sg_model *m, sg_cu_weights *w, const float *pos_b, const float *head_q) {
+    const sg_config *c = &m->cfg;
+    const size_t D = c->hidden_size, F = c->intermediate_size, T = sg_config_tokens(c);
+    const size_t CPP = sg_config_patch_dim(c);
+    if (u.bf16(&w->patch_w, {{m->patch_w, D * CPP}})) return -1;
+    if (u.f32(&w->pos_b, pos_b, T * D)) return -1;
+    if (walk_layers(u, m->layers, w->layers, c->num_layers, D, F)) return -1;
     if (u.f32(&w->post_ln_w, m->post_ln_w, D) || u.f32(&w->post_ln_b, m->post_ln_b, D) ||
         u.f32(&w->head_q, head_q, D) || u.bf16(&w->head_kv_w, {{m->head_in_w + D * D, 2 * D * D}}) ||
         u.bf16(&w->head_kv_b, {{m->head_in_b + D, 2 * D}}) || u.bf16(&w->head_out_w, {{m->head_out_w, D * D}}) ||
@@ -108,6 +114,38 @@ static int walk(uploader &u, const sg_model *m, sg_cu_weights *w, const float *p
     return 0;
 }
 
+// Sizing pass, one allocation, copy pass: walk(u) places (sizing) or uploads every tensor. On success *arena
+// holds everything; on failure nothing stays allocated.
+template <typename Walk>
+static int upload_all(Walk walk, void **arena, size_t *bytes_out, const char *what, char *err, size_t errlen) {
+    uploader u = {true, 0, nullptr, nullptr, 0, err, errlen};
+    walk(u);
+    const size_t bytes = u.used;
+    cudaError_t e = cudaMalloc(arena, bytes);
+    if (e == cudaSuccess) {
+        e = cudaMalloc(&u.scratch, u.scratch_count * sizeof(float));
+        if (e != cudaSuccess) cudaFree(*arena);
+    }
+    if (e != cudaSuccess) {
+        size_t fr = 0, tot = 0;
+        cudaGetLastError();
+        cudaMemGetInfo(&fr, &tot);
+        snprintf(err, errlen, "cannot allocate %.1f MiB of GPU memory for the %s (+%.1f MiB scratch): %s "
+                              "(%.1f of %.1f MiB free)",
+                 bytes / 1048576.0, what, u.scratch_count * 4 / 1048576.0, cudaGetErrorString(e), fr / 1048576.0,
+                 tot / 1048576.0);
+        *arena = nullptr;
+        return -1;
+    }
+    *bytes_out = bytes;
+    u.sizing = false;
+    u.used = 0;
+    u.arena = (char *)*arena;
+    const int rc = walk(u);
+    cudaFree(u.scratch);
+    return rc;
+}
+
 int sg_cu_weights_upload(const sg_model *m, sg_cu_weights *w, char *err, size_t errlen) {
     memset(w, 0, sizeof *w);
     w->layers = (sg_cu_layer *)calloc((size_t)m->cfg.num_layers, sizeof(sg_cu_layer));
@@ -117,37 +155,41 @@ int sg_cu_weights_upload(const sg_model *m, sg_cu_weights *w, char *err, size_t 
     }
     std::vector<float> pos_b, head_q;
     derive(m, pos_b, head_q);
-    uploader u = {true, 0, nullptr, nullptr, 0, err, errlen};
-    walk(u, m, w, pos_b.data(), head_q.data());
-    const size_t bytes = u.used;
-    cudaError_t e = cudaMalloc(&w->arena, bytes);
-    if (e == cudaSuccess) {
-        e = cudaMalloc(&u.scratch, u.scratch_count * sizeof(float));
-        if (e != cudaSuccess) cudaFree(w->arena);
-    }
-    if (e != cudaSuccess) {
-        size_t fr = 0, tot = 0;
-        cudaGetLastError();
-        cudaMemGetInfo(&fr, &tot);
-        snprintf(err, errlen, "cannot allocate %.1f MiB of GPU memory for the weights (+%.1f MiB scratch): %s "
-                              "(%.1f of %.1f MiB free)",
-                 bytes / 1048576.0, u.scratch_count * 4 / 1048576.0, cudaGetErrorString(e), fr / 1048576.0,
-                 tot / 1048576.0);
-        free(w->layers);
-        memset(w, 0, sizeof *w);
-        return -1;
-    }
-    w->bytes = bytes;
-    u.sizing = false;
-    u.used = 0;
-    u.arena = (char *)w->arena;
-    const int rc = walk(u, m, w, pos_b.data(), head_q.data());
-    cudaFree(u.scratch);
-    if (rc != 0) {
+    auto fn = [&](uploader &u) { return walk(u, m, w, pos_b.data(), head_q.data()); };
+    if (upload_all(fn, &w->arena, &w->bytes, "weights", err, errlen)) {
         sg_cu_weights_free(w);
         return -1;
     }
     return 0;
+}
+
+int sg_cu_text_weights_upload(const sg_text_model *m, sg_cu_text_weights *w, char *err, size_t errlen) {
+    memset(w, 0, sizeof *w);
+    const sg_text_config *c = &m->cfg;
+    w->layers = (sg_cu_layer *)calloc((size_t)c->num_layers, sizeof(sg_cu_layer));
+    if (!w->layers) {
+        snprintf(err, errlen, "out of host memory for %d layer records", c->num_layers);
+        return -1;
+    }
+    const size_t D = c->hidden_size, F = c->intermediate_size, T = c->max_positions, P = c->projection_size;
+    auto fn = [&](uploader &u) {
+        if (u.f32(&w->pos, m->pos, T * D) || walk_layers(u, m->layers, w->layers, c->num_layers, D, F) ||
+            u.f32(&w->final_ln_w, m->final_ln_w, D) || u.f32(&w->final_ln_b, m->final_ln_b, D) ||
+            u.bf16(&w->head_w, {{m->head_w, P * D}}) || u.f32(&w->head_b, m->head_b, P))
+            return -1;
+        return 0;
+    };
+    if (upload_all(fn, &w->arena, &w->bytes, "text weights", err, errlen)) {
+        sg_cu_text_weights_free(w);
+        return -1;
+    }
+    return 0;
+}
+
+void sg_cu_text_weights_free(sg_cu_text_weights *w) {
+    if (w->arena) cudaFree(w->arena);
+    free(w->layers);
+    memset(w, 0, sizeof *w);
 }
 
 void sg_cu_weights_free(sg_cu_weights *w) {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include "cuda_kernels.h"
 #include "../model.h"
+#include "../text_model.h"
 
 typedef struct sg_cu_layer {
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b;   /* [D] */
@@ -46,5 +47,21 @@ typedef struct sg_cu_weights {
 int sg_cu_weights_upload(const sg_model *m, sg_cu_weights *w, char *err, size_t errlen);
 
 void sg_cu_weights_free(sg_cu_weights *w);
+
+/* The text tower (kernel/text_model.h) on the device: the layers as above, positions and LayerNorm fp32, the
+ * head's weight bf16 and bias fp32 (its GEMM writes fp32). The token table stays on the host: each batch
+ * uploads only the rows it uses (cuda_text.cu). */
+typedef struct sg_cu_text_weights {
+    float *pos;                             /* [T, D] */
+    sg_cu_layer *layers;                    /* [L], host array of device pointers */
+    float *final_ln_w, *final_ln_b;         /* [D] */
+    sg_bf16 *head_w;                        /* [P, D] */
+    float *head_b;                          /* [P] */
+    void *arena;
+    size_t bytes;
+} sg_cu_text_weights;
+
+int sg_cu_text_weights_upload(const sg_text_model *m, sg_cu_text_weights *w, char *err, size_t errlen);
+void sg_cu_text_weights_free(sg_cu_text_weights *w);
 
 #endif

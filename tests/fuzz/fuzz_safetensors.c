@@ -4,7 +4,7 @@
  * promises are re-checked here and a violation traps (so the fuzzer reports it): every tensor lies inside
  * the data area, ranges tile it exactly when sorted, names are unique, nbytes = elements x dtype size; and
  * every element is read and widened, so ASan sees any pointer outside the buffer. Inputs that start with
- * '{' are also fed to sg_config_parse (config.json is the loader's other untrusted file).
+ * '{' are also fed to sg_config_parse and sg_text_config_parse (config.json is the loaders' other untrusted file).
  *
  * Build: make fuzz; run: build-fuzz/fuzz_safetensors -max_len=4096 CORPUS_DIR (seed it with the files
  * tests/make_malformed.py writes).
@@ -66,6 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (sg_config_parse((const char *)data, size, "fuzz", &c, err, sizeof err) == 0 &&
             sg_config_validate(&c, "fuzz", err, sizeof err) != 0)
             __builtin_trap(); /* an accepted config must be valid */
+        sg_text_config t;
+        if (sg_text_config_parse((const char *)data, size, "fuzz", &t, err, sizeof err) == 0 &&
+            (t.hidden_size < 1 || t.num_heads < 1 || t.hidden_size % t.num_heads || t.vocab_size < 1 ||
+             t.max_positions < 1 || t.projection_size < 1))
+            __builtin_trap(); /* an accepted text config must be usable */
     }
     return 0;
 }

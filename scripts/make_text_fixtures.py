@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""scripts/make_text_fixtures.py — a tiny SiglipModel with a text tower and tokenizer, and HF references for it.
+
+Design: the C text encoder and the zero-shot scores are checked against Hugging Face transformers in fp32 on
+the CPU, like the vision fixtures (scripts/make_fixtures.py, whose perturbation this reuses: every parameter
+non-trivial). The fixture is a full SiglipModel (text tower whose projection feeds the vision tower's width,
+so zero-shot works) plus a tokenizer.json in the Gemma configuration SigLIP2 uses (BPE with byte fallback,
+Replace(" ", "▁") normaliser, <pad>=0 <eos>=1 <bos>=2 <unk>=3 <mask>=4, byte tokens <0x00>..<0xFF>), made with
+the `tokenizers` library from a small BPE trained here, saved through transformers' GemmaTokenizer (<bos> first) with
+right padding (what SigLIP2's processor does: the last position is a pad for short queries). References are
+what HF's processor path gives: tokenizer(q, padding="max_length", max_length=64, truncation=True) ->
+input_ids + attention_mask -> SiglipModel.get_text_features(...).pooler_output (the mask is passed, as the
+processor and the zero-shot pipeline pass it).
+
+  python3 scripts/make_text_fixtures.py                 # writes tests/fixtures/tinytext
+  python3 scripts/make_text_fixtures.py --full-size DIR # full-size random SiglipModel (V 256000: ~1.5 GB F32)
+                                                        # + HF fp32 text features of the queries (never commit)
+
+Files of a fixture directory (float32 / int32 little-endian, C order):
+  config.json, model.safetensors, tokenizer.json, tokenizer_config.json    the checkpoint
+  queries.json       the query strings (ASCII, accents, CJK, emoji, empty, control characters, > 64 tokens)
+  text_ids.i32       [Q, 64] input_ids from the HF tokenizer (processor settings above)
+  text_mask.i32      [Q, 64] attention_mask
+  text_ntok.i32      [Q] tokens before truncation (len of tokenizer(q)["input_ids"] without padding/truncation)
+  text_features.f32  [Q, P] get_text_features(...).pooler_output, fp32, eager attention
+  zeroshot.json      labels, template, images (PNG files in the directory) and the pipeline's scores
+  zs_pixels.f32      [N, 3, S, S] the pipeline's pixel_values for those images
+  zs_ids.i32 / zs_mask.i32  [L, 64] the label hypotheses' input_ids / attention_mask
+  meta.json          shapes, seed, versions
+Needs torch, transformers 5.x, tokenizers, numpy, Pillow. Reference only: nothing here runs at test time.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import transformers
+from transformers import SiglipConfig, SiglipModel, SiglipTextConfig, SiglipVisionConfig
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import perturb_, processor, synthetic_photo, versions  # noqa: E402
+
+SEED = 20261125
+T = 64
+CORPUS = """a photo of a dog on the beach. a cat sleeping on a red sofa. two dogs playing in the snow.
+a diagram of a neural network. the city at night with lights. this is a photo of a car.
+une photo d'un chien sur la plage. café crème brûlée à la française. naïve façade über straße.
+一只狗在海滩上。 東京の夜景。 猫がソファで寝ている。 한국어 문장입니다.
+emoji 🐶 🐱 🚗 ❤️ and symbols © ® ™ … — “quoted” text.
+numbers 123 4567 89 and punctuation!? yes; no: maybe.
+This Is Mixed Case TEXT With CAPITALS. the quick brown fox jumps over the lazy dog.
+"""
+QUERIES = [
+    "a dog",
+    "a photo of a cat sleeping on a red sofa",
+    "This is a photo of a car.",
+    "café crème brûlée",
+    "一只狗在海滩上",
+    "🐶 on a beach 🏖️",
+    "",
+    "  leading and trailing spaces  ",
+    "tab\there and\nnewline",
+    "UPPER case Words",
+    " ".join(["the quick brown fox jumps over the lazy dog"] * 12),  # > 64 tokens: truncated
+    "a",
+]
+LABELS = ["dog", "cat", "a red car", "東京", "crème brûlée", "🐶"]
+TEMPLATE = "This is a photo of {}."  # the zero-shot pipeline's default hypothesis_template
+
+
+def make_tokenizer(outdir, vocab_size):
+    """Trains a small BPE on CORPUS and saves it as a Gemma-configuration tokenizer (GemmaTokenizer class,
+    tokenizer.json + tokenizer_config.json) with right padding. Returns the loaded HF tokenizer."""
+    from tokenizers import Tokenizer, models, normalizers, trainers
+    from transformers import AutoTokenizer, GemmaTokenizer
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
+    byte_toks = [f"<0x{b:02X}>" for b in range(256)]
+    # Learn merges on ▁-joined text (what the Gemma normaliser makes of spaces), one line per "word".
+    t = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    t.normalizer = normalizers.Replace(" ", "\u2581")
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials + byte_toks, show_progress=False,
+                                  limit_alphabet=400)
+    lines = [ln for ln in CORPUS.splitlines() if ln.strip()] * 4
+    t.train_from_iterator(lines, trainer)
+    st = json.loads(t.to_str())
+    vocab = st["model"]["vocab"]
+    merges = st["model"]["merges"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
+    # GemmaTokenizer's defaults: <bos> prepended (its TemplateProcessing post-processor), no <eos>.
+    tok = GemmaTokenizer(vocab=vocab, merges=merges, add_bos_token=True, padding_side="right")
+    tok.save_pretrained(outdir)
+    tok = AutoTokenizer.from_pretrained(outdir)
+    assert tok.padding_side == "right", tok.padding_side
+    return tok
+
+
+def encode(tok, texts):
+    enc = tok(texts, padding="max_length", max_length=T, truncation=True, return_tensors="np")
+    ntok = [len(tok(x)["input_ids"]) for x in texts]
+    return (enc["input_ids"].astype(np.int32), enc["attention_mask"].astype(np.int32),
+            np.array(ntok, dtype=np.int32))
+
+
+def build(vocab, vcfg, tcfg_kw, seed, attn):
+    torch.manual_seed(seed)
+    tcfg = SiglipTextConfig(vocab_size=vocab, max_position_embeddings=T, bos_token_id=None, eos_token_id=None,
+                            pad_token_id=0, **tcfg_kw)
+    cfg = SiglipConfig(text_config=tcfg.to_dict(), vision_config=vcfg.to_dict())
+    model = SiglipModel(cfg).float().eval()
+    perturb_(model, seed)
+    with torch.no_grad():  # random towers give |cos| ~ 0.3: scale exp(2.31) ~ 10 spreads the scores over (0, 1)
+        model.logit_scale.fill_(2.31)
+        model.logit_bias.fill_(-0.37)
+    for m in [model] + list(model.modules()):
+        if hasattr(m, "config") and hasattr(m.config, "_attn_implementation"):
+            m.config._attn_implementation = attn
+    return model
+
+
+def text_features(model, ids, mask):
+    with torch.no_grad():
+        out = model.get_text_features(input_ids=torch.from_numpy(ids).long(),
+                                      attention_mask=torch.from_numpy(mask).long())
+    out = out.pooler_output if hasattr(out, "pooler_output") else out
+    return out.float().numpy().astype(np.float32)
+
+
+def write_tiny(d, seed, attn):
+    from PIL import Image
+    from transformers import pipeline
+    os.makedirs(d, exist_ok=True)
+    tok = make_tokenizer(d, 600)
+    vcfg = SiglipVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                              image_size=32, patch_size=8)
+    # Text width differs from the joint width (48 -> 32) so a head that skips the projection shows; 3 heads.
+    tkw = dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=3, projection_size=32)
+    model = build(len(tok), vcfg, tkw, seed, attn)
+    model.save_pretrained(d)
+    ids, mask, ntok = encode(tok, QUERIES)
+    feats = text_features(model, ids, mask)
+    other = build(len(tok), vcfg, tkw, seed, "sdpa" if attn == "eager" else "eager")
+    d_attn = float(np.abs(text_features(other, ids, mask) - feats).max())
+    ids.tofile(os.path.join(d, "text_ids.i32"))
+    mask.tofile(os.path.join(d, "text_mask.i32"))
+    ntok.tofile(os.path.join(d, "text_ntok.i32"))
+    feats.tofile(os.path.join(d, "text_features.f32"))
+    with open(os.path.join(d, "queries.json"), "w", encoding="utf-8") as f:
+        json.dump(QUERIES, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+    # Zero-shot: the HF pipeline on PNG files, as a user would call it.
+    rng = np.random.default_rng(seed)
+    names = []
+    for i, (h, w) in enumerate([(32, 32), (45, 61), (70, 40)]):
+        name = f"zs{i}.png"
+        Image.fromarray(synthetic_photo(rng, h, w)).save(os.path.join(d, name))
+        names.append(name)
+    proc, proc_name = processor(vcfg.image_size)
+    pipe = pipeline("zero-shot-image-classification", model=model, tokenizer=tok, image_processor=proc,
+                    device="cpu")
+    scores = []
+    for name in names:
+        res = pipe(os.path.join(d, name), candidate_labels=LABELS)  # default hypothesis_template
+        scores.append({r["label"]: float(r["score"]) for r in res})
+    pixels = np.stack([proc(images=Image.open(os.path.join(d, n)).convert("RGB"), return_tensors="np")
+                       ["pixel_values"][0] for n in names]).astype(np.float32)
+    zids, zmask, _ = encode(tok, [TEMPLATE.format(x) for x in LABELS])
+    pixels.tofile(os.path.join(d, "zs_pixels.f32"))
+    zids.tofile(os.path.join(d, "zs_ids.i32"))
+    zmask.tofile(os.path.join(d, "zs_mask.i32"))
+    with open(os.path.join(d, "zeroshot.json"), "w", encoding="utf-8") as f:
+        json.dump({"labels": LABELS, "template": TEMPLATE, "images": names, "scores": scores,
+                   "logit_scale": float(model.logit_scale.detach()), "logit_bias": float(model.logit_bias.detach()),
+                   "how": "transformers pipeline('zero-shot-image-classification') default hypothesis_template, "
+                          f"image processor {proc_name}, scores = sigmoid(exp(logit_scale) * cos + logit_bias)"},
+                  f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    meta = {"model_class": "SiglipModel", "seed": seed, "attn_implementation": attn, "precision": "fp32",
+            "vocab_size": len(tok), "text": {"T": T, **tkw}, "vision": vcfg.to_dict(),
+            "shapes": {"text_ids.i32": list(ids.shape), "text_features.f32": list(feats.shape),
+                       "zs_pixels.f32": list(pixels.shape), "zs_ids.i32": list(zids.shape)},
+            "ntok": ntok.tolist(), f"max_abs_text_{attn}_vs_other": d_attn,
+            "tokenizer": "BPE + byte fallback trained on the script's corpus, saved by GemmaTokenizer, padding right",
+            "versions": versions(), "generator": "scripts/make_text_fixtures.py"}
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    size = sum(os.path.getsize(os.path.join(d, x)) for x in os.listdir(d))
+    print(f"{d}: {len(QUERIES)} queries (ntok {ntok.tolist()}), {len(LABELS)} labels x {len(names)} images, "
+          f"{size / 1e6:.2f} MB, eager vs sdpa max|d| {d_attn:.2e}")
+
+
+def write_full_size(d, seed, attn, threads):
+    """Full-size random SiglipModel as google/siglip2-base-patch16-224 is shaped (text V 256000, D 768, 12
+    layers, T 64; vision base), with this script's small tokenizer (its ids are a subset of the vocabulary)
+    and HF fp32 text features of QUERIES + LABELS hypotheses."""
+    os.makedirs(d, exist_ok=True)
+    if threads:
+        torch.set_num_threads(threads)
+    tok = make_tokenizer(d, 600)
+    model = build(256000, SiglipVisionConfig(), {}, seed, attn)
+    model.save_pretrained(d)
+    texts = QUERIES + [TEMPLATE.format(x) for x in LABELS]
+    ids, mask, ntok = encode(tok, texts)
+    # Real queries use ids all over the 256k table: spread this fixture's ids over it too (same mapping for
+    # every query, pads stay 0), so rows far from the start of the table are read.
+    remap = np.arange(len(tok), dtype=np.int64)
+    remap[300:] = np.random.default_rng(seed).choice(np.arange(300, 256000), size=len(tok) - 300, replace=False)
+    ids = remap[ids].astype(np.int32)
+    feats = text_features(model, ids, mask)
+    ids.tofile(os.path.join(d, "text_ids.i32"))
+    mask.tofile(os.path.join(d, "text_mask.i32"))
+    feats.tofile(os.path.join(d, "text_features.f32"))
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"model_class": "SiglipModel", "seed": seed, "queries": len(texts), "T": T,
+                   "note": "ids remapped over the 256k vocabulary; tokenizer.json is the small fixture one",
+                   "versions": versions()}, f, indent=1)
+        f.write("\n")
+    print(f"{d}: full-size SiglipModel, {len(texts)} reference queries")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                                  "fixtures", "tinytext"))
+    ap.add_argument("--full-size", metavar="OUTDIR")
+    ap.add_argument("--attn", default="eager", choices=["eager", "sdpa"])
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=SEED)
+    a = ap.parse_args()
+    if a.full_size:
+        write_full_size(a.full_size, a.seed, a.attn, a.threads)
+    else:
+        write_tiny(os.path.normpath(a.out), a.seed, a.attn)
+    print("transformers", transformers.__version__, "torch", torch.__version__)
+
+
+if __name__ == "__main__":
+    main()

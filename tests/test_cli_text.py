@@ -1,0 +1,175 @@
+"""tests/test_cli_text.py — text queries and zero-shot labels through the command, against Hugging Face.
+
+CPU backend, tests/fixtures/tinytext (scripts/make_text_fixtures.py: a tiny SiglipModel + Gemma-configuration
+tokenizer.json, HF fp32 references). End to end, so the C tokenizer and the text tower are checked together:
+  - every fixture query (ASCII, accents, CJK, emoji, empty, control characters, > 64 tokens) given with --text:
+    cosine >= 0.99999 and max |d| <= 1e-4 to HF get_text_features (--no-normalize), rows carry the exact text,
+    --normalize rows are unit-norm and the same direction; -v names the truncated query;
+  - --texts-from: a file with CRLF line ends, stdin, -0 (NUL-separated, a newline inside a query), empty lines
+    kept as empty queries; every output format read back (json, jsonl, npy + .texts, fbin, fvecs, f32), the
+    rows identical to the JSONL ones;
+  - bad input: invalid UTF-8 fails alone (exit 1, the others written; --on-error null keeps a null row,
+    --on-error fail stops), a query with a newline cannot go to a binary format's .texts list, a vision-only
+    checkpoint and a checkpoint without tokenizer.json fail with exit 2 naming what and where;
+  - zero-shot: --labels on the fixture's PNGs gives the HF pipeline's scores within 1e-4, sorted, --top-k;
+    --labels-from, --template, and the usage errors (binary format, text run, template without {}).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sgtest import BIN, ROOT, TMP, check, done  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FIX = os.path.join(ROOT, "tests/fixtures/tinytext")
+W = ["--backend", "cpu", "--weights", FIX, "-q"]
+TOL_COS, TOL_ABS, TOL_ZS = 0.99999, 1e-4, 1e-4
+work = os.path.join(TMP, "cli_text")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+
+queries = json.load(open(os.path.join(FIX, "queries.json"), encoding="utf-8"))
+ref = np.fromfile(os.path.join(FIX, "text_features.f32"), "<f4").reshape(len(queries), -1)
+P = ref.shape[1]
+ntok = np.fromfile(os.path.join(FIX, "text_ntok.i32"), "<i4")
+
+
+def run(args, quiet=True, **kw):
+    return subprocess.run([BIN] + (W if quiet else W[:-1]) + args, capture_output=True, timeout=600, **kw)
+
+
+def out(name):
+    return os.path.join(work, name)
+
+
+def cos(a, b):
+    return float(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+# ---- every fixture query, raw features against HF ----------------------------------------------------------
+args = ["--no-normalize", "-f", "jsonl", "-v"]
+for q in queries:
+    args += ["--text", q]
+r = run(args, quiet=False)
+check(r.returncode == 0, f"{len(queries)} queries with --text: exit 0 (got {r.returncode}: {r.stderr[-300:]!r})")
+rows = [json.loads(x) for x in r.stdout.decode().splitlines()]
+check(len(rows) == len(queries), f"one row per query ({len(rows)})")
+raw = np.array([x["embedding"] for x in rows], dtype=np.float32) if len(rows) == len(queries) else None
+for i, q in enumerate(queries):
+    if raw is None:
+        break
+    c, d = cos(raw[i], ref[i]), float(np.abs(raw[i] - ref[i]).max())
+    check(rows[i]["text"] == q and c >= TOL_COS and d <= TOL_ABS,
+          f"query {i} {q[:24]!r} ({ntok[i]} tokens): text kept, cosine {c:.8f} (>= {TOL_COS}), max |d| {d:.2e} "
+          f"(<= {TOL_ABS}) to HF get_text_features")
+long_i = int(np.argmax(ntok))
+check(ntok[long_i] > 64 and b"truncated to 64" in r.stderr and f"query {long_i + 1} ".encode() in r.stderr,
+      f"-v: the {ntok[long_i]}-token query {long_i + 1} is reported as truncated to 64")
+
+r = run(["-f", "jsonl"] + [a for q in queries[:4] for a in ("--text", q)])
+norm = np.array([json.loads(x)["embedding"] for x in r.stdout.decode().splitlines()], dtype=np.float64)
+check(r.returncode == 0 and norm.shape == (4, P) and np.allclose(np.linalg.norm(norm, axis=1), 1, atol=1e-6)
+      and all(cos(norm[i], ref[i]) >= TOL_COS for i in range(4)),
+      "--normalize (default): unit-norm rows in HF's direction")
+
+# ---- --texts-from, formats --------------------------------------------------------------------------------
+lines = ["a dog", "café crème brûlée", "", "一只狗在海滩上", "🐶 on a beach 🏖️"]
+with open(out("q.txt"), "wb") as f:
+    f.write("\r\n".join(lines).encode() + b"\r\n")
+r = run(["--texts-from", out("q.txt"), "-f", "jsonl"])
+base = [json.loads(x) for x in r.stdout.decode().splitlines()]
+check(r.returncode == 0 and [x["text"] for x in base] == lines,
+      f"--texts-from: CRLF stripped, the empty line kept as an empty query ({[x['text'] for x in base]})")
+emb = np.array([x["embedding"] for x in base], dtype=np.float32)
+by_text = {q: i for i, q in enumerate(queries)}
+check(all(cos(emb[k], ref[by_text[q]]) >= TOL_COS for k, q in enumerate(lines) if q in by_text),
+      "--texts-from rows equal the --text rows of the same queries (HF direction)")
+r = run(["--texts-from", "-", "-f", "jsonl"], input="\n".join(lines).encode())
+check(r.returncode == 0 and [json.loads(x)["text"] for x in r.stdout.decode().splitlines()] == lines,
+      "--texts-from - (stdin), no final newline")
+r = run(["--texts-from", "-", "-0", "-f", "jsonl"], input=b"two\nlines\0plain\0")
+got = [json.loads(x)["text"] for x in r.stdout.decode().splitlines()]
+check(r.returncode == 0 and got == ["two\nlines", "plain"], f"-0: NUL-separated, a newline inside a query ({got})")
+
+r = run(["--texts-from", out("q.txt"), "-o", out("q.npy")])
+x = np.load(out("q.npy")) if os.path.exists(out("q.npy")) else None
+side = open(out("q.npy.texts"), encoding="utf-8").read().split("\n")[:-1] if os.path.exists(out("q.npy.texts")) else None
+check(r.returncode == 0 and x is not None and x.shape == (len(lines), P) and np.array_equal(x, emb) and side == lines,
+      f"npy: [{len(lines)}, {P}] identical to JSONL, FILE.texts lists the queries one per line")
+for fmt in ["fbin", "fvecs", "f32", "json"]:
+    r = run(["--texts-from", out("q.txt"), "-o", out(f"q.{fmt}")])
+    if fmt == "fbin":
+        raw_b = np.fromfile(out("q.fbin"), "<u4")
+        y = raw_b[2:].view("<f4").reshape(-1, P) if raw_b[0] == len(lines) and raw_b[1] == P else None
+    elif fmt == "fvecs":
+        y = np.fromfile(out("q.fvecs"), "<i4").reshape(-1, P + 1)[:, 1:].view("<f4")
+    elif fmt == "f32":
+        y = np.fromfile(out("q.f32"), "<f4").reshape(-1, P)
+    else:
+        y = np.array([o["embedding"] for o in json.load(open(out("q.json"), encoding="utf-8"))], dtype=np.float32)
+    check(r.returncode == 0 and y is not None and np.array_equal(y, emb), f"{fmt}: the same rows")
+
+# ---- bad input --------------------------------------------------------------------------------------------
+bad = ["good one", b"caf\xe9".decode("latin-1"), "another"]
+with open(out("bad.txt"), "wb") as f:
+    f.write(b"good one\ncaf\xe9\nanother\n")
+r = run(["--texts-from", out("bad.txt"), "-f", "jsonl"])
+got = [json.loads(x)["text"] for x in r.stdout.decode().splitlines()]
+check(r.returncode == 1 and got == ["good one", "another"] and b"query 2" in r.stderr and b"UTF-8" in r.stderr,
+      f"invalid UTF-8: fails alone with exit 1, the others written ({r.stderr.decode(errors='replace').strip()!r})")
+r = run(["--texts-from", out("bad.txt"), "-f", "jsonl", "--on-error", "null"])
+got = [json.loads(x) for x in r.stdout.decode().splitlines()]
+check(r.returncode == 1 and len(got) == 3 and got[1]["embedding"] is None and got[1]["text"] == "caf\ufffd",
+      "--on-error null: a null row in place, its text with U+FFFD")
+r = run(["--texts-from", out("bad.txt"), "-f", "jsonl", "--on-error", "fail"])
+check(r.returncode == 1 and len(r.stdout.decode().splitlines()) == 1, "--on-error fail: stops after the first row")
+r = run(["--text", "a\nb", "--text", "c", "-o", out("nl.npy")])
+check(r.returncode == 1 and np.load(out("nl.npy")).shape == (1, P) and b"newline" in r.stderr,
+      "a query with a newline cannot be listed in FILE.texts: it fails alone")
+r = run(["--text", "x", "--weights", os.path.join(ROOT, "tests/fixtures/tiny16")])
+check(r.returncode == 2 and b"no text tower" in r.stderr and b"tiny16/config.json" in r.stderr,
+      f"vision-only checkpoint: exit 2 naming why and where ({r.stderr.decode().strip()[:160]!r})")
+r = run(["--text", "x", "--weights", os.path.join(ROOT, "tests/fixtures/tiny196")])
+check(r.returncode == 2 and b"tiny196/tokenizer.json" in r.stderr,
+      f"no tokenizer.json: exit 2 saying where it looked ({r.stderr.decode().strip()[:120]!r})")
+r = run(["--weights", os.path.join(ROOT, "tests/fixtures/tiny16"), os.path.join(ROOT, "tests/images/png_rgb.png")])
+check(r.returncode == 0 and len(json.loads(r.stdout)["embedding"]) == 48,
+      "the vision-only checkpoint still embeds images")
+r = run(["--text", "x", os.path.join(FIX, "zs0.png")])
+check(r.returncode == 2 and b"not both" in r.stderr, "images and texts in one run: usage error")
+
+# ---- zero-shot ----------------------------------------------------------------------------------------------
+zs = json.load(open(os.path.join(FIX, "zeroshot.json"), encoding="utf-8"))
+imgs = [os.path.join(FIX, n) for n in zs["images"]]
+L = len(zs["labels"])
+r = run(["--labels", ",".join(zs["labels"]), "--top-k", str(L), "-f", "jsonl"] + imgs)
+rows = [json.loads(x) for x in r.stdout.decode().splitlines()]
+check(r.returncode == 0 and len(rows) == len(imgs), f"--labels: {len(rows)} image rows")
+for i, row in enumerate(rows):
+    labs = row.get("labels", [])
+    worst = max(abs(x["score"] - zs["scores"][i][x["label"]]) for x in labs) if len(labs) == L else 1
+    srt = all(labs[k]["score"] >= labs[k + 1]["score"] for k in range(len(labs) - 1))
+    check(worst <= TOL_ZS and srt and len(row["embedding"]) == P,
+          f"zero-shot {zs['images'][i]}: {L} scores within {TOL_ZS} of HF's pipeline (max |d| {worst:.2e}), sorted")
+with open(out("labels.txt"), "w", encoding="utf-8") as f:
+    f.write("\n".join(zs["labels"]) + "\r\n\n")
+r = run(["--labels-from", out("labels.txt"), "-f", "jsonl", imgs[0]])
+row = json.loads(r.stdout) if r.returncode == 0 else {}
+top = sorted(zs["scores"][0].items(), key=lambda kv: -kv[1])[:5]
+check(r.returncode == 0 and [x["label"] for x in row.get("labels", [])] == [k for k, _ in top],
+      "--labels-from (CRLF, blank line): default top 5, HF's order")
+r = run(["--labels", "dog, cat", "--template", "{}", "--top-k", "1", "-f", "jsonl", imgs[0]])
+check(r.returncode == 0 and len(json.loads(r.stdout)["labels"]) == 1, "--template {} and --top-k 1")
+r = run(["--labels", "dog,cat", "-o", out("z.npy"), imgs[0]])
+check(r.returncode == 2 and b"JSON" in r.stderr, "--labels with a binary format: usage error")
+r = run(["--labels", "dog", "--template", "no field", imgs[0]])
+check(r.returncode == 2 and b"{}" in r.stderr, "--template without {}: setup error")
+r = run(["--labels", "dog,,cat", imgs[0]])
+check(r.returncode == 2 and b"empty" in r.stderr, "--labels with an empty label: error")
+r = run(["--labels", "dog", "--weights", os.path.join(ROOT, "tests/fixtures/tiny196"), os.path.join(FIX, "zs0.png")])
+check(r.returncode == 2 and b"tokenizer.json" in r.stderr, "--labels on a checkpoint without tokenizer.json: exit 2")
+done()

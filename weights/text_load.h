@@ -1,0 +1,33 @@
+/* weights/text_load.h — loading the text tower of a SigLIP checkpoint into an sg_text_model.
+ *
+ * The same checkpoint as sg_model_load (a directory with config.json + model.safetensors or a sharded index,
+ * or one .safetensors file): the text fields come from config.json's text_config (SiglipTextConfig defaults
+ * for absent fields), the tensors are "text_model.*" plus the top-level logit_scale / logit_bias (optional:
+ * without them zero-shot scores are unavailable). The token embedding table is bound without conversion (see
+ * kernel/text_model.h); the rest as fp32 like the vision tower. A vision-only checkpoint, a missing tensor or
+ * a shape that disagrees with the config fails with a message naming what is missing and where it looked.
+ * Loading the text tower never affects the vision tower: image runs never call this.
+ */
+#ifndef SG_TEXT_LOAD_H
+#define SG_TEXT_LOAD_H
+
+#include <stddef.h>
+#include "../kernel/text_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads the text tower at path (a directory or a .safetensors file). NULL + message on any problem. */
+sg_text_model *sg_text_model_load(const char *path, char *err, size_t errlen);
+
+void sg_text_model_free(sg_text_model *m);
+
+/* The tokenizer.json that goes with the weights at path: DIR/tokenizer.json, DIR being path when it is a
+ * directory, else the directory holding the file. 0, or -1 with a message naming the file it looked for. */
+int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
