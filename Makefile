@@ -8,7 +8,7 @@
 #   make clean
 #
 # Sources are found by folder, so adding a file needs no edit here:
-#   weights/ preprocess/ kernel/ kernel/cpu/ kernel/mega/ cli/
+#   weights/ preprocess/ preprocess/text/ kernel/ kernel/cpu/ kernel/mega/ cli/
 #                                                    C, into build/libsiglip2.a (cli/main.c is the program)
 #   kernel/cuda/*.cu                                 portable CUDA: sm_80 + sm_90 + sm_100 code, compute_80 PTX
 #   kernel/mega/*.cu                                 the megakernels' shared host side: host code, compiled as
@@ -53,7 +53,7 @@ comma    := ,
 LDFLAGS  := -fopenmp -Wl,-rpath,'$$ORIGIN' $(filter -fsanitize=%,$(OPT)) \
             $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
 
-LIB_DIRS := weights preprocess kernel kernel/cpu kernel/mega cli
+LIB_DIRS := weights preprocess preprocess/text kernel kernel/cpu kernel/mega cli
 LIB_SRC  := $(filter-out cli/main.c kernel/no_gpu.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 
 ifeq ($(WITH_CUDA),1)
