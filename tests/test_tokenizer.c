@@ -12,8 +12,8 @@
  * (compared id for id, and the returned count) and, when longer, untruncated (max_len = count; compared by
  * hash). Any difference prints the string and both id lists and fails.
  *
- * Timing: the 256k tokenizer is written to a file and loaded 3 times; the best must be <= 0.3 s. Encoding must
- * reach 20,000 short queries/s on one thread. Both are SKIPped (with the figure) under sanitizers, whose
+ * Timing: the 256k tokenizer is written to a file and loaded 3 times; the best must take <= 0.3 s of CPU (wall
+ * time is printed too). Encoding must reach 20,000 short queries/s on one thread. Both are SKIPped (with the figure) under sanitizers, whose
  * instrumentation makes them meaningless. Bad queries: invalid UTF-8 (-1 and the byte offset), the empty query,
  * embedded NUL, unterminated buffers, max_len below the template's specials.
  */
@@ -42,6 +42,11 @@
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -254,16 +259,18 @@ static void check_synth(const char *root, const strings *S) {
     CHECK(wrote, "synth256k: written to %s", tmp);
     free(json);
     sg_tokenizer *t = NULL;
-    double best = 1e9;
+    double best = 1e9, best_cpu = 1e9;
     for (int r = 0; r < 3 && wrote; r++) {
         t0 = now();
+        double c0 = cpu_now();
         sg_tokenizer *x = sg_tokenizer_load(tmp, err, sizeof err);
-        double dt = now() - t0;
+        double dt = now() - t0, dc = cpu_now() - c0;
         if (!x) {
             CHECK(0, "synth256k: loads (%s)", err);
             break;
         }
         if (dt < best) best = dt;
+        if (dc < best_cpu) best_cpu = dc;
         sg_tokenizer_free(t);
         t = x;
     }
@@ -272,11 +279,14 @@ static void check_synth(const char *root, const strings *S) {
     CHECK(sg_tokenizer_vocab_size(t) == 256003 && sg_tokenizer_pad_id(t) == 0,
           "synth256k: vocab_size %d (256,000 + 3 added tokens outside the vocab), pad id %d",
           sg_tokenizer_vocab_size(t), sg_tokenizer_pad_id(t));
+    /* Gated on the loading thread's CPU time: the load is single-threaded and reads a file in the page cache, so
+     * on an idle machine wall = CPU; on a shared CI machine the wall clock also counts time spent waiting for a
+     * core, which says nothing about this code. Both are printed. */
     if (SANITIZED)
         SKIP("synth256k: load time %.3f s not gated under sanitizers (limit 0.3 s applies to the normal build)", best);
     else
-        CHECK(best <= 0.3, "synth256k: 22.6 MB tokenizer.json with 256,000 entries loads in %.3f s (best of 3, limit "
-              "0.3 s)", best);
+        CHECK(best_cpu <= 0.3, "synth256k: 22.6 MB tokenizer.json with 256,000 entries loads in %.3f s of CPU (%.3f s "
+              "wall; best of 3, limit 0.3 s)", best_cpu, best);
     int compared, truncated;
     int bad = compare_all(t, "synth256k", ids_path, S, 1, &fp, &compared, &truncated);
     CHECK(bad == 0 && compared > 0, "synth256k: %d strings identical to HF's ids (max_length=64 call; %d also "

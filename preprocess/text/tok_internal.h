@@ -150,7 +150,16 @@ int sg_tok_map_reserve(sg_tok_map *m, const char *arena, uint32_t n);
 int sg_tok_map_put(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len, int32_t id, int32_t *existing);
 /* The id of string s (len bytes), or -1. */
 int32_t sg_tok_map_get(const sg_tok_map *m, const char *arena, const char *s, size_t len);
+/* The same two with the string's sg_tok_hash already computed (h), and a prefetch of the slot a lookup of hash
+ * h starts at: the loader computes hashes a few entries ahead and prefetches, so that ~1M lookups overlap their
+ * cache misses instead of paying them one after another. */
+int sg_tok_map_put_h(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len, int32_t id, uint64_t h,
+                     int32_t *existing);
+int32_t sg_tok_map_get_h(const sg_tok_map *m, const char *arena, const char *s, size_t len, uint64_t h);
+void sg_tok_map_prefetch(const sg_tok_map *m, uint64_t h);
 void sg_tok_map_free(sg_tok_map *m);
+/* Makes room for n merges (rehashing if the table grows). 0 or -1 (out of memory, or n past 2^29). */
+int sg_tok_merges_reserve(sg_tok_merges *m, uint32_t n);
 /* Sets (left, right) -> (rank, new_id), growing the table as needed; a pair already present is overwritten (HF
  * keeps the last duplicate). 0 or -1 (out of memory). */
 int sg_tok_merges_put(sg_tok_merges *m, int32_t left, int32_t right, uint32_t rank, int32_t new_id);

@@ -36,10 +36,13 @@
 #define MAX_ID 2147483646           /* ids are int32 in the API, and id + 1 (the vocab size) must fit too */
 #define MAX_SEQ_DEPTH 4             /* Sequence inside Sequence: Gemma uses none */
 
-/* A merge as read from the file, before resolution: both halves in the arena. */
+/* A merge as read from the file, before resolution. Each half is a byte range of the input (which stays mapped
+ * for the whole load), or of the arena when the JSON string had escapes and had to be decoded (IN_ARENA set in
+ * its length). */
 typedef struct {
     uint32_t a_off, a_len, b_off, b_len;
 } raw_merge;
+#define IN_ARENA 0x80000000u
 
 /* A template item before resolution: $A, or a special token by name (arena). */
 typedef struct {
@@ -65,9 +68,7 @@ typedef struct {
     size_t n_ids, cap_ids;
     sg_tok_slot *vents; /* vocab entries as read, before the hash table is built */
     size_t n_vents, cap_vents;
-    char *cat; /* merge resolution: left + right concatenated */
-    size_t cat_cap;
-    int has_model, has_vocab;
+    int has_model;
 } loader;
 
 /* Records an error with the parser's position (so every message says where). Returns -1. */
@@ -480,10 +481,19 @@ static int read_vocab(loader *L) {
     if (r < 0) return -1;
     if (L->n_vents > (1u << 29)) return FAIL(L, "model.vocab: %zu entries is too many", L->n_vents);
     if (sg_tok_map_reserve(&t->vocab, t->arena, (uint32_t)L->n_vents) < 0) return FAIL(L, "out of memory (vocab)");
-    for (size_t i = 0; i < L->n_vents; i++) {
-        const sg_tok_slot *e = &L->vents[i];
+    /* Hashes are computed PF entries ahead and their slots prefetched (see sg_tok_map_prefetch); the hash is
+     * parked in the entry's head field, which the table fills in itself. */
+    enum { PF = 16 };
+    for (size_t i = 0; i < L->n_vents + PF; i++) {
+        if (i < L->n_vents) {
+            sg_tok_slot *f = &L->vents[i];
+            f->head = sg_tok_hash(t->arena + f->off, f->len);
+            sg_tok_map_prefetch(&t->vocab, f->head);
+        }
+        if (i < PF) continue;
+        const sg_tok_slot *e = &L->vents[i - PF];
         int32_t dup;
-        int p = sg_tok_map_put(&t->vocab, t->arena, e->off, e->len, e->id, &dup);
+        int p = sg_tok_map_put_h(&t->vocab, t->arena, e->off, e->len, e->id, e->head, &dup);
         if (p < 0) return FAIL(L, "out of memory (vocab)");
         if (p == 0)
             return FAIL(L, "model.vocab: duplicate token \"%.*s\" (ids %d and %d)", (int)(e->len > 60 ? 60 : e->len),
@@ -491,95 +501,147 @@ static int read_vocab(loader *L) {
     }
     free(L->vents);
     L->vents = NULL;
-    L->has_vocab = 1;
     return 0;
 }
 
-/* Resolves merge number rank: left (la bytes) + right (lb bytes) -> ids, as BpeBuilder::build does. */
-static int add_merge(loader *L, const char *left, size_t la, const char *right, size_t lb, uint32_t rank) {
-    sg_tokenizer *t = L->t;
-    int32_t a = sg_tok_map_get(&t->vocab, t->arena, left, la);
-    int32_t b = a < 0 ? -1 : sg_tok_map_get(&t->vocab, t->arena, right, lb);
-    if (a < 0 || b < 0) {
-        const char *s = a < 0 ? left : right;
-        size_t n = a < 0 ? la : lb;
-        return FAIL(L, "merge %u names \"%.*s\"%s, which is not in model.vocab", rank, (int)(n > 60 ? 60 : n), s,
-                    n > 60 ? "..." : "");
-    }
-    if (la + lb > L->cat_cap) {
-        size_t c = L->cat_cap ? L->cat_cap : 256;
-        while (c < la + lb) c *= 2;
-        char *nc = realloc(L->cat, c);
-        if (!nc) return FAIL(L, "out of memory");
-        L->cat = nc;
-        L->cat_cap = c;
-    }
-    memmove(L->cat, left, la); /* left may already be L->cat (see read_merges) */
-    memcpy(L->cat + la, right, lb);
-    int32_t id = sg_tok_map_get(&t->vocab, t->arena, L->cat, la + lb);
-    if (id < 0)
-        return FAIL(L, "merge %u (\"%.*s\" + \"%.*s\") makes a token that is not in model.vocab", rank,
-                    (int)(la > 40 ? 40 : la), left == L->cat ? L->cat : left, (int)(lb > 40 ? 40 : lb), right);
-    if (sg_tok_merges_put(&t->merges, a, b, rank, id) < 0) return FAIL(L, "out of memory (merges)");
-    return 0;
-}
-
-/* model.merges, ["left", "right"] pairs or legacy "left right" strings. With the vocab already read (the order
- * every writer uses), each merge is resolved as it is read; otherwise the halves are kept in the arena and
- * resolved after the model section. */
+/* model.merges: ["left", "right"] pairs or legacy "left right" strings. Only their byte ranges are recorded
+ * here; resolve_merges turns them into ids once the vocab is known (whatever the key order). */
 static int read_merges(loader *L) {
     if (sg_json_arr_begin(&L->j, "model.merges") < 0) return -1;
     int r;
-    uint32_t rank = 0;
     while ((r = sg_json_arr_next(&L->j)) == 1) {
-        if (rank >= (1u << 29)) return FAIL(L, "model.merges: too many merges");
-        const char *a, *b;
-        size_t la, lb;
+        if (L->n_merges >= (1u << 29)) return FAIL(L, "model.merges: too many merges");
+        if (grow(L, (void **)&L->merges, &L->cap_merges, L->n_merges, sizeof *L->merges) < 0) return -1;
+        raw_merge *m = &L->merges[L->n_merges];
+        const char *s;
+        size_t n;
         if (sg_json_peek(&L->j) == '[') {
             if (sg_json_arr_begin(&L->j, "merge") < 0) return -1;
-            if ((r = sg_json_arr_next(&L->j)) != 1) return r < 0 ? -1 : FAIL(L, "merge %u: expected two strings", rank);
-            if (sg_json_string(&L->j, &a, &la, "merge") < 0) return -1;
-            /* The next string may reuse the parser's scratch buffer: keep the left half first. */
-            if (la > L->cat_cap) {
-                size_t c = L->cat_cap ? L->cat_cap : 256;
-                while (c < la) c *= 2;
-                char *nc = realloc(L->cat, c);
-                if (!nc) return FAIL(L, "out of memory");
-                L->cat = nc;
-                L->cat_cap = c;
+            uint32_t *dst[2][2] = {{&m->a_off, &m->a_len}, {&m->b_off, &m->b_len}};
+            for (int h = 0; h < 3; h++) {
+                if ((r = sg_json_arr_next(&L->j)) < 0) return -1;
+                if (r != (h < 2))
+                    return FAIL(L, "merge %zu: expected two strings, got %s", L->n_merges, h < 2 ? "fewer" : "more");
+                if (h == 2) break;
+                if (sg_json_string(&L->j, &s, &n, "merge") < 0) return -1;
+                if (n >= IN_ARENA) return FAIL(L, "merge %zu: string too long", L->n_merges);
+                *dst[h][1] = (uint32_t)n;
+                if (s >= L->j.base && s < L->j.end) {
+                    *dst[h][0] = (uint32_t)(s - L->j.base);
+                } else {
+                    if (keep_string(L, s, n, dst[h][0]) < 0) return -1;
+                    *dst[h][1] |= IN_ARENA;
+                }
             }
-            memcpy(L->cat, a, la);
-            a = L->cat;
-            if ((r = sg_json_arr_next(&L->j)) != 1) return r < 0 ? -1 : FAIL(L, "merge %u: expected two strings", rank);
-            if (sg_json_string(&L->j, &b, &lb, "merge") < 0) return -1;
-            if ((r = sg_json_arr_next(&L->j)) != 0) return r < 0 ? -1 : FAIL(L, "merge %u: more than two strings", rank);
         } else {
             /* Legacy: exactly one space (convert_merges_to_hashmap splits on ' ' into 2 parts); "#version"
              * lines are skipped, as the library does. */
-            const char *s;
-            size_t n;
             if (sg_json_string(&L->j, &s, &n, "merge") < 0) return -1;
             if (n >= 8 && memcmp(s, "#version", 8) == 0) continue;
             const char *sp = memchr(s, ' ', n);
             if (!sp || memchr(sp + 1, ' ', n - (size_t)(sp - s) - 1))
-                return FAIL(L, "merge %u: expected \"left right\" with exactly one space", rank);
-            a = s;
-            la = (size_t)(sp - s);
-            b = sp + 1;
-            lb = n - la - 1;
+                return FAIL(L, "merge %zu: expected \"left right\" with exactly one space", L->n_merges);
+            if (n >= IN_ARENA) return FAIL(L, "merge %zu: string too long", L->n_merges);
+            m->a_len = (uint32_t)(sp - s);
+            m->b_len = (uint32_t)(n - m->a_len - 1);
+            if (s >= L->j.base && s < L->j.end) {
+                m->a_off = (uint32_t)(s - L->j.base);
+                m->b_off = m->a_off + m->a_len + 1;
+            } else {
+                uint32_t off;
+                if (keep_string(L, s, n, &off) < 0) return -1;
+                m->a_off = off;
+                m->b_off = off + m->a_len + 1;
+                m->a_len |= IN_ARENA;
+                m->b_len |= IN_ARENA;
+            }
         }
-        if (L->has_vocab) {
-            if (add_merge(L, a, la, b, lb, rank) < 0) return -1;
-        } else {
-            if (grow(L, (void **)&L->merges, &L->cap_merges, L->n_merges, sizeof *L->merges) < 0) return -1;
-            raw_merge *m = &L->merges[L->n_merges++];
-            m->a_len = (uint32_t)la;
-            m->b_len = (uint32_t)lb;
-            if (keep_string(L, a, la, &m->a_off) < 0 || keep_string(L, b, lb, &m->b_off) < 0) return -1;
-        }
-        rank++;
+        L->n_merges++;
     }
     return r < 0 ? -1 : 0;
+}
+
+/* The bytes of one half of a raw merge. */
+static const char *half(const loader *L, uint32_t off, uint32_t len) {
+    return (len & IN_ARENA) ? L->t->arena + off : L->j.base + off;
+}
+
+/* A merge being resolved: its halves, their concatenation and the three hashes. */
+typedef struct {
+    const char *a, *b;
+    size_t la, lb;
+    uint64_t ha, hb, hc;
+    char *cat;
+    size_t cap;
+} pending;
+
+/* BpeBuilder::build: each merge's halves and their concatenation must be in the vocab; merge i gets rank i (a
+ * pair listed twice keeps the later rank). Three lookups per merge, ~750k for a 256k vocab: the hashes of merge
+ * i + PF are computed (and its slots prefetched) while merge i is resolved, so the cache misses overlap. */
+static int resolve_merges(loader *L, char *err, size_t errlen) {
+    enum { PF = 8 };
+    pending ring[PF];
+    memset(ring, 0, sizeof ring);
+    sg_tokenizer *t = L->t;
+    if (sg_tok_merges_reserve(&t->merges, (uint32_t)L->n_merges) < 0) {
+        snprintf(err, errlen, "out of memory (%zu merges)", L->n_merges);
+        return -1;
+    }
+    int rc = 0;
+    char b1[80];
+    for (size_t i = 0; i < L->n_merges + PF && rc == 0; i++) {
+        if (i >= PF) { /* resolve merge i - PF */
+            size_t k = i - PF;
+            pending *q = &ring[k % PF];
+            int32_t a = sg_tok_map_get_h(&t->vocab, t->arena, q->a, q->la, q->ha);
+            int32_t b = a < 0 ? -1 : sg_tok_map_get_h(&t->vocab, t->arena, q->b, q->lb, q->hb);
+            int32_t c = b < 0 ? -1 : sg_tok_map_get_h(&t->vocab, t->arena, q->cat, q->la + q->lb, q->hc);
+            if (a < 0 || b < 0) {
+                const char *s = a < 0 ? q->a : q->b;
+                size_t n = a < 0 ? q->la : q->lb;
+                snprintf(b1, sizeof b1, "%.*s%s", (int)(n > 60 ? 60 : n), s, n > 60 ? "..." : "");
+                snprintf(err, errlen, "merge %zu names \"%s\", which is not in model.vocab", k, b1);
+                rc = -1;
+            } else if (c < 0) {
+                snprintf(err, errlen, "merge %zu (\"%.*s\" + \"%.*s\") makes a token that is not in model.vocab", k,
+                         (int)(q->la > 40 ? 40 : q->la), q->a, (int)(q->lb > 40 ? 40 : q->lb), q->b);
+                rc = -1;
+            } else if (sg_tok_merges_put(&t->merges, a, b, (uint32_t)k, c) < 0) {
+                snprintf(err, errlen, "out of memory (merges)");
+                rc = -1;
+            }
+        }
+        if (i < L->n_merges && rc == 0) { /* prepare merge i */
+            pending *q = &ring[i % PF];
+            const raw_merge *m = &L->merges[i];
+            q->a = half(L, m->a_off, m->a_len);
+            q->b = half(L, m->b_off, m->b_len);
+            q->la = m->a_len & ~IN_ARENA;
+            q->lb = m->b_len & ~IN_ARENA;
+            if (q->la + q->lb > q->cap) {
+                size_t c = q->cap ? q->cap * 2 : 64;
+                while (c < q->la + q->lb) c *= 2;
+                char *nc = realloc(q->cat, c);
+                if (!nc) {
+                    snprintf(err, errlen, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                q->cat = nc;
+                q->cap = c;
+            }
+            memcpy(q->cat, q->a, q->la);
+            memcpy(q->cat + q->la, q->b, q->lb);
+            q->ha = sg_tok_hash(q->a, q->la);
+            q->hb = sg_tok_hash(q->b, q->lb);
+            q->hc = sg_tok_hash(q->cat, q->la + q->lb);
+            sg_tok_map_prefetch(&t->vocab, q->ha);
+            sg_tok_map_prefetch(&t->vocab, q->hb);
+            sg_tok_map_prefetch(&t->vocab, q->hc);
+        }
+    }
+    for (int i = 0; i < PF; i++) free(ring[i].cat);
+    return rc;
 }
 
 static int read_model(loader *L) {
@@ -636,11 +698,6 @@ static int read_model(loader *L) {
     }
     if (r < 0) return -1;
     if ((seen & 6) != 6) return FAIL(L, "model: missing \"vocab\" or \"merges\"");
-    /* Merges that came before the vocab. */
-    for (size_t i = 0; i < L->n_merges; i++) {
-        const raw_merge *m = &L->merges[i];
-        if (add_merge(L, t->arena + m->a_off, m->a_len, t->arena + m->b_off, m->b_len, (uint32_t)i) < 0) return -1;
-    }
     L->has_model = 1;
     return 0;
 }
@@ -725,6 +782,8 @@ static int resolve(loader *L, char *err, size_t errlen) {
     int32_t max_id = -1;
     for (uint32_t i = 0; i <= t->vocab.mask && t->vocab.slots; i++)
         if (t->vocab.slots[i].id > max_id) max_id = t->vocab.slots[i].id;
+
+    if (resolve_merges(L, err, errlen) < 0) return -1;
 
     /* Byte fallback ids and the unknown token. */
     for (int b = 0; b < 256; b++) {
@@ -894,7 +953,6 @@ static sg_tokenizer *load(const char *json, size_t len, const char *label, char 
     }
     free(L.merges);
     free(L.vents);
-    free(L.cat);
     free(L.specials);
     free(L.ids);
     if (rc < 0) {

@@ -86,10 +86,11 @@ static inline int slot_is(const sg_tok_slot *e, const char *arena, const char *s
            (len <= 8 || memcmp(arena + e->off + 8, s + 8, len - 8) == 0);
 }
 
-int sg_tok_map_put(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len, int32_t id, int32_t *existing) {
+int sg_tok_map_put_h(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len, int32_t id, uint64_t h,
+                     int32_t *existing) {
     if (m->n >= (1u << 29) || sg_tok_map_reserve(m, arena, m->n + 1) < 0) return -1;
     const char *s = arena + off;
-    uint64_t h = sg_tok_hash(s, len), hd = head_of(s, len);
+    uint64_t hd = head_of(s, len);
     uint32_t i = SLOT_OF(h, m->mask), tag = TAG_OF(h);
     for (; m->slots[i].id >= 0; i = (i + 1) & m->mask) {
         if (slot_is(&m->slots[i], arena, s, len, hd, tag)) {
@@ -102,13 +103,25 @@ int sg_tok_map_put(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len,
     return 1;
 }
 
-int32_t sg_tok_map_get(const sg_tok_map *m, const char *arena, const char *s, size_t len) {
+int sg_tok_map_put(sg_tok_map *m, const char *arena, uint32_t off, uint32_t len, int32_t id, int32_t *existing) {
+    return sg_tok_map_put_h(m, arena, off, len, id, sg_tok_hash(arena + off, len), existing);
+}
+
+int32_t sg_tok_map_get_h(const sg_tok_map *m, const char *arena, const char *s, size_t len, uint64_t h) {
     if (!m->slots) return -1;
-    uint64_t h = sg_tok_hash(s, len), hd = head_of(s, len);
+    uint64_t hd = head_of(s, len);
     uint32_t i = SLOT_OF(h, m->mask), tag = TAG_OF(h);
     for (; m->slots[i].id >= 0; i = (i + 1) & m->mask)
         if (slot_is(&m->slots[i], arena, s, len, hd, tag)) return m->slots[i].id;
     return -1;
+}
+
+int32_t sg_tok_map_get(const sg_tok_map *m, const char *arena, const char *s, size_t len) {
+    return sg_tok_map_get_h(m, arena, s, len, sg_tok_hash(s, len));
+}
+
+void sg_tok_map_prefetch(const sg_tok_map *m, uint64_t h) {
+    if (m->slots) __builtin_prefetch(&m->slots[SLOT_OF(h, m->mask)]);
 }
 
 void sg_tok_map_free(sg_tok_map *m) {
@@ -121,24 +134,29 @@ static inline uint32_t merge_slot(uint64_t key, uint32_t mask) {
     return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
+int sg_tok_merges_reserve(sg_tok_merges *m, uint32_t n) {
+    if (n > (1u << 29)) return -1;
+    uint32_t nslots = 1024;
+    while (nslots < 2 * n) nslots *= 2;
+    if (m->slots && nslots <= m->mask + 1) return 0;
+    sg_tok_merge *ns = malloc((size_t)nslots * sizeof *ns);
+    if (!ns) return -1;
+    for (uint32_t i = 0; i < nslots; i++) ns[i].key = UINT64_MAX;
+    if (m->slots)
+        for (uint32_t i = 0; i <= m->mask; i++) {
+            if (m->slots[i].key == UINT64_MAX) continue;
+            uint32_t k = merge_slot(m->slots[i].key, nslots - 1);
+            while (ns[k].key != UINT64_MAX) k = (k + 1) & (nslots - 1);
+            ns[k] = m->slots[i];
+        }
+    free(m->slots);
+    m->slots = ns;
+    m->mask = nslots - 1;
+    return 0;
+}
+
 int sg_tok_merges_put(sg_tok_merges *m, int32_t left, int32_t right, uint32_t rank, int32_t new_id) {
-    if (!m->slots || (uint64_t)(m->n + 1) * 2 > (uint64_t)m->mask + 1) {
-        uint32_t nslots = m->slots ? (m->mask + 1) * 2 : 1024;
-        if (nslots > (1u << 30)) return -1;
-        sg_tok_merge *ns = malloc((size_t)nslots * sizeof *ns);
-        if (!ns) return -1;
-        for (uint32_t i = 0; i < nslots; i++) ns[i].key = UINT64_MAX;
-        if (m->slots)
-            for (uint32_t i = 0; i <= m->mask; i++) {
-                if (m->slots[i].key == UINT64_MAX) continue;
-                uint32_t k = merge_slot(m->slots[i].key, nslots - 1);
-                while (ns[k].key != UINT64_MAX) k = (k + 1) & (nslots - 1);
-                ns[k] = m->slots[i];
-            }
-        free(m->slots);
-        m->slots = ns;
-        m->mask = nslots - 1;
-    }
+    if (m->n >= (1u << 29) || sg_tok_merges_reserve(m, m->n + 1) < 0) return -1;
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
     uint32_t i = merge_slot(key, m->mask);
     while (m->slots[i].key != UINT64_MAX && m->slots[i].key != key) i = (i + 1) & m->mask;
