@@ -178,17 +178,14 @@ int sg_tokenizer_encode(const sg_tokenizer *t, const char *text, size_t len, int
     int o = 0;
     for (int k = 0; k < t->n_tmpl; k++) {
         const sg_tok_tmpl *it = &t->tmpl[k];
+        /* (memcpy with a NULL source is undefined even for 0 bytes: an empty query has no content array.) */
         if (it->is_sequence) {
-            memcpy(ids + o, content.v, keep * sizeof *ids);
+            if (keep) memcpy(ids + o, content.v, keep * sizeof *ids);
             o += (int)keep;
         } else {
-            memcpy(ids + o, t->tmpl_ids + it->ids_off, it->n_ids * sizeof *ids);
+            if (it->n_ids) memcpy(ids + o, t->tmpl_ids + it->ids_off, it->n_ids * sizeof *ids);
             o += (int)it->n_ids;
         }
-    }
-    if (t->n_tmpl == 0) { /* no post-processor: the content alone */
-        memcpy(ids, content.v, keep * sizeof *ids);
-        o = (int)keep;
     }
     while (o < max_len) ids[o++] = t->pad_id;
     free(content.v);

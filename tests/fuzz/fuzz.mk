@@ -1,8 +1,8 @@
 # tests/fuzz/fuzz.mk — libFuzzer targets, built by `make fuzz` (make -f tests/fuzz/fuzz.mk FUZZ_CC=clang).
 #
 # Every tests/fuzz/fuzz_*.c becomes build-fuzz/fuzz_* with -fsanitize=fuzzer,address,undefined. The project's
-# parsers (preprocess/ and weights/, no CUDA, no cli/) are compiled with the same flags into an archive, so
-# each target links only the objects it uses. Run a target as in tests/fuzz/README.md.
+# parsers (preprocess/, preprocess/text/ and weights/, no CUDA, no cli/) are compiled with the same flags into an
+# archive, so each target links only the objects it uses. Run a target as in tests/fuzz/README.md.
 
 FUZZ_CC    ?= clang
 FUZZ_BUILD ?= build-fuzz
@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -I. -I/usr/include/stb -D
 FUZZ_LIB_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LDLIBS := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib) -l:libturbojpeg.a -lcjson -lm -lpthread
 
-FUZZ_LIB_SRC := $(wildcard preprocess/*.c weights/*.c)
+FUZZ_LIB_SRC := $(wildcard preprocess/*.c preprocess/text/*.c weights/*.c)
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SRC))
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
