@@ -83,7 +83,7 @@ static inline uint64_t synth_next(uint64_t *s) {
 
 /* The vocabulary under construction: strings in one buffer, a hash set for membership. */
 typedef struct {
-    synth_buf text;   /* all token strings, back to back */
+    synth_buf text; /* all token strings, back to back */
     uint32_t *off, *len;
     uint32_t n;
     uint32_t *slots; /* index + 1 */
@@ -132,13 +132,15 @@ static inline size_t synth_utf8(uint32_t cp, char *o) {
 
 /* Words spelled out by merge chains ("\u2581" + word and word alone), so that queries merge realistically. */
 static const char *const synth_words[] = {
-    "the", "a", "of", "and", "in", "on", "with", "photo", "picture", "image", "dog", "cat", "beach", "sunset",
-    "mountain", "city", "street", "car", "red", "blue", "green", "white", "black", "man", "woman", "child",
-    "people", "sitting", "running", "standing", "tree", "water", "sky", "house", "food", "plate", "table",
-    "flower", "bird", "horse", "train", "bus", "night", "snow", "river", "bridge", "painting", "drawing",
-    "portrait", "landscape", "close", "up", "view", "small", "large", "old", "new", "two", "three", "group",
-    "playing", "ball", "grass", "field", "road", "building", "window", "door", "light", "dark", "this", "is",
-    "that", "for", "from", "by", "an", "at", "to", "it", "there", "are", "be", "was", "where", "what",
+    "the",     "a",     "of",    "and",    "in",       "on",       "with",     "photo",   "picture",  "image",
+    "dog",     "cat",   "beach", "sunset", "mountain", "city",     "street",   "car",     "red",      "blue",
+    "green",   "white", "black", "man",    "woman",    "child",    "people",   "sitting", "running",  "standing",
+    "tree",    "water", "sky",   "house",  "food",     "plate",    "table",    "flower",  "bird",     "horse",
+    "train",   "bus",   "night", "snow",   "river",    "bridge",   "painting", "drawing", "portrait", "landscape",
+    "close",   "up",    "view",  "small",  "large",    "old",      "new",      "two",     "three",    "group",
+    "playing", "ball",  "grass", "field",  "road",     "building", "window",   "door",    "light",    "dark",
+    "this",    "is",    "that",  "for",    "from",     "by",       "an",       "at",      "to",       "it",
+    "there",   "are",   "be",    "was",    "where",    "what",
 };
 
 typedef struct {
@@ -191,10 +193,9 @@ static inline char *sg_synth_tokenizer_json(size_t *len) {
     uint32_t alpha0 = v.n;
     synth_add(&v, s, synth_utf8(0x2581, s));
     for (uint32_t c = 0x21; c < 0x7F; c++) synth_add(&v, s, synth_utf8(c, s));
-    static const uint32_t ranges[][2] = {{0xC0, 0xFF},       {0x391, 0x3A9},     {0x3B1, 0x3C9},
-                                         {0x410, 0x44F},     {0x3041, 0x3093},   {0x4E00, 0x4E00 + 999},
-                                         {0x1F600, 0x1F620}, {0x301, 0x301},     {0xA0, 0xA0},
-                                         {0x2019, 0x201D},   {0x2014, 0x2014},   {0xAC00, 0xAC00 + 199}};
+    static const uint32_t ranges[][2] = {
+        {0xC0, 0xFF},       {0x391, 0x3A9}, {0x3B1, 0x3C9}, {0x410, 0x44F},   {0x3041, 0x3093}, {0x4E00, 0x4E00 + 999},
+        {0x1F600, 0x1F620}, {0x301, 0x301}, {0xA0, 0xA0},   {0x2019, 0x201D}, {0x2014, 0x2014}, {0xAC00, 0xAC00 + 199}};
     for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
         for (uint32_t c = ranges[r][0]; c <= ranges[r][1]; c++)
             if (c != 0xD7 && c != 0xF7) synth_add(&v, s, synth_utf8(c, s));
@@ -263,7 +264,7 @@ static inline char *sg_synth_tokenizer_json(size_t *len) {
     added[na++] = (synth_added){" <q>", 0, 0, 1, 0};       /* matched as "\u2581<q>" after normalization */
     added[na++] = (synth_added){"<extra_id>", 0, 1, 0, 1}; /* not in the vocab: gets the next free id */
     added[na++] = (synth_added){"[LS]", 1, 0, 0, 0};       /* not in the vocab either */
-    int32_t next_id = (int32_t)v.n; /* what the library assigns to contents outside the vocab */
+    int32_t next_id = (int32_t)v.n;                        /* what the library assigns to contents outside the vocab */
     for (int i = 0; i < na; i++) {
         int32_t id = synth_find(&v, added[i].content, strlen(added[i].content));
         char buf[256];
@@ -271,24 +272,26 @@ static inline char *sg_synth_tokenizer_json(size_t *len) {
         snprintf(buf, sizeof buf, "%s{\"id\":%d,\"content\":", i ? "," : "", id);
         synth_puts(&out, buf);
         synth_json_str(&out, added[i].content, strlen(added[i].content));
-        snprintf(buf, sizeof buf, ",\"single_word\":false,\"lstrip\":%s,\"rstrip\":%s,\"normalized\":%s,\"special\":%s}",
+        snprintf(buf, sizeof buf,
+                 ",\"single_word\":false,\"lstrip\":%s,\"rstrip\":%s,\"normalized\":%s,\"special\":%s}",
                  added[i].lstrip ? "true" : "false", added[i].rstrip ? "true" : "false",
                  added[i].normalized ? "true" : "false", added[i].special ? "true" : "false");
         synth_puts(&out, buf);
     }
-    synth_puts(&out, "],\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\xE2\x96\x81\"},"
-                     "\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},\"behavior\":"
-                     "\"MergedWithPrevious\",\"invert\":false},"
-                     "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\","
-                     "\"type_id\":0}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[{\"Sequence\":"
-                     "{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":0}},{\"Sequence\":"
-                     "{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":1}}],"
-                     "\"special_tokens\":{\"<eos>\":{\"id\":\"<eos>\",\"ids\":[1],\"tokens\":[\"<eos>\"]}}},"
-                     "\"decoder\":{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":"
-                     "\"\xE2\x96\x81\"},\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"}]},"
-                     "\"model\":{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":\"<unk>\",\"continuing_subword_prefix\":"
-                     "null,\"end_of_word_suffix\":null,\"fuse_unk\":true,\"byte_fallback\":true,\"ignore_merges\":false,"
-                     "\"vocab\": {");
+    synth_puts(&out,
+               "],\"normalizer\":{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\xE2\x96\x81\"},"
+               "\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},\"behavior\":"
+               "\"MergedWithPrevious\",\"invert\":false},"
+               "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\","
+               "\"type_id\":0}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[{\"Sequence\":"
+               "{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":0}},{\"Sequence\":"
+               "{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"<eos>\",\"type_id\":1}}],"
+               "\"special_tokens\":{\"<eos>\":{\"id\":\"<eos>\",\"ids\":[1],\"tokens\":[\"<eos>\"]}}},"
+               "\"decoder\":{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":{\"String\":"
+               "\"\xE2\x96\x81\"},\"content\":\" \"},{\"type\":\"ByteFallback\"},{\"type\":\"Fuse\"}]},"
+               "\"model\":{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":\"<unk>\",\"continuing_subword_prefix\":"
+               "null,\"end_of_word_suffix\":null,\"fuse_unk\":true,\"byte_fallback\":true,\"ignore_merges\":false,"
+               "\"vocab\": {");
     /* vocab and merges laid out as serde_json's pretty printer writes them (what tokenizer.save() produces),
      * so the file has the size and white space of a real one (~30 MB). */
     for (uint32_t k = 0; k < v.n; k++) {

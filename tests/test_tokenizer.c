@@ -13,9 +13,9 @@
  * hash). Any difference prints the string and both id lists and fails.
  *
  * Timing: the 256k tokenizer is written to a file and loaded 3 times; the best must take <= 0.3 s of CPU (wall
- * time is printed too). Encoding must reach 20,000 short queries/s on one thread. Both are SKIPped (with the figure) under sanitizers, whose
- * instrumentation makes them meaningless. Bad queries: invalid UTF-8 (-1 and the byte offset), the empty query,
- * embedded NUL, unterminated buffers, max_len below the template's specials.
+ * time is printed too). Encoding must reach 20,000 short queries/s on one thread. Both are SKIPped (with the figure)
+ * under sanitizers, whose instrumentation makes them meaningless. Bad queries: invalid UTF-8 (-1 and the byte offset),
+ * the empty query, embedded NUL, unterminated buffers, max_len below the template's specials.
  */
 #include "preprocess/text/tokenizer.h"
 #include "tests/check.h"
@@ -194,8 +194,9 @@ static int compare_all(const sg_tokenizer *t, const char *name, const char *ids_
             }
             int c2 = sg_tokenizer_encode(t, s, len, full, hf_count, err, sizeof err);
             ok = c2 == hf_count && fnv_ids(full, hf_count) == hf_hash;
-            if (!ok && bad < 5) printf("    %s: string %u (%zu bytes) untruncated ids differ from HF's (count %d vs %d)\n",
-                                       name, si, len, c2, hf_count);
+            if (!ok && bad < 5)
+                printf("    %s: string %u (%zu bytes) untruncated ids differ from HF's (count %d vs %d)\n", name, si,
+                       len, c2, hf_count);
         } else if (!ok && bad < 5) {
             printf("    %s: string %u \"%s\": count %d (HF %d)%s%s\n", name, si, shown(s, len, sb, sizeof sb), c,
                    hf_count, c < 0 ? ", error: " : "", c < 0 ? err : "");
@@ -226,8 +227,10 @@ static void check_fixture(const char *name, const char *json_path, const strings
     uint64_t fp;
     int compared, truncated;
     int bad = compare_all(t, name, ids_path, S, stride, &fp, &compared, &truncated);
-    CHECK(bad == 0 && compared > 0, "%s: %d strings identical to HF's ids (max_length=64 call; %d also untruncated), %d "
-          "mismatches", name, compared - (bad > 0 ? bad : 0), truncated, bad);
+    CHECK(bad == 0 && compared > 0,
+          "%s: %d strings identical to HF's ids (max_length=64 call; %d also untruncated), %d "
+          "mismatches",
+          name, compared - (bad > 0 ? bad : 0), truncated, bad);
     sg_tokenizer_free(t);
 }
 
@@ -285,23 +288,34 @@ static void check_synth(const char *root, const strings *S) {
     if (SANITIZED)
         SKIP("synth256k: load time %.3f s not gated under sanitizers (limit 0.3 s applies to the normal build)", best);
     else
-        CHECK(best_cpu <= 0.3, "synth256k: 22.6 MB tokenizer.json with 256,000 entries loads in %.3f s of CPU (%.3f s "
-              "wall; best of 3, limit 0.3 s)", best_cpu, best);
+        CHECK(best_cpu <= 0.3,
+              "synth256k: 22.6 MB tokenizer.json with 256,000 entries loads in %.3f s of CPU (%.3f s "
+              "wall; best of 3, limit 0.3 s)",
+              best_cpu, best);
     int compared, truncated;
     int bad = compare_all(t, "synth256k", ids_path, S, 1, &fp, &compared, &truncated);
-    CHECK(bad == 0 && compared > 0, "synth256k: %d strings identical to HF's ids (max_length=64 call; %d also "
-          "untruncated), %d mismatches", compared - (bad > 0 ? bad : 0), truncated, bad);
+    CHECK(bad == 0 && compared > 0,
+          "synth256k: %d strings identical to HF's ids (max_length=64 call; %d also "
+          "untruncated), %d mismatches",
+          compared - (bad > 0 ? bad : 0), truncated, bad);
 
     /* Encoding speed on short captions, one thread. */
-    static const char *const q[] = {"a photo of a dog", "a dog on a beach at sunset", "This is a photo of two cats.",
-                                    "a red car parked in front of an old building", "Un chat noir sur un canapé",
-                                    "富士山の写真", "people playing football in the park", "a close-up of a flower 🌸",
-                                    "A PAINTING OF A HORSE", "night city"};
+    static const char *const q[] = {"a photo of a dog",
+                                    "a dog on a beach at sunset",
+                                    "This is a photo of two cats.",
+                                    "a red car parked in front of an old building",
+                                    "Un chat noir sur un canapé",
+                                    "富士山の写真",
+                                    "people playing football in the park",
+                                    "a close-up of a flower 🌸",
+                                    "A PAINTING OF A HORSE",
+                                    "night city"};
     int32_t ids[MAX_LEN];
     long iters = SANITIZED ? 2000 : 100000;
     t0 = now();
     int okq = 1;
-    for (long i = 0; i < iters; i++) okq &= sg_tokenizer_encode(t, q[i % 10], strlen(q[i % 10]), ids, MAX_LEN, err, sizeof err) > 0;
+    for (long i = 0; i < iters; i++)
+        okq &= sg_tokenizer_encode(t, q[i % 10], strlen(q[i % 10]), ids, MAX_LEN, err, sizeof err) > 0;
     double qps = iters / (now() - t0);
     if (SANITIZED)
         SKIP("synth256k: %.0f queries/s not gated under sanitizers", qps);
@@ -320,9 +334,9 @@ static void check_queries(const char *json_path) {
     static const struct {
         const char *s;
         size_t len, off;
-    } bad[] = {{"abc\x80", 4, 3},          {"\xC0\x80", 2, 0},           {"ok \xED\xA0\x80", 6, 3},
-               {"\xE2\x82", 2, 0},         {"a\xF4\x90\x80\x80", 5, 1},  {"\xFF", 1, 0},
-               {"caf\xC3", 4, 3},          {"\xF0\x9F\x90", 3, 0},       {"<eos>\xFE<eos>", 11, 5}};
+    } bad[] = {{"abc\x80", 4, 3},  {"\xC0\x80", 2, 0},          {"ok \xED\xA0\x80", 6, 3},
+               {"\xE2\x82", 2, 0}, {"a\xF4\x90\x80\x80", 5, 1}, {"\xFF", 1, 0},
+               {"caf\xC3", 4, 3},  {"\xF0\x9F\x90", 3, 0},      {"<eos>\xFE<eos>", 11, 5}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char want[64];
         snprintf(want, sizeof want, "invalid UTF-8 at byte offset %zu", bad[i].off);
@@ -332,7 +346,8 @@ static void check_queries(const char *json_path) {
     int n = sg_tokenizer_encode(t, "", 0, ids, MAX_LEN, err, sizeof err);
     int pads = 1;
     for (int k = 1; k < MAX_LEN; k++) pads &= ids[k] == 0;
-    CHECK(n == 1 && ids[0] == 1 && pads, "empty query gives HF's [<eos>, <pad> x 63] (count %d, first id %d)", n, ids[0]);
+    CHECK(n == 1 && ids[0] == 1 && pads, "empty query gives HF's [<eos>, <pad> x 63] (count %d, first id %d)", n,
+          ids[0]);
     n = sg_tokenizer_encode(t, NULL, 0, ids, MAX_LEN, err, sizeof err);
     CHECK(n == 1 && ids[0] == 1, "NULL text with length 0 is the empty query");
     /* Not NUL-terminated: only len bytes are read (the bytes after differ). */

@@ -5,7 +5,8 @@
  * tests/fixtures/tokenizer/trained.json must fail without crashing (only the whole file loads); deep nesting, a
  * 64 MB string and a million-entry array are refused or skipped within bounded memory; every file in
  * tests/hostile/tokenizer/ (crafted files and fuzzer findings) loads or fails without crashing, and encodes a
- * few queries if it loads. Under `make asan` this also proves there is no out-of-bounds access, leak or undefined behaviour.
+ * few queries if it loads. Under `make asan` this also proves there is no out-of-bounds access, leak or undefined
+ * behaviour.
  */
 #include "preprocess/text/tokenizer.h"
 #include "tests/check.h"
@@ -14,22 +15,22 @@
 #include <string.h>
 
 /* A small valid tokenizer in Gemma's configuration, cut in three parts so cases can change one of them. */
-#define ADDED                                                                                                       \
-    "[{\"id\":0,\"content\":\"<pad>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false," \
-    "\"special\":true},{\"id\":1,\"content\":\"<eos>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"    \
+#define ADDED                                                                                                          \
+    "[{\"id\":0,\"content\":\"<pad>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,"   \
+    "\"special\":true},{\"id\":1,\"content\":\"<eos>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"       \
     "\"normalized\":false,\"special\":true}]"
 #define NORM "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\xE2\x96\x81\"}"
-#define POST                                                                                                        \
-    "{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":"  \
-    "{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[],\"special_tokens\":{\"<eos>\":{\"id\":\"<eos>\",\"ids\":[1],"   \
+#define POST                                                                                                           \
+    "{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":"      \
+    "{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[],\"special_tokens\":{\"<eos>\":{\"id\":\"<eos>\",\"ids\":[1],"      \
     "\"tokens\":[\"<eos>\"]}}}"
 #define VOCAB "{\"<pad>\":0,\"<eos>\":1,\"<bos>\":2,\"<unk>\":3,\"a\":4,\"b\":5,\"ab\":6,\"\xE2\x96\x81\":7}"
-#define MODEL_WITH(extra, vocab, merges)                                                                            \
-    "{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true" extra     \
+#define MODEL_WITH(extra, vocab, merges)                                                                               \
+    "{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true" extra        \
     ",\"vocab\":" vocab ",\"merges\":" merges "}"
 #define MODEL MODEL_WITH("", VOCAB, "[[\"a\",\"b\"]]")
-#define TOK(added, norm, post, model)                                                                               \
-    "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":" added ",\"normalizer\":" norm      \
+#define TOK(added, norm, post, model)                                                                                  \
+    "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":" added ",\"normalizer\":" norm        \
     ",\"pre_tokenizer\":null,\"post_processor\":" post ",\"decoder\":null,\"model\":" model "}"
 #define GOOD TOK(ADDED, NORM, POST, MODEL)
 
@@ -102,7 +103,8 @@ static const struct {
      "continuing_subword_prefix is unsupported"},
     {"{\"model\":{\"type\":\"BPE\",\"end_of_word_suffix\":\"</w>\",\"vocab\":{},\"merges\":[]}}",
      "end_of_word_suffix is unsupported"},
-    {"{\"model\":{\"type\":\"BPE\",\"fuse_unk\":\"yes\",\"vocab\":{},\"merges\":[]}}", "fuse_unk: expected true or false"},
+    {"{\"model\":{\"type\":\"BPE\",\"fuse_unk\":\"yes\",\"vocab\":{},\"merges\":[]}}",
+     "fuse_unk: expected true or false"},
     {"{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}", "no \"<pad>\" token"},
     {"{\"model\":" MODEL_WITH(",\"byte_fallback\":false", VOCAB, "[]") "}", "model: duplicate key \"byte_fallback\""},
     /* added tokens */
@@ -158,7 +160,8 @@ static const struct {
     {"{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\" \"},\"behavior\":\"Removed\",\"invert\":"
      "true},\"model\":" MODEL "}",
      "invert = true is unsupported"},
-    {TOK(ADDED, NORM, "{\"type\":\"RobertaProcessing\"}", MODEL), "unsupported post_processor type 'RobertaProcessing'"},
+    {TOK(ADDED, NORM, "{\"type\":\"RobertaProcessing\"}", MODEL),
+     "unsupported post_processor type 'RobertaProcessing'"},
     {TOK(ADDED, NORM, "{\"type\":\"TemplateProcessing\",\"single\":[]}", MODEL), "needs \"type\", \"single\""},
     {TOK(ADDED, NORM,
          "{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"<cls>\",\"type_id\":0}},"
@@ -194,8 +197,8 @@ static const struct {
 
 /* A loaded tokenizer must encode without crashing; returns 0 if every query gives a count or a clean error. */
 static int exercise(const sg_tokenizer *t) {
-    static const char *const q[] = {"", "a", "ab ab", "a photo of a dog", "<eos><pad>", "\xC3\xA9\xF0\x9F\x90\xB6",
-                                    "  \t\n", "\xFF"};
+    static const char *const q[] = {
+        "", "a", "ab ab", "a photo of a dog", "<eos><pad>", "\xC3\xA9\xF0\x9F\x90\xB6", "  \t\n", "\xFF"};
     int32_t ids[64];
     char err[256];
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -249,7 +252,8 @@ int main(void) {
         int n = t ? sg_tokenizer_encode(t, "a", 1, ids, 8, err, sizeof err) : -1;
         CHECK(n == 1 && ids[0] == 2, "  and encodes known characters");
         n = t ? sg_tokenizer_encode(t, "ab", 2, ids, 8, err, sizeof err) : 0;
-        CHECK(n == -1 && strstr(err, "unknown token \"<unk>\" is not in the vocab"), "  and refuses \"ab\": \"%s\"", err);
+        CHECK(n == -1 && strstr(err, "unknown token \"<unk>\" is not in the vocab"), "  and refuses \"ab\": \"%s\"",
+              err);
         sg_tokenizer_free(t);
     }
 
@@ -266,8 +270,8 @@ int main(void) {
             if (r < 0) clean = 0;
             if (r == 1) loaded++;
         }
-        CHECK(clean && loaded == 1, "all %zu prefixes of a %zu-byte tokenizer.json fail cleanly but the whole file (%d load)",
-              n, n, loaded);
+        CHECK(clean && loaded == 1,
+              "all %zu prefixes of a %zu-byte tokenizer.json fail cleanly but the whole file (%d load)", n, n, loaded);
     }
     /* ~300 prefixes of the trained fixture (260 KB). */
     snprintf(path, sizeof path, "%s/tests/fixtures/tokenizer/trained.json", root);
@@ -300,7 +304,8 @@ int main(void) {
         o = (size_t)snprintf(j, n, "{\"post_processor\":");
         for (size_t k = 0; k < 1000; k++) o += (size_t)snprintf(j + o, n - o, "{\"type\":");
         t = sg_tokenizer_load_mem(j, o, err, sizeof err);
-        CHECK(t == NULL && strstr(err, "expected a string, got '{'"), "nested objects where a string belongs: \"%s\"", err);
+        CHECK(t == NULL && strstr(err, "expected a string, got '{'"), "nested objects where a string belongs: \"%s\"",
+              err);
         free(j);
     }
     /* A 64 MB string in an unknown key (skipped without a copy), one with escapes (decoded into a scratch buffer no
@@ -337,12 +342,16 @@ int main(void) {
         static const char raw[] = "{\"decoder\":\"a\",\0\"model\":{}}";
         sg_tokenizer *t = sg_tokenizer_load_mem(raw, sizeof raw - 1, err, sizeof err);
         CHECK(t == NULL && strstr(err, "expected a string, got byte 0x00"), "raw NUL refused: \"%s\"", err);
-        const char *j = "{\"added_tokens\":" ADDED ",\"model\":" MODEL_WITH("", "{\"<pad>\":0,\"<eos>\":1,\"a\\u0000b\":2,"
-                        "\"a\":3,\"\\u0000b\":4,\"\\u0000\":5,\"b\":6}", "[[\"\\u0000\",\"b\"],[\"a\",\"\\u0000b\"]]") "}";
+        const char *j =
+            "{\"added_tokens\":" ADDED ",\"model\":" MODEL_WITH("",
+                                                                "{\"<pad>\":0,\"<eos>\":1,\"a\\u0000b\":2,"
+                                                                "\"a\":3,\"\\u0000b\":4,\"\\u0000\":5,\"b\":6}",
+                                                                "[[\"\\u0000\",\"b\"],[\"a\",\"\\u0000b\"]]") "}";
         t = sg_tokenizer_load_mem(j, strlen(j), err, sizeof err);
         int32_t ids[4];
         int n = t ? sg_tokenizer_encode(t, "a\0b", 3, ids, 4, err, sizeof err) : -1;
-        CHECK(n == 1 && ids[0] == 2 && ids[1] == 0, "\\u0000 inside tokens works (no template: no <eos>) (\"a\\0b\" -> id %d)", n > 0 ? ids[0] : -1);
+        CHECK(n == 1 && ids[0] == 2 && ids[1] == 0,
+              "\\u0000 inside tokens works (no template: no <eos>) (\"a\\0b\" -> id %d)", n > 0 ? ids[0] : -1);
         sg_tokenizer_free(t);
     }
     CHECK(sg_tokenizer_load_mem(NULL, 5, err, sizeof err) == NULL && strstr(err, "NULL"), "NULL buffer refused");

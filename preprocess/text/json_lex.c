@@ -106,8 +106,6 @@ static int next_elem(sg_json *j, char close, const char *what) {
     char b[16];
     if (j->p >= j->end) return sg_json_fail(j, "%s: unexpected end of input (no closing '%c')", what, close);
     if (*j->p == close) {
-        /* A trailing comma ("[1,]") is rejected: the byte before the closing bracket must not be a comma. */
-        if (!first && q > j->base && q[-1] == ',') return sg_json_fail(j, "%s: trailing comma before '%c'", what, close);
         j->p++;
         return 0;
     }
@@ -115,6 +113,7 @@ static int next_elem(sg_json *j, char close, const char *what) {
         if (*j->p != ',') return sg_json_fail(j, "%s: expected ',' or '%c', got %s", what, close, shown(j, b));
         j->p++;
         skip_ws(j);
+        /* A trailing comma ("[1,]") is an error in JSON (serde_json refuses it too). */
         if (j->p < j->end && *j->p == close) return sg_json_fail(j, "%s: trailing comma before '%c'", what, close);
     }
     return 1;
@@ -214,7 +213,8 @@ int sg_json_string(sg_json *j, const char **s, size_t *len, const char *what) {
             j->p++;
             return 0;
         }
-        if (c < 0x20) return sg_json_fail(j, "%s: raw control character 0x%02X inside a string (must be escaped)", what, c);
+        if (c < 0x20)
+            return sg_json_fail(j, "%s: raw control character 0x%02X inside a string (must be escaped)", what, c);
         if (c >= 0x80) {
             uint32_t cp;
             int k = sg_utf8_decode((const unsigned char *)j->p, (size_t)(j->end - j->p), &cp);
@@ -253,11 +253,11 @@ int sg_json_string(sg_json *j, const char **s, size_t *len, const char *what) {
                 return sg_json_fail(j, "%s: lone trailing surrogate \\u%04X", what, (unsigned)v);
             }
             if (v >= 0xD800 && v <= 0xDBFF) {
-                if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' || hex4(j->p + 2, &lo) < 0 ||
-                    lo < 0xDC00 || lo > 0xDFFF) {
+                if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' || hex4(j->p + 2, &lo) < 0 || lo < 0xDC00 ||
+                    lo > 0xDFFF) {
                     j->p -= 6;
-                    return sg_json_fail(j, "%s: lone leading surrogate \\u%04X (no trailing surrogate after it)",
-                                        what, (unsigned)v);
+                    return sg_json_fail(j, "%s: lone leading surrogate \\u%04X (no trailing surrogate after it)", what,
+                                        (unsigned)v);
                 }
                 j->p += 6;
                 v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
@@ -280,7 +280,8 @@ static const char *scan_number(sg_json *j, int *int_only, const char *what) {
     const char *q = j->p;
     char b[16];
     if (q < j->end && *q == '-') q++;
-    if (q >= j->end || *q < '0' || *q > '9') return sg_json_fail(j, "%s: expected a number, got %s", what, shown(j, b)), NULL;
+    if (q >= j->end || *q < '0' || *q > '9')
+        return sg_json_fail(j, "%s: expected a number, got %s", what, shown(j, b)), NULL;
     if (*q == '0') {
         q++;
         if (q < j->end && *q >= '0' && *q <= '9') return sg_json_fail(j, "%s: number with a leading zero", what), NULL;
@@ -291,7 +292,8 @@ static const char *scan_number(sg_json *j, int *int_only, const char *what) {
     if (q < j->end && *q == '.') {
         *int_only = 0;
         q++;
-        if (q >= j->end || *q < '0' || *q > '9') return sg_json_fail(j, "%s: no digit after the decimal point", what), NULL;
+        if (q >= j->end || *q < '0' || *q > '9')
+            return sg_json_fail(j, "%s: no digit after the decimal point", what), NULL;
         while (q < j->end && *q >= '0' && *q <= '9') q++;
     }
     if (q < j->end && (*q == 'e' || *q == 'E')) {

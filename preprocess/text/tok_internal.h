@@ -110,13 +110,13 @@ struct sg_tokenizer {
     char *arena; /* every string of the tables below */
     size_t arena_len, arena_cap;
 
-    sg_tok_map vocab;     /* the BPE model's vocab */
-    sg_tok_merges merges; /* its merges */
-    int32_t byte_ids[256];    /* id of "<0xNN>" for each byte, -1 if absent (used when byte_fallback) */
+    sg_tok_map vocab;      /* the BPE model's vocab */
+    sg_tok_merges merges;  /* its merges */
+    int32_t byte_ids[256]; /* id of "<0xNN>" for each byte, -1 if absent (used when byte_fallback) */
     int byte_fallback, fuse_unk, ignore_merges;
-    int has_unk;            /* model.unk_token was a string */
+    int has_unk;               /* model.unk_token was a string */
     uint32_t unk_off, unk_len; /* that string */
-    int32_t unk_id;         /* its id in the vocab, -1 if it is not there (HF then fails when it needs it) */
+    int32_t unk_id;            /* its id in the vocab, -1 if it is not there (HF then fails when it needs it) */
 
     sg_tok_added *added; /* added tokens, in file order */
     uint32_t n_added;
@@ -143,7 +143,8 @@ struct sg_tokenizer {
 uint32_t sg_tok_arena_add(sg_tokenizer *t, const char *s, size_t len);
 /* 64-bit hash of a byte string (used by the maps). */
 uint64_t sg_tok_hash(const char *s, size_t len);
-/* Makes room for n entries in all (rehashing the strings in arena if the table grows). 0 or -1 (out of memory, or n past 2^29). */
+/* Makes room for n entries in all (rehashing the strings in arena if the table grows). 0 or -1 (out of memory, or n
+ * past 2^29). */
 int sg_tok_map_reserve(sg_tok_map *m, const char *arena, uint32_t n);
 /* Inserts (arena string off/len, id) unless the string is already there. Returns 1 inserted, 0 duplicate (the
  * existing entry's id in *existing), -1 out of memory. */
@@ -204,7 +205,6 @@ int sg_tok_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out
 /* Applies the normalizer steps to s (len bytes), writing the result to out (cleared first). 0 or -1 (memory). */
 int sg_tok_normalize(const sg_tokenizer *t, const char *s, size_t len, sg_tok_buf *out);
 /* Runs the pre-tokenizer steps over s and BPE over every piece, appending ids to out. 0 or -1 with a reason. */
-int sg_tok_pretokenize_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out, char *err,
-                           size_t errlen);
+int sg_tok_pretokenize_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out, char *err, size_t errlen);
 
 #endif

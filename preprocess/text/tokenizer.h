@@ -31,11 +31,12 @@ void sg_tokenizer_free(sg_tokenizer *t);
  * padding to max_len with the pad id, truncation), written to ids[0..max_len). Returns the number of tokens
  * before truncation (> max_len means it was truncated), or -1 with a reason in err (e.g. invalid UTF-8 at
  * byte offset N). text need not be NUL-terminated. */
-int sg_tokenizer_encode(const sg_tokenizer *t, const char *text, size_t len, int32_t *ids, int max_len,
-                        char *err, size_t errlen);
+int sg_tokenizer_encode(const sg_tokenizer *t, const char *text, size_t len, int32_t *ids, int max_len, char *err,
+                        size_t errlen);
 /* The id padding uses (the "<pad>" token's id). */
 int32_t sg_tokenizer_pad_id(const sg_tokenizer *t);
-/* The number of ids (one more than the largest id in the vocabulary or the added tokens). */
+/* One more than the largest id encode can write (vocabulary, added tokens, template and pad ids): every id is
+ * below it, so a caller can check it against the rows of the token embedding once, at load. */
 int32_t sg_tokenizer_vocab_size(const sg_tokenizer *t);
 
 #ifdef __cplusplus

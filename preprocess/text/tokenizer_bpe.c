@@ -120,8 +120,10 @@ int sg_tok_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out
         }
         if (t->has_unk) {
             if (t->unk_id < 0) {
-                snprintf(err, errlen, "the unknown token \"%.*s\" is not in the vocab (the character at byte %zu "
-                         "of a piece needs it)", (int)(t->unk_len > 64 ? 64 : t->unk_len), t->arena + t->unk_off, i);
+                snprintf(err, errlen,
+                         "the unknown token \"%.*s\" is not in the vocab (the character at byte %zu "
+                         "of a piece needs it)",
+                         (int)(t->unk_len > 64 ? 64 : t->unk_len), t->arena + t->unk_off, i);
                 free(mem);
                 return -1;
             }

@@ -24,8 +24,7 @@
 /* Unicode White_Space (what \s means in the Rust regex crate, which the library uses for lstrip/rstrip). */
 static int is_space(uint32_t c) {
     return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-           c == 0x3000;
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 /* Start of the run of white space that ends s[0..n) (n if there is none). */
@@ -78,8 +77,7 @@ typedef int (*split_fn)(const sg_tokenizer *t, int32_t id, const char *s, size_t
 /* AddedVocabulary::find_matches: cuts s[0..n) into added tokens of trie tr and the text between them, calling
  * fn on each in order. Matching is leftmost-longest and resumes after each match's own end (before any rstrip
  * extension), as the Aho-Corasick iterator in the library does. */
-static int split_added(const sg_tokenizer *t, const sg_tok_trie *tr, const char *s, size_t n, split_fn fn,
-                       void *ctx) {
+static int split_added(const sg_tokenizer *t, const sg_tok_trie *tr, const char *s, size_t n, split_fn fn, void *ctx) {
     if (!tr->n || n == 0) return fn(t, -1, s, n, ctx);
     size_t start_offset = 0, i = 0;
     while (i < n) {
@@ -150,8 +148,7 @@ int sg_tokenizer_encode(const sg_tokenizer *t, const char *text, size_t len, int
         return -1;
     }
     if (max_len < t->n_special) {
-        snprintf(err, errlen, "max_len %d is less than the %d special tokens the template adds", max_len,
-                 t->n_special);
+        snprintf(err, errlen, "max_len %d is less than the %d special tokens the template adds", max_len, t->n_special);
         return -1;
     }
     size_t bad = sg_utf8_check(text, len);

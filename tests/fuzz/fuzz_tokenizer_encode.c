@@ -23,19 +23,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define ADDED_BASE                                                                                                  \
-    "{\"id\":0,\"content\":\"<pad>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false," \
-    "\"special\":true},{\"id\":1,\"content\":\"<eos>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"    \
-    "\"normalized\":false,\"special\":true},{\"id\":2,\"content\":\"<bos>\",\"single_word\":false,\"lstrip\":false," \
+#define ADDED_BASE                                                                                                     \
+    "{\"id\":0,\"content\":\"<pad>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,"    \
+    "\"special\":true},{\"id\":1,\"content\":\"<eos>\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"       \
+    "\"normalized\":false,\"special\":true},{\"id\":2,\"content\":\"<bos>\",\"single_word\":false,\"lstrip\":false,"   \
     "\"rstrip\":false,\"normalized\":false,\"special\":true}"
-#define VOCAB_BASE                                                                                                  \
-    "\"<pad>\":0,\"<eos>\":1,\"<bos>\":2,\"<unk>\":3,\"a\":4,\"b\":5,\"ab\":6,\"\xE2\x96\x81\":7,\"\xE2\x96\x81" "a\":8," \
-    "\"abab\":9,\"<0x41>\":10,\"<0xC3>\":11,\"<0xA9>\":12,\"<0x20>\":13,\"<0x0A>\":14,\"<0xE2>\":15,\"<0x96>\":16,"   \
+#define VOCAB_BASE                                                                                                     \
+    "\"<pad>\":0,\"<eos>\":1,\"<bos>\":2,\"<unk>\":3,\"a\":4,\"b\":5,\"ab\":6,\"\xE2\x96\x81\":7,\"\xE2\x96\x81"       \
+    "a\":8,"                                                                                                           \
+    "\"abab\":9,\"<0x41>\":10,\"<0xC3>\":11,\"<0xA9>\":12,\"<0x20>\":13,\"<0x0A>\":14,\"<0xE2>\":15,\"<0x96>\":16,"    \
     "\"<0x81>\":17,\"x\":18,\"\xE2\x96\x81\xE2\x96\x81\":19"
-#define MERGES_BASE                                                                                                 \
-    "[[\"a\",\"b\"],[\"\xE2\x96\x81\",\"a\"],[\"ab\",\"ab\"],[\"\xE2\x96\x81\",\"\xE2\x96\x81\"]]"
-#define EOS_TEMPLATE                                                                                                \
-    "{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":"  \
+#define MERGES_BASE "[[\"a\",\"b\"],[\"\xE2\x96\x81\",\"a\"],[\"ab\",\"ab\"],[\"\xE2\x96\x81\",\"\xE2\x96\x81\"]]"
+#define EOS_TEMPLATE                                                                                                   \
+    "{\"type\":\"TemplateProcessing\",\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":"      \
     "{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[],\"special_tokens\":{\"<eos>\":{\"id\":\"<eos>\",\"ids\":[1]}}}"
 
 static const char *const builtin[] = {
@@ -53,15 +53,16 @@ static const char *const builtin[] = {
     /* unknown tokens, unfused */
     "{\"version\":\"1.0\",\"added_tokens\":[" ADDED_BASE "],\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"Split\","
     "\"pattern\":{\"String\":\"b\"},\"behavior\":\"MergedWithNext\",\"invert\":false},\"post_processor\":" EOS_TEMPLATE
-    ",\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":false,\"byte_fallback\":true,\"vocab\":{"
-    VOCAB_BASE "},\"merges\":" MERGES_BASE "}}",
+    ",\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":false,\"byte_fallback\":true,\"vocab\":"
+    "{" VOCAB_BASE "},\"merges\":" MERGES_BASE "}}",
     /* Prepend + Split(Contiguous), "<bos> $A <eos>", ignore_merges, no byte fallback */
     "{\"version\":\"1.0\",\"added_tokens\":[" ADDED_BASE "],\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":["
     "{\"type\":\"Prepend\",\"prepend\":\"\xE2\x96\x81\"},{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},"
     "\"content\":\"\xE2\x96\x81\"}]},\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"String\":\"\xE2\x96\x81\"},"
     "\"behavior\":\"Contiguous\",\"invert\":false},\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":["
     "{\"SpecialToken\":{\"id\":\"<bos>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":"
-    "{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[],\"special_tokens\":{\"<bos>\":{\"ids\":[2]},\"<eos>\":{\"ids\":[1]}}},"
+    "{\"id\":\"<eos>\",\"type_id\":0}}],\"pair\":[],\"special_tokens\":{\"<bos>\":{\"ids\":[2]},\"<eos>\":{\"ids\":[1]}"
+    "}},"
     "\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":false,"
     "\"ignore_merges\":true,\"vocab\":{" VOCAB_BASE "},\"merges\":" MERGES_BASE "}}",
 };
@@ -83,8 +84,10 @@ static void init(void) {
     const char *root = getenv("SG_ROOT");
     snprintf(path, sizeof path, "%s%stests/fixtures/tokenizer/trained.json", root ? root : "", root ? "/" : "");
     toks[ntok] = sg_tokenizer_load(path, err, sizeof err);
-    if (toks[ntok]) lead[ntok++] = 0;
-    else fprintf(stderr, "fuzz_tokenizer_encode: %s (fuzzing the built-in tokenizers only)\n", err);
+    if (toks[ntok])
+        lead[ntok++] = 0;
+    else
+        fprintf(stderr, "fuzz_tokenizer_encode: %s (fuzzing the built-in tokenizers only)\n", err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

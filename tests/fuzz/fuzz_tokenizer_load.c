@@ -6,8 +6,8 @@
  * [0, vocab_size), a query either gives a count at least the template's special tokens or fails with a reason,
  * and ids past the count are pad ids. A violation traps, so the fuzzer reports it.
  *
- * Build: make fuzz; run as in tests/fuzz/README.md (seeds: the variant tokenizers in tests/fixtures/tokenizer/variants and the
- * crafted cases of tests/test_tokenizer_hostile.c).
+ * Build: make fuzz; run as in tests/fuzz/README.md (seeds: the variant tokenizers in tests/fixtures/tokenizer/variants
+ * and the crafted cases of tests/test_tokenizer_hostile.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,8 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     int32_t vs = sg_tokenizer_vocab_size(t), pad = sg_tokenizer_pad_id(t);
     if (vs <= 0 || pad < 0 || pad >= vs) __builtin_trap();
-    static const char *const q[] = {"", "a", "a photo of a dog", "<eos>", "<pad>x<bos>", "\xC3\xA9\xF0\x9F\x90\xB6",
-                                    "  \t\n\xE2\x96\x81", "<0x41>", "\xE3\x80\x80x \xC2\xA0"};
+    static const char *const q[] = {"",
+                                    "a",
+                                    "a photo of a dog",
+                                    "<eos>",
+                                    "<pad>x<bos>",
+                                    "\xC3\xA9\xF0\x9F\x90\xB6",
+                                    "  \t\n\xE2\x96\x81",
+                                    "<0x41>",
+                                    "\xE3\x80\x80x \xC2\xA0"};
     int32_t ids[16];
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
         err[0] = 0;

@@ -3,8 +3,8 @@
  * Usage: sg_tok_bench TOKENIZER.json [QUERIES]     (QUERIES: encodes to time, default 200000)
  *        sg_tok_bench --synth [QUERIES]            (the 256k-entry tokenizer of tests/synth_tokenizer.h, written to
  *                                                   a temporary file first so the load reads a real file)
- * Prints the load time (best of 5 loads, wall and CPU, and the first), vocab size, and queries/s on one thread for a fixed
- * set of short captions (max_len 64). docs/tokenizer.md quotes its figures.
+ * Prints the load time (best of 5 loads, wall and CPU, and the first), vocab size, and queries/s on one thread for a
+ * fixed set of short captions (max_len 64). docs/tokenizer.md quotes its figures.
  */
 #include "preprocess/text/tokenizer.h"
 #include "tests/synth_tokenizer.h"
@@ -64,9 +64,16 @@ int main(int argc, char **argv) {
     printf("load: best %.3f s wall (%.3f s CPU), first %.3f s (5 loads), vocab_size %d\n", best, best_cpu, first,
            sg_tokenizer_vocab_size(t));
     static const char *const q[] = {
-        "a photo of a dog", "a dog on a beach at sunset", "This is a photo of two cats.",
-        "a red car parked in front of an old building", "Un chat noir sur un canapé", "富士山の写真",
-        "people playing football in the park", "a close-up of a flower 🌸", "A PAINTING OF A HORSE", "night city",
+        "a photo of a dog",
+        "a dog on a beach at sunset",
+        "This is a photo of two cats.",
+        "a red car parked in front of an old building",
+        "Un chat noir sur un canapé",
+        "富士山の写真",
+        "people playing football in the park",
+        "a close-up of a flower 🌸",
+        "A PAINTING OF A HORSE",
+        "night city",
     };
     int32_t ids[64];
     long total_tokens = 0;
@@ -81,8 +88,8 @@ int main(int argc, char **argv) {
         total_tokens += n;
     }
     double dt = now() - t0;
-    printf("encode: %ld queries in %.3f s = %.0f queries/s (%.1f tokens each, one thread)\n", queries, dt,
-           queries / dt, (double)total_tokens / queries);
+    printf("encode: %ld queries in %.3f s = %.0f queries/s (%.1f tokens each, one thread)\n", queries, dt, queries / dt,
+           (double)total_tokens / queries);
     sg_tokenizer_free(t);
     return 0;
 }
