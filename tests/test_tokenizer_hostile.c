@@ -257,6 +257,30 @@ int main(void) {
         sg_tokenizer_free(t);
     }
 
+    /* A normalizer that multiplies the text (16 steps of "a" -> 8 x "a"): memory stays proportional to the query,
+     * the query is refused instead of growing 8^16 times. */
+    {
+        char j[4096];
+        size_t o = (size_t)snprintf(j, sizeof j,
+                                    "{\"added_tokens\":" ADDED ",\"normalizer\":{\"type\":\"Sequence\","
+                                    "\"normalizers\":[");
+        for (int k = 0; k < 16; k++)
+            o += (size_t)snprintf(j + o, sizeof j - o,
+                                  "%s{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},"
+                                  "\"content\":\"aaaaaaaa\"}",
+                                  k ? "," : "");
+        o += (size_t)snprintf(j + o, sizeof j - o, "]},\"model\":" MODEL "}");
+        sg_tokenizer *t = sg_tokenizer_load_mem(j, o, err, sizeof err);
+        CHECK(t != NULL, "16 chained Replace steps load (%s)", t ? "ok" : err);
+        int32_t ids[64];
+        int n = t ? sg_tokenizer_encode(t, "ab", 2, ids, 64, err, sizeof err) : 0;
+        CHECK(n == -1 && strstr(err, "expands a 2-byte piece past 64 times"),
+              "  and an exploding query is refused: \"%s\"", err);
+        n = t ? sg_tokenizer_encode(t, "b", 1, ids, 64, err, sizeof err) : -1;
+        CHECK(n == 1 && ids[0] == 5, "  while a query the steps leave alone encodes (\"b\" -> %d ids)", n);
+        sg_tokenizer_free(t);
+    }
+
     /* Every prefix of the small file: only the whole one loads. */
     {
         const char *g = GOOD;

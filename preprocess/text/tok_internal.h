@@ -202,7 +202,13 @@ int sg_tok_buf_add(sg_tok_buf *b, const char *s, size_t len);
 
 /* BPE over one pre-tokenized piece (tokenizer_bpe.c): appends its ids to out. 0, or -1 with a reason. */
 int sg_tok_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out, char *err, size_t errlen);
-/* Applies the normalizer steps to s (len bytes), writing the result to out (cleared first). 0 or -1 (memory). */
+/* A normalizer may make text longer (Gemma's: 1 byte -> 3 per space); a hostile one (16 chained Replace steps
+ * with long replacements) could make it exponentially longer. The normalized text is capped at this many times
+ * the input, plus a constant, so memory stays proportional to the query. */
+#define SG_TOK_MAX_EXPANSION 64
+#define SG_TOK_EXPANSION_SLACK 4096
+/* Applies the normalizer steps to s (len bytes), writing the result to out (cleared first). 0; -1 out of memory;
+ * -2 if the result would pass the expansion cap. */
 int sg_tok_normalize(const sg_tokenizer *t, const char *s, size_t len, sg_tok_buf *out);
 /* Runs the pre-tokenizer steps over s and BPE over every piece, appending ids to out. 0 or -1 with a reason. */
 int sg_tok_pretokenize_bpe(const sg_tokenizer *t, const char *s, size_t len, sg_tok_ids *out, char *err, size_t errlen);

@@ -129,7 +129,12 @@ static int on_raw(const sg_tokenizer *t, int32_t id, const char *s, size_t len, 
         return 0;
     }
     if (len == 0) return 0;
-    if (sg_tok_normalize(t, s, len, &c->norm) < 0) return snprintf(c->err, c->errlen, "out of memory"), -1;
+    int r = sg_tok_normalize(t, s, len, &c->norm);
+    if (r == -2)
+        return snprintf(c->err, c->errlen, "the normalizer expands a %zu-byte piece past %d times its length", len,
+                        SG_TOK_MAX_EXPANSION),
+               -1;
+    if (r < 0) return snprintf(c->err, c->errlen, "out of memory"), -1;
     /* split_added may call back into on_normalized only, which does not touch c->norm, so the buffer stays
      * valid while it is walked. */
     return split_added(t, &t->trie_norm, c->norm.v, c->norm.n, on_normalized, c);

@@ -27,6 +27,9 @@ int sg_tok_normalize(const sg_tokenizer *t, const char *s, size_t len, sg_tok_bu
     out->n = 0;
     if (sg_tok_buf_add(out, s, len) < 0) return -1;
     sg_tok_buf tmp = {0};
+    size_t cap = len <= (SIZE_MAX - SG_TOK_EXPANSION_SLACK) / SG_TOK_MAX_EXPANSION
+                     ? len * SG_TOK_MAX_EXPANSION + SG_TOK_EXPANSION_SLACK
+                     : SIZE_MAX;
     for (int k = 0; k < t->n_norm; k++) {
         const sg_tok_norm *st = &t->norm[k];
         const char *rep = t->arena + st->rep_off;
@@ -42,12 +45,20 @@ int sg_tok_normalize(const sg_tokenizer *t, const char *s, size_t len, sg_tok_bu
                 if (sg_tok_buf_add(&tmp, p, (size_t)(m - p)) < 0 || sg_tok_buf_add(&tmp, rep, st->rep_len) < 0)
                     goto oom;
                 p = m + st->pat_len;
+                if (tmp.n > cap) {
+                    free(tmp.v);
+                    return -2;
+                }
             }
             if (sg_tok_buf_add(&tmp, p, (size_t)(end - p)) < 0) goto oom;
         }
         sg_tok_buf swap = *out;
         *out = tmp;
         tmp = swap;
+        if (out->n > cap) {
+            free(tmp.v);
+            return -2;
+        }
     }
     free(tmp.v);
     return 0;

@@ -157,7 +157,17 @@ int sg_tokl_resolve(loader *L, char *err, size_t errlen) {
         a->plen = a->len;
         if (a->normalized && t->n_norm) {
             sg_tok_buf nb = {0};
-            if (sg_tok_normalize(t, t->arena + a->off, a->len, &nb) < 0) goto oom;
+            int r = sg_tok_normalize(t, t->arena + a->off, a->len, &nb);
+            if (r == -2) {
+                free(nb.v);
+                snprintf(err, errlen, "added token %u: the normalizer expands it past %d times its length", i,
+                         SG_TOK_MAX_EXPANSION);
+                return -1;
+            }
+            if (r < 0) {
+                free(nb.v);
+                goto oom;
+            }
             uint32_t off = sg_tok_arena_add(t, nb.v, nb.n);
             free(nb.v);
             if (off == UINT32_MAX) goto oom;
