@@ -76,9 +76,10 @@ static void check_all_sizes(void) {
     }
     uint32_t *t = build(1, 12, 264, &count, err, sizeof err);
     /* batch 1 = 2 row tiles: per layer 2 x (4 + 18 + 6 + 4 + 24 + 6) + 12 heads = 136; plus 2 x (4 + 6) for the
-     * patch embedding and 2 x 4 for the post-LayerNorm */
-    CHECK(t && count == 12 * 136 + 20 + 8, "batch 1: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8)",
-          count);
+     * patch embedding, 2 x 4 for the post-LayerNorm, and the MAP head: 2 x 12 K/V tiles + 1 pooling task + one
+     * head row tile x (6 + 4 + 24 + 6) */
+    CHECK(t && count == 12 * 136 + 20 + 8 + 65,
+          "batch 1: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 65)", count);
     free(t);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 264, &count, err, sizeof err) == NULL,
           "more layers than the encoding holds is refused (%s)", err);
@@ -125,6 +126,30 @@ static void check_broken_tables(void) {
     t[find(t, count, SG_MT_QKV, 0, 0, 17)] = sg_mega_encode(SG_MT_QKV, 0, 0, 18);
     CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "out of range"),
           "a QKV column tile 18 (of 0..17) is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* the head's K/V tile of row tile 2 before its post-LayerNorm */
+    size_t hkv = find(t, count, SG_MT_HKV, L, 2, 7), pl = find(t, count, SG_MT_POSTLN, L, 2, 1);
+    move_before(t, hkv, pl);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+          "a head K/V tile before the post-LayerNorm of its row tile is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* image 1's pooling before the K/V tiles of row tile 3 (it spans 1-3) */
+    size_t pool = find(t, count, SG_MT_POOL, L, 1, 0), kv3 = find(t, count, SG_MT_HKV, L, 3, 0);
+    move_before(t, pool, kv3);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+          "the pooling of an image before the head K/V of the last row tile it spans is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* the head's out-projection before the last image's pooling */
+    size_t hout = find(t, count, SG_MT_HOUT, L, 0, 3), pool2 = find(t, count, SG_MT_POOL, L, 2, 0);
+    move_before(t, hout, pool2);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+          "the head's out-projection before the pooling of every image of its rows is rejected (%s)", err);
+
+    memcpy(t, good, count * sizeof *t); /* the head's FC2 before one of its FC1 tiles */
+    size_t hf2 = find(t, count, SG_MT_HFC2, L, 0, 0), hf1 = find(t, count, SG_MT_HFC1, L, 0, 23);
+    move_before(t, hf2, hf1);
+    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+          "the head's FC2 before its last FC1 tile is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the whole table reversed */
     for (size_t i = 0; i < count / 2; i++) {

@@ -2,22 +2,26 @@
 // Blackwell (kernel/sm100/sm100_mega.cu) kernels: everything but the MMA / accumulator layer. It includes only
 // kernel/mega headers; each architecture's file brings its MMA layer's own headers.
 //
-// One launch runs patch embedding, all encoder layers and the post-LayerNorm. Shape of one CTA (one per SM, 320
-// threads, ~193 KB of shared memory): two independent "virtual CTAs", each a producer thread (lane 0 of warp 8 or
-// 9) feeding one consumer warpgroup (warps 0-3 or 4-7) through its own 3-stage mbarrier ring of 32 KB stages
-// (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
+// One launch runs the whole forward: patch embedding, all encoder layers, the post-LayerNorm and the attention-
+// pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~195 KB of shared memory): two independent
+// "virtual CTAs", each a producer thread (lane 0 of warp 8 or 9) feeding one consumer warpgroup (warps 0-3 or
+// 4-7) through its own 3-stage mbarrier ring of 32 KB stages (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
 // Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so
 // the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
 //   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, mega_sync.cuh) ->
-//             hand the task number to its consumer (4-slot smem queue) -> TMA loads into the ring
-//             (GEMM: K/64 blocks of A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
+//             hand the task number to its consumer (4-slot smem queue) -> fetch the next ticket (its atomic and
+//             the table load overlap this task's loads and the consumer's work) -> for a GEMM, the tile's 128 bias
+//             values into a shared-memory slot (one bulk copy) -> TMA loads into the ring (GEMM: K/64 blocks of
+//             A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
 //   consumer: a GEMM tile 128 x 128 (Arch::gemm: the K loop, then bias, tanh GELU, and the tile written
 //             (swizzled) into the K loop's last ring stage(s), which it keeps), handed to the storer thread (lane
 //             1 of the producer warp): TMA store (or, for out-proj / FC2, TMA reduce-add into the fp32 residual
 //             stream h), free the stages, wait for completion, signal the counter; or attention of one
-//             (image, head) (Arch::attention), or LayerNorm of a row tile (mega_ln.cuh); then bar.sync of its
-//             warpgroup + one red.release.gpu on the task's counter.
+//             (image, head) (Arch::attention), the probe attention of one image (sg_mega_pool), or LayerNorm of
+//             32 rows (mega_ln.cuh); then bar.sync of its warpgroup + one red.release.gpu on the task's counter.
+// Every row is computed from that row alone (its image's rows for attention), in an order that does not depend on
+// the batch, so an image's embedding is bit-identical whatever its batch size and position.
 // Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
 // LayerNorm tasks need no hand-off, and one's epilogue still overlaps the other's MMAs.
 // Counters are zeroed by the last CTA to finish (an exit count), so the next launch starts from zero with no
@@ -25,12 +29,13 @@
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
 //   Arch::gemm<PROF>(p, k, bias, ax, sm, ring, sfree, sfree_parity, t_busy, held0, held1) -> the K loop's end time
-//       (clock64, profile only): one GEMM tile of task k (m0 = 128 k.a, n0 = 128 k.b) by the 128 threads of a
-//       consumer warpgroup from the ring; it then waits for the store slot (sg_mbar_wait(sfree, sfree_parity))
-//       and writes the tile (+ bias, then tanh GELU for FC1) into held ring stages: bf16 (QKV, FC1) into held0
-//       as two TMA boxes of 64 columns x 128 rows; fp32 (out-proj, FC2, patch) rows 0-63 into held1 and 64-127
-//       into held0, each as four boxes of 32 columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte
-//       row r at position c ^ (r % 8)). Every other stage of the K loop goes back to the producer;
+//       (clock64, profile only): one GEMM tile of task k (m0 = 128 k.a, n0 = 128 k.b, K = sg_mega_gemm_k) by the
+//       128 threads of a consumer warpgroup from the ring; it then waits for the store slot (sg_mbar_wait(sfree,
+//       sfree_parity)) and writes the tile (+ bias[c] for tile column c, bias in shared memory or NULL for none;
+//       then tanh GELU where sg_mega_gelu_tile) into held ring stages: bf16 tiles into held0 as two TMA boxes of
+//       64 columns x 128 rows; fp32 tiles (sg_mega_f32_tile) rows 0-63 into held1 and 64-127 into held0, each as
+//       four boxes of 32 columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte row r at position
+//       c ^ (r % 8)). Every other stage of the K loop goes back to the producer;
 //   Arch::attention(q, k, v, img, head, att, ld, bar): one (image, head) from three ring stages (Q, K, V boxes
 //       of 256 rows x 64 columns); when it returns, every thread of the warpgroup has finished reading them
 //       (bar: the warpgroup's named barrier);
@@ -67,25 +72,72 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
     for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
 }
 
+// The next task number from the global ticket and its table entry (SG_MT_END past the end).
+__device__ __forceinline__ unsigned sg_mega_ticket(const sg_mega_params &p) {
+    const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
+    return t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+}
+
+// A GEMM task's bias (fp32, global), or NULL for the patch embedding (its conv bias is in pos_b).
+__device__ __forceinline__ const float *sg_mega_bias(const sg_mega_params &p, const sg_mega_task &k) {
+    const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
+    switch (k.kind) {
+    case SG_MT_QKV: return L->qkv_b;
+    case SG_MT_OUT: return L->o_b;
+    case SG_MT_FC1: return L->fc1_b;
+    case SG_MT_FC2: return L->fc2_b;
+    case SG_MT_HKV: return p.head->kv_b;
+    case SG_MT_HOUT: return p.head->o_b;
+    case SG_MT_HFC1: return p.head->fc1_b;
+    case SG_MT_HFC2: return p.head->fc2_b;
+    default: return nullptr;
+    }
+}
+
+// The tensor maps of a GEMM task's A operand and weight.
+__device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a, int &w) {
+    switch (k.kind) {
+    case SG_MT_PATCH: a = SG_MAP_PATCHES, w = SG_MAP_WPATCH; break;
+    case SG_MT_QKV: a = SG_MAP_Y, w = SG_MAP_W(k.layer, 0); break;
+    case SG_MT_OUT: a = SG_MAP_ATT, w = SG_MAP_W(k.layer, 1); break;
+    case SG_MT_FC1: a = SG_MAP_Y, w = SG_MAP_W(k.layer, 2); break;
+    case SG_MT_FC2: a = SG_MAP_H, w = SG_MAP_W(k.layer, 3); break;
+    case SG_MT_HKV: a = SG_MAP_Y, w = SG_MAP_HKVW; break;
+    case SG_MT_HOUT: a = SG_MAP_HATT, w = SG_MAP_HOUTW; break;
+    case SG_MT_HFC1: a = SG_MAP_HY, w = SG_MAP_HFC1W; break;
+    default: a = SG_MAP_HMLP, w = SG_MAP_HFC2W; break;  // SG_MT_HFC2
+    }
+}
+
+// Kinds that run as GEMM tiles.
+__device__ __forceinline__ bool sg_mega_is_gemm(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
+           kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
-                                                uint64_t *tempty, int *tslot) {
-    sg_ring ring = {0, 0}, tq = {0, 0};
+                                                uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
+                                                uint64_t *bempty) {
+    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
+    unsigned next = sg_mega_ticket(p);
     for (;;) {
-        const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
-        const unsigned code = t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+        const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
-        tslot[tq.stage] = (int)code;  // SG_MT_END (kind 8) is the stop
+        tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumer's wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
+        if (k.kind == SG_MT_END) return;
+        // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
+        // load's round trips to L2 then overlap the consumer's work instead of following it. Holding it is safe:
+        // this task's loads depend only on this virtual CTA's own consumer, which is running tasks before it.
+        next = sg_mega_ticket(p);
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-        switch (k.kind) {
-        case SG_MT_END: return;
-        case SG_MT_ATT:
+        if (k.kind == SG_MT_ATT) {
             for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
                 sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_MEGA_STAGE_BYTES);
@@ -93,22 +145,98 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                                SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
-            break;
-        case SG_MT_PATCH:
-        case SG_MT_QKV:
-        case SG_MT_OUT:
-        case SG_MT_FC1:
-        case SG_MT_FC2: {  // A operand and weight of the GEMM stage
-            const int a = k.kind == SG_MT_PATCH ? SG_MAP_PATCHES : k.kind == SG_MT_OUT ? SG_MAP_ATT
-                        : k.kind == SG_MT_FC2   ? SG_MAP_H       : SG_MAP_Y;
-            const int w = k.kind == SG_MT_PATCH ? SG_MAP_WPATCH
-                        : SG_MAP_W(k.layer, k.kind == SG_MT_QKV ? 0 : k.kind == SG_MT_OUT ? 1 : k.kind == SG_MT_FC1 ? 2 : 3);
-            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
-                               ring);
-            break;
+        } else if (sg_mega_is_gemm(k.kind)) {
+            // This tile's 128 bias values into the next bias slot (freed by the consumer's epilogue); a tile
+            // without bias (the patch embedding) still takes its slot, with an arrival and no bytes, so the
+            // consumer walks the slots in step with its store queue.
+            const float *bias = sg_mega_bias(p, k);
+            sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
+            sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? SG_MEGA_BN * sizeof(float) : 0u);
+            if (bias)
+                sg_bulk_load(bias_s + SG_MEGA_BN * bq.stage, bias + n0, SG_MEGA_BN * sizeof(float), &bfull[bq.stage]);
+            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+            int a, w;
+            sg_mega_gemm_maps(k, a, w);
+            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
+        }  // PREP, POOL and LayerNorm tasks read with ordinary loads
+    }
+}
+
+// The MAP head's attention for one image (a POOL task, one consumer warpgroup): the probe's fixed fp32 query q
+// against the image's 196 keys, per head, into hatt (bf16, as the portable head). A warp per head (heads warp,
+// warp + 4, warp + 8): lane j scores keys j, j + 32, ... (a 64-wide dot product over the key row's 16-byte
+// pieces), the softmax's max and sum by shuffles, then lane j mixes value channels 2j, 2j + 1 over the keys in
+// order, each key's weight broadcast from the lane that scored it. fp32 and a fixed order throughout, so the row
+// depends on its image alone. K and V were stored by other SMs' TMA stores (HKV tiles): read through L2 (__ldcg).
+__device__ __forceinline__ float sg_bf16_lo(uint32_t u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float sg_bf16_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+__device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, int warp) {
+    const int lane = threadIdx.x % 32;
+    constexpr int ld = 3 * SG_MEGA_D, KEYS = (SG_MEGA_T + 31) / 32;  // 7 keys per lane (the last lanes: 6)
+    const __nv_bfloat16 *rows = p.qkv + (size_t)img * SG_MEGA_T * ld;
+    for (int hh = warp; hh < SG_MEGA_HEADS; hh += 4) {
+        const float4 *q4 = reinterpret_cast<const float4 *>(p.head->q + SG_MEGA_DH * hh);
+        float s[KEYS], mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < KEYS; j++) {
+            const int t = lane + 32 * j;
+            s[j] = -INFINITY;
+            if (t < SG_MEGA_T) {
+                // 16 dimensions at a time (the query from L1, the key row from L2): few registers live, so the
+                // task fits beside the consumer loop's state on both architectures
+                const uint4 *kr = reinterpret_cast<const uint4 *>(rows + (size_t)t * ld + SG_MEGA_D + SG_MEGA_DH * hh);
+                float acc = 0.0f;
+#pragma unroll
+                for (int c = 0; c < SG_MEGA_DH / 16; c++) {
+                    const uint4 u0 = __ldcg(kr + 2 * c), u1 = __ldcg(kr + 2 * c + 1);
+                    const float4 a = __ldg(q4 + 4 * c), b = __ldg(q4 + 4 * c + 1), e = __ldg(q4 + 4 * c + 2),
+                                 f = __ldg(q4 + 4 * c + 3);
+                    acc = fmaf(a.x, sg_bf16_lo(u0.x), acc);
+                    acc = fmaf(a.y, sg_bf16_hi(u0.x), acc);
+                    acc = fmaf(a.z, sg_bf16_lo(u0.y), acc);
+                    acc = fmaf(a.w, sg_bf16_hi(u0.y), acc);
+                    acc = fmaf(b.x, sg_bf16_lo(u0.z), acc);
+                    acc = fmaf(b.y, sg_bf16_hi(u0.z), acc);
+                    acc = fmaf(b.z, sg_bf16_lo(u0.w), acc);
+                    acc = fmaf(b.w, sg_bf16_hi(u0.w), acc);
+                    acc = fmaf(e.x, sg_bf16_lo(u1.x), acc);
+                    acc = fmaf(e.y, sg_bf16_hi(u1.x), acc);
+                    acc = fmaf(e.z, sg_bf16_lo(u1.y), acc);
+                    acc = fmaf(e.w, sg_bf16_hi(u1.y), acc);
+                    acc = fmaf(f.x, sg_bf16_lo(u1.z), acc);
+                    acc = fmaf(f.y, sg_bf16_hi(u1.z), acc);
+                    acc = fmaf(f.z, sg_bf16_lo(u1.w), acc);
+                    acc = fmaf(f.w, sg_bf16_hi(u1.w), acc);
+                }
+                s[j] = acc * 0.125f;  // Dh^-1/2, Dh = 64 (nn.MultiheadAttention's scaling)
+                mx = fmaxf(mx, s[j]);
+            }
         }
-        default: break;  // PREP and LayerNorm tasks read with ordinary loads
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < KEYS; j++) {
+            s[j] = lane + 32 * j < SG_MEGA_T ? expf(s[j] - mx) : 0.0f;
+            sum += s[j];
         }
+        sum = sg_warp_sum(sum);
+        float o0 = 0.0f, o1 = 0.0f;
+        const uint32_t *vr = reinterpret_cast<const uint32_t *>(rows + 2 * SG_MEGA_D + SG_MEGA_DH * hh + 2 * lane);
+#pragma unroll
+        for (int j = 0; j < KEYS; j++) {
+            const int cnt = j < KEYS - 1 ? 32 : SG_MEGA_T - 32 * (KEYS - 1);
+#pragma unroll 4
+            for (int src = 0; src < cnt; src++) {
+                const float w = __shfl_sync(0xffffffffu, s[j], src);
+                const uint32_t v = __ldcg(vr + (size_t)(32 * j + src) * (ld / 2));
+                o0 = fmaf(w, sg_bf16_lo(v), o0);
+                o1 = fmaf(w, sg_bf16_hi(v), o1);
+            }
+        }
+        const float inv = 1.0f / sum;
+        *reinterpret_cast<__nv_bfloat162 *>(p.hatt + (size_t)img * SG_MEGA_D + SG_MEGA_DH * hh + 2 * lane) =
+            __floats2bfloat162_rn(o0 * inv, o1 * inv);
     }
 }
 
@@ -146,16 +274,19 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg
             const uint8_t *b = sm.stages + d.s0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
             sg_tma_store_2d(map, b, d.x, d.y);
             sg_tma_store_2d(map, b + 16384, d.x + 64, d.y);
-        } else {
+        } else {  // fp32: reduce-add (2) or store (3)
             for (int h = 0; h < 2; h++) {
                 const uint8_t *b = sm.stages + (h ? d.s0 : d.s1) * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
-                for (int j = 0; j < 4; j++) sg_tma_reduce_add_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+                for (int j = 0; j < 4; j++) {
+                    if (d.mode == 2) sg_tma_reduce_add_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+                    else sg_tma_store_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+                }
             }
         }
         sg_bulk_commit();
         sg_bulk_wait_read0();  // the stages may be refilled
         sg_mbar_arrive(&sm.empty[d.s0]);
-        if (d.mode == 2) sg_mbar_arrive(&sm.empty[d.s1]);
+        if (d.mode != 1) sg_mbar_arrive(&sm.empty[d.s1]);
         if (pending >= 0) {  // the previous tile is complete once at most this one is in flight
             sg_bulk_wait1();
             sg_fence_proxy_async_global();  // async-proxy writes, then the generic release
@@ -174,7 +305,10 @@ template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, typename Arch::ctx &ax,
                                                 const sg_ring_smem &sm,
                                                 uint64_t *tfull, uint64_t *tempty, const int *tslot, uint64_t *sready,
-                                                uint64_t *sfree, sg_mega_store_desc *sdesc) {
+                                                uint64_t *sfree, sg_mega_store_desc *sdesc, const float *bias_s,
+                                                uint64_t *bfull, uint64_t *bempty) {
+    // The bias slots are taken one per GEMM task, as the store queue's slots are: sq indexes both.
+    static_assert(SG_MEGA_BIAS_SLOTS == SG_MEGA_STOREQ, "a GEMM task takes one bias slot and one store slot");
     sg_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
     const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
     const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
@@ -200,15 +334,24 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         switch (k.kind) {
         case SG_MT_LN1:
         case SG_MT_LN2:
-        case SG_MT_POSTLN: {
-            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
-            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
-            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, M, warp))
-                sg_ln_rows<Arch::ln_unroll>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D,
-                                   k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, SG_MEGA_LN_ROWS, M, warp, 4);
-            if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
+        case SG_MT_POSTLN:
+        case SG_MT_HLN: {  // the head's LayerNorm: rows of images, pooled -> hy
+            const bool head = k.kind == SG_MT_HLN;
+            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w
+                           : head ? p.head->ln_w : p.post_w;
+            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
+                           : head ? p.head->ln_b : p.post_b;
+            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS;
+            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, M, warp))
+                sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y,
+                                            SG_MEGA_D, r0, SG_MEGA_LN_ROWS, head ? p.n : M, warp, 4);
+            sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
+        case SG_MT_POOL:
+            sg_mega_pool(p, k.a, warp);
+            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_POOL, k.a, p.tm_max), bar);
+            break;
         case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
             const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
             const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
@@ -248,24 +391,28 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_ATT, k.a, p.tm_max), bar);
             break;
         }
-        default: {  // the GEMMs (patch embedding and the four per layer): QKV / FC1 tiles are stored as bf16 (FC1
-                    // after GELU), out-proj / FC2 / patch tiles are added to the fp32 residual stream h by a TMA
-                    // reduce-add in L2 (h += tile: one adder per element per stage, so deterministic), which
-                    // spares loading the residual
+        default: {  // the GEMMs: QKV / FC1 / HKV / HFC1 tiles are stored as bf16 (FC1 and HFC1 after GELU);
+                    // out-proj / FC2 / patch tiles are added to the fp32 residual stream h by a TMA reduce-add in L2
+                    // (h += tile: one adder per element per stage, so deterministic), which spares loading the
+                    // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
             const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-            const bool resid = sg_mega_adds_residual(k.kind);
-            const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
-                              : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
-                              : nullptr;  // PATCH: the conv bias is in pos_b
+            sg_mbar_wait(&bfull[sq.stage], sq.phase);  // the bias slot (PATCH's carries no bias)
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_BN * sq.stage : nullptr;
             uint32_t held0 = 0, held1 = 0;  // t_e: the K loop's end (profile)
             const long long t_e = Arch::template gemm<PROF>(p, k, bias, ax, sm, ring, &sfree[sq.stage], sq.phase ^ 1u,
                                                             t_busy, held0, held1);
+            sg_mbar_arrive(&bempty[sq.stage]);  // every thread has read its bias values (count 128)
             sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
             if (tid == 0) {
                 sg_mega_store_desc &d = sdesc[sq.stage];
-                d.mode = resid ? 2 : 1;
-                d.map = k.kind == SG_MT_QKV ? SG_SMAP_QKV : k.kind == SG_MT_FC1 ? SG_SMAP_H : SG_SMAP_RES;
-                d.x = n0;
+                const bool head = k.kind >= SG_MT_HKV;
+                d.mode = !sg_mega_f32_tile(k.kind) ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
+                d.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
+                      : k.kind == SG_MT_FC1                        ? SG_SMAP_H
+                      : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
+                      : head                                       ? SG_SMAP_POOLED
+                                                                   : SG_SMAP_RES;
+                d.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
                 d.y = m0;
                 d.s0 = (int)held0;
                 d.s1 = (int)held1;
@@ -279,7 +426,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         }
         if (PROF && tid == 0) {
             atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t_busy));
-            atomicAdd(p.prof + 16 + k.kind, 1ull);
+            atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);
         }
     }
 }
@@ -290,11 +437,14 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     extern __shared__ uint8_t smem_raw[];
+    __shared__ long long t_start;  // the profile's CTA start, kept in shared memory rather than a register
     __shared__ uint64_t full[2][SG_MEGA_STAGES], empty[2][SG_MEGA_STAGES];
     __shared__ uint64_t tfull[2][SG_MEGA_TASKQ], tempty[2][SG_MEGA_TASKQ];
     __shared__ int tslot[2][SG_MEGA_TASKQ];
     __shared__ uint64_t sready[2][SG_MEGA_STOREQ], sfree[2][SG_MEGA_STOREQ];
     __shared__ sg_mega_store_desc sdesc[2][SG_MEGA_STOREQ];
+    __shared__ __align__(16) float bias_s[2][SG_MEGA_BIAS_SLOTS * SG_MEGA_BN];
+    __shared__ uint64_t bfull[2][SG_MEGA_BIAS_SLOTS], bempty[2][SG_MEGA_BIAS_SLOTS];
     uint8_t *rings = sg_mega_align1024(smem_raw);
     if (threadIdx.x == 0) {
         for (int v = 0; v < 2; v++) {
@@ -310,8 +460,13 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
                 sg_mbar_init(&sready[v][q], 128);  // every consumer thread, after staging its part of the tile
                 sg_mbar_init(&sfree[v][q], 1);     // the storer, after reading the descriptor
             }
+            for (int q = 0; q < SG_MEGA_BIAS_SLOTS; q++) {
+                sg_mbar_init(&bfull[v][q], 1);     // the producer's expect_tx (+ the copy's bytes)
+                sg_mbar_init(&bempty[v][q], 128);  // every consumer thread, after its epilogue
+            }
         }
         sg_fence_mbar_init();
+        if (PROF) t_start = clock64();
     }
     Arch::cta_begin();
     __syncthreads();
@@ -319,12 +474,13 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     if (wg < 2) {
         const sg_ring_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
         typename Arch::ctx ax = Arch::ctx_for(wg);
-        sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg]);
+        sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg],
+                                    bias_s[wg], bfull[wg], bempty[wg]);
     } else {
         const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
         const sg_ring_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
         if (threadIdx.x % 32 == 0)
-            sg_mega_produce<Arch, PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
+            sg_mega_produce<Arch, PROF>(p, sm, tfull[v], tempty[v], tslot[v], bias_s[v], bfull[v], bempty[v]);
         else if (threadIdx.x % 32 == 1)
             sg_mega_storer(p, sm, sready[v], sfree[v], sdesc[v]);
         __syncwarp();
@@ -334,6 +490,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     // (__syncthreads_or, not a shared variable: compute-sanitizer racecheck paired a shared-memory flag written
     // here with the next kernel's shared-memory reads, cuBLAS starting early on the freed SMs.)
     __syncthreads();
+    if (PROF && threadIdx.x == 0) atomicAdd(p.prof + SG_MT_END + 5, (unsigned long long)(clock64() - t_start));
     Arch::cta_end();
     int is_last = 0;
     if (threadIdx.x == 0) {
@@ -342,7 +499,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         __threadfence();
     }
     if (__syncthreads_or(is_last)) {
-        const size_t words = sg_mega_counter_words(p.tm_max, p.tm_max);  // >= n_max: 128-row tiles < images
+        const size_t words = sg_mega_counter_words(p.tm_max);
         for (size_t i = threadIdx.x; i < words; i += blockDim.x) p.cnt[i] = 0;
     }
 }

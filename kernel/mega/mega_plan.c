@@ -30,11 +30,12 @@ static int imax(int a, int b) { return a > b ? a : b; }
  * are then produced). */
 static int last_tile(int img, int M) { return imin(M - 1, img * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; }
 
-/* Attention tasks of the images whose last row tile is in [r0, r1). Images are in row order, so *next walks. */
-static void put_att(tasks *v, int layer, int r0, int r1, int n, int M, int *next) {
+/* Attention tasks (kind ATT: one per head; POOL: one per image) of the images whose last row tile is in [r0, r1).
+ * Images are in row order, so *next walks. */
+static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M, int *next) {
     while (*next < n && last_tile(*next, M) < r1) {
         if (last_tile(*next, M) >= r0)
-            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, SG_MT_ATT, layer, *next, h);
+            for (int h = 0; h < (kind == SG_MT_ATT ? SG_MEGA_HEADS : 1); h++) put(v, kind, layer, *next, h);
         (*next)++;
     }
 }
@@ -56,7 +57,7 @@ static void build_interleaved(tasks *v, int n, int L, int vctas) {
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
             if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
-            if (r - lag_att >= 0) put_att(v, l, r - lag_att, r - lag_att + 1, n, M, &next);
+            if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
         }
         for (int r = 0; r < tm + lag_ln; r++) {
             if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
@@ -69,6 +70,18 @@ static void build_interleaved(tasks *v, int n, int L, int vctas) {
                 put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
         }
     }
+    /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
+     * head's small GEMMs and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at batch 1,024). */
+    const int tq = sg_mega_tiles_head(n);
+    int next = 0;
+    for (int r = 0; r < tm + lag_att; r++) {
+        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, SG_MEGA_HKV_TILES);
+        if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, &next);
+    }
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, SG_MEGA_OUT_TILES);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, SG_MEGA_FC1_TILES);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES);
 }
 
 int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen) {
@@ -96,14 +109,17 @@ int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, c
     return 0;
 }
 
-/* Tasks of one kind per counter unit (row tile, or image for ATT) and per layer: the signals a counter gets. */
+/* Tasks of one kind per unit (row tile, image for ATT and POOL, head row tile for HOUT..HFC2) and per layer: the
+ * range of the b field. */
 static int per_unit(int kind) {
     switch (kind) {
-    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: return SG_MEGA_LN_PARTS;
-    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: return SG_MEGA_OUT_TILES;
+    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return SG_MEGA_LN_PARTS;
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2: return SG_MEGA_OUT_TILES;
     case SG_MT_QKV: return SG_MEGA_QKV_TILES;
-    case SG_MT_FC1: return SG_MEGA_FC1_TILES;
+    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES;
     case SG_MT_ATT: return SG_MEGA_HEADS;
+    case SG_MT_HKV: return SG_MEGA_HKV_TILES;
+    case SG_MT_POOL: return 1;
     default: return 0;
     }
 }
@@ -114,13 +130,13 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen) {
-    const int tm = sg_mega_tiles_m(n);
+    const int tm = sg_mega_tiles_m(n), tq = sg_mega_tiles_head(n);
     if (count != (size_t)sg_mega_total_tasks(n, L)) {
         snprintf(err, errlen, "megakernel task table for batch %d: %zu tasks, expected %d", n, count,
                  sg_mega_total_tasks(n, L));
         return -1;
     }
-    const size_t words = sg_mega_counter_words(tm, n);
+    const size_t words = sg_mega_counter_words(tm);
     unsigned *c = calloc(words, sizeof *c);
     uint32_t *sorted = malloc(count * sizeof *sorted);
     if (!c || !sorted) {
@@ -133,9 +149,10 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
     for (size_t i = 0; i < count && rc == 0; i++) {
         const sg_mega_task k = sg_mega_decode(t[i]);
         const int l = k.layer;
-        const int units = k.kind == SG_MT_ATT ? n : tm;
+        const int head_rows = k.kind >= SG_MT_HOUT && k.kind <= SG_MT_HFC2;
+        const int units = k.kind == SG_MT_ATT || k.kind == SG_MT_POOL ? n : head_rows ? tq : tm;
         const int in_layer = k.kind == SG_MT_PREP || k.kind == SG_MT_PATCH ? l == 0
-                             : k.kind == SG_MT_POSTLN                     ? l == L
+                             : k.kind >= SG_MT_POSTLN                     ? l == L  /* the post-LN and the head */
                                                                           : l < L;
         int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind);
         size_t cw;
@@ -145,7 +162,7 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
             snprintf(err, errlen, "megakernel task table for batch %d: task %zu (kind %d, layer %d, %d, %d) is out of "
                      "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);
             rc = -1;
-        } else if (k.kind != SG_MT_POSTLN) {
+        } else {
             c[sg_mega_counter(k.kind, k.a, tm)]++;
         }
     }

@@ -16,6 +16,16 @@
 // and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks. Before layer 0 the patch
 // embedding: PREP (row tile, quarter): patches = normalised pixels (bf16, Conv2d weight order), h = positions +
 // conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
+// After POSTLN the attention-pooling (MAP) head, whose rows are images (tq = ceil(n / 128) head row tiles):
+//   HKV   (row tile, 128-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  12 tm
+//   POOL  (image)                    hatt = softmax(q k^T / 8) v, q the fixed probe query, all 12 heads   n
+//   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      6 tq
+//   HLN   (head row tile, quarter)   hy = LN(pooled)                              4 tq
+//   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    24 tq
+//   HFC2  (head row tile, col tile)  pooled += hmlp W2^T + b2                     6 tq
+// The head's stages have counters of their own (never shared with the encoder's): a head row tile q is made of
+// images whose token rows are far from token row tile q, so a shared counter could be bumped by the head before
+// the encoder's last signal for tile q and satisfy a wait too early.
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
 // The table is built on the host (sg_mega_plan_build, called by mega_gpu.cu): stage after stage, with the
@@ -56,6 +66,12 @@ enum {
     SG_MT_FC1,
     SG_MT_FC2,
     SG_MT_POSTLN,
+    SG_MT_HKV,   // the MAP head: K and V projections of the post-LayerNorm tokens
+    SG_MT_POOL,  // probe attention of one image
+    SG_MT_HOUT,
+    SG_MT_HLN,
+    SG_MT_HFC1,
+    SG_MT_HFC2,
     SG_MT_END
 };
 
@@ -64,33 +80,42 @@ enum {
 #define SG_MEGA_OUT_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
 #define SG_MEGA_FC1_TILES (SG_MEGA_F / SG_MEGA_BN)      // 24
 #define SG_MEGA_FC2_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
+#define SG_MEGA_HKV_TILES (2 * SG_MEGA_D / SG_MEGA_BN)  // 12
 #define SG_MEGA_LN_PARTS 4                              // LayerNorm tasks per row tile
 #define SG_MEGA_LN_ROWS (SG_MEGA_BM / SG_MEGA_LN_PARTS)  // 32
 
 // Counter words: [0] ticket, [1] exit count, then per-row-tile arrays for LN1, QKV, OUT, LN2, FC1, FC2, PREP,
-// PATCH (tm_max each) and one per image for attention (n_max).
+// PATCH, POSTLN, HKV, one per image for attention, and per head row tile arrays for POOL, HOUT, HLN, HFC1, HFC2:
+// tm_max words each (images and head row tiles are never more than token row tiles).
 #define SG_MEGA_CNT_TICKET 0
 #define SG_MEGA_CNT_EXIT 1
 #define SG_MEGA_CNT_BASE 32  // the two control words on their own 128-byte line
 
 typedef struct sg_mega_task {
-    int kind, layer, a, b;  // a: row tile (GEMM, LN) or image (ATT); b: column tile, head, or LN quarter
+    int kind, layer, a, b;  // a: row tile (GEMM, LN), image (ATT, POOL) or head row tile (HOUT..HFC2); b: column
+                            // tile, head, or LN quarter
 } sg_mega_task;
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
+SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
+SG_HD static inline int sg_mega_head_tasks(int n) {
+    return SG_MEGA_HKV_TILES * sg_mega_tiles_m(n) + n +
+           sg_mega_tiles_head(n) * (SG_MEGA_OUT_TILES + SG_MEGA_LN_PARTS + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES);
+}
 SG_HD static inline int sg_mega_layer_tasks(int n) {
     const int tm = sg_mega_tiles_m(n);
     return tm * (2 * SG_MEGA_LN_PARTS + SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) +
            SG_MEGA_HEADS * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L) {
-    return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n);
+    return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n) +
+           sg_mega_head_tasks(n);
 }
-SG_HD static inline size_t sg_mega_counter_words(int tm_max, int n_max) {
-    return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + (size_t)n_max;
-}
-// Index of the counter a task of `kind` signals (for ATT, `a` is the image).
+SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
+// Index of the counter a task of `kind` signals (for ATT and POOL, `a` is the image; a POOL task signals its head
+// row tile's counter).
 SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
+    const size_t h0 = SG_MEGA_CNT_BASE + 10 * (size_t)tm_max;  // the attention counters, then the head's
     switch (kind) {
     case SG_MT_LN1: return SG_MEGA_CNT_BASE + a;
     case SG_MT_QKV: return SG_MEGA_CNT_BASE + (size_t)tm_max + a;
@@ -100,28 +125,42 @@ SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
     case SG_MT_FC2: return SG_MEGA_CNT_BASE + 5 * (size_t)tm_max + a;
     case SG_MT_PREP: return SG_MEGA_CNT_BASE + 6 * (size_t)tm_max + a;
     case SG_MT_PATCH: return SG_MEGA_CNT_BASE + 7 * (size_t)tm_max + a;
-    default: return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + a;  // SG_MT_ATT
+    case SG_MT_POSTLN: return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + a;
+    case SG_MT_HKV: return SG_MEGA_CNT_BASE + 9 * (size_t)tm_max + a;
+    case SG_MT_POOL: return h0 + (size_t)tm_max + a / SG_MEGA_BM;  // after the n_max <= tm_max image counters
+    case SG_MT_HOUT: return h0 + 2 * (size_t)tm_max + a;
+    case SG_MT_HLN: return h0 + 3 * (size_t)tm_max + a;
+    case SG_MT_HFC1: return h0 + 4 * (size_t)tm_max + a;
+    case SG_MT_HFC2: return h0 + 5 * (size_t)tm_max + a;
+    default: return h0 + a;  // SG_MT_ATT, per image (n_max <= tm_max)
     }
 }
 
 // A task is one 32-bit word in the launch's task table (built on the host, mega_plan.c):
-// kind [28, 32), layer [23, 28), a [8, 23), b [0, 8).
+// kind [27, 32), layer [23, 27), a [8, 23), b [0, 8).
 SG_HD static inline unsigned sg_mega_encode(int kind, int layer, int a, int b) {
-    return ((unsigned)kind << 28) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
+    return ((unsigned)kind << 27) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
 }
 SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     sg_mega_task k;
-    k.kind = (int)(code >> 28);
-    k.layer = (int)((code >> 23) & 31u);
+    k.kind = (int)(code >> 27);
+    k.layer = (int)((code >> 23) & 15u);
     k.a = (int)((code >> 8) & 0x7fffu);
     k.b = (int)(code & 255u);
     return k;
 }
 
-// The GEMM stages whose tiles are added into the fp32 residual stream h (TMA reduce-add of fp32 tiles); the
-// others (QKV, FC1) store bf16 tiles.
-SG_HD static inline int sg_mega_adds_residual(int kind) {
-    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH;
+// The GEMM stages whose output tiles are fp32: added into the fp32 residual stream h (OUT, FC2, PATCH) or the
+// head's pooled rows (HFC2) by a TMA reduce-add, or stored into them (HOUT); the others (QKV, FC1, HKV, HFC1)
+// store bf16 tiles.
+SG_HD static inline int sg_mega_f32_tile(int kind) {
+    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH || kind == SG_MT_HOUT || kind == SG_MT_HFC2;
+}
+// The GEMM stages followed by tanh GELU (the MLPs' first Linear).
+SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1 || kind == SG_MT_HFC1; }
+// K of a GEMM stage (its input width).
+SG_HD static inline int sg_mega_gemm_k(int kind) {
+    return kind == SG_MT_FC2 || kind == SG_MT_HFC2 ? SG_MEGA_F : SG_MEGA_D;
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
@@ -156,6 +195,19 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     case SG_MT_FC1: kind = SG_MT_LN2, t = SG_MEGA_LN_PARTS * (l + 1); break;
     case SG_MT_FC2: kind = SG_MT_FC1, t = SG_MEGA_FC1_TILES * (l + 1); break;
     case SG_MT_POSTLN: kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l; break; /* layer field = L */
+    case SG_MT_HKV: kind = SG_MT_POSTLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_POOL:
+        kind = SG_MT_HKV, t = SG_MEGA_HKV_TILES;
+        first = k.a * SG_MEGA_T / SG_MEGA_BM;
+        count = (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM - first + 1;
+        break;
+    case SG_MT_HOUT:  /* every image of head row tile a (one POOL signal each) */
+        kind = SG_MT_POOL, first = k.a * SG_MEGA_BM;
+        t = (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
+        break;
+    case SG_MT_HLN: kind = SG_MT_HOUT, t = SG_MEGA_OUT_TILES; break;
+    case SG_MT_HFC1: kind = SG_MT_HLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_HFC2: kind = SG_MT_HFC1, t = SG_MEGA_FC1_TILES; break;
     default: return 0;                                                     /* PREP, END: no inputs */
     }
     if (i >= count) return 0;
@@ -164,7 +216,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     return 1;
 }
 
-#define SG_MEGA_MAX_LAYERS 31
+#define SG_MEGA_MAX_LAYERS 15  // the layer field's 4 bits (POSTLN is layer L)
 #define SG_MEGA_MAX_TILES_M 0x7fff
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 // kernel/sm100/sm100_mega.cu — the Blackwell megakernel: the shared skeleton (kernel/mega/mega_kernel.cuh: task
-// table, ticket, counters, producer, storer, LayerNorm and patch tasks; host side kernel/mega/mega_gpu.cu) with a
+// table, ticket, counters, producer, storer, LayerNorm, patch and MAP-head tasks; host side kernel/mega/mega_gpu.cu) with a
 // tcgen05 MMA / accumulator layer (sg_sm100_arch). Only this file differs from the Hopper kernel (kernel/sm90/sm90_mega.cu).
 //
 // NOT RUN ON HARDWARE: no B200 has been available. Checked offline only (ptxas for sm_100a; SASS opcodes by
@@ -16,8 +16,8 @@
 //   `acc_full` barrier;
 //   every thread knows the held stages without waiting (the ring advances one step per K block), waits on
 //   acc_full, then reads its accumulator row (thread i of warp w: row 32 (w % 4) + i = TMEM lane) 32 columns at a
-//   time (tcgen05.ld.32x32b.x32), adds the bias (the accumulator starts at zero, not at the bias as on Hopper),
-//   applies tanh GELU for FC1, and writes the row into the held stage(s) in the storer's swizzled TMA box layout;
+//   time (tcgen05.ld.32x32b.x32), adds the bias (from the shared-memory slot the skeleton's producer filled),
+//   applies tanh GELU for FC1 and the head's FC1, and writes the row into the held stage(s) in the storer's swizzled TMA box layout;
 //   a warpgroup barrier (after tcgen05.fence::before_thread_sync) orders those reads before the next tile's MMAs.
 // FC1 in block-scaled MXFP8 (unless --precision bf16): LayerNorm-2 tasks write its input as E4M3 + UE8M0 scales
 // (128x4 layout, sm100_quant.cuh); the producer loads K blocks of 128 E4M3 (the same 32 KB stage) plus the two
@@ -122,7 +122,11 @@ struct sg_sm100_arch {
         return ctx{(uint32_t)v, 0u};
     }
     static __device__ __forceinline__ void cta_end() {
-        if (threadIdx.x / 32 == 0) {  // the allocating warp frees
+        // The thread index read again (volatile), not kept from cta_begin: a predicate held across the whole
+        // kernel was the one value ptxas spilled at 168 registers.
+        uint32_t tid;
+        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+        if (tid / 32 == 0) {  // the allocating warp frees
             sg_tc_fence_after();
             sg_tc_dealloc(*sg_sm100_mega_tmem_slot(), SG_SM100_MEGA_TMEM_COLS);
         }
@@ -170,11 +174,10 @@ struct sg_sm100_arch {
                                                      uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
                                                      uint32_t &held0, uint32_t &held1) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
-        const bool resid = sg_mega_adds_residual(k.kind);
-        const bool mx = p.fc1_mx && k.kind == SG_MT_FC1;  // block-scaled MXFP8, K blocks of 128
-        const int hold = resid ? 2 : 1;
-        const int nk = mx ? SG_MEGA_D / 128 : (k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D) / 64;
-        const int n0 = k.b * SG_MEGA_BN;
+        const bool f32 = sg_mega_f32_tile(k.kind);
+        const bool mx = p.fc1_mx && k.kind == SG_MT_FC1;  // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
+        const int hold = f32 ? 2 : 1;
+        const int nk = mx ? SG_MEGA_D / 128 : sg_mega_gemm_k(k.kind) / 64;
         const uint32_t tmem0 = *sg_sm100_mega_tmem_slot();
         const uint32_t tmem = tmem0 + sg_sm100_tmem_addr(0, 128u * c.v);
         uint64_t *acc_full = &sg_sm100_mega_acc_full()[c.v];
@@ -232,19 +235,19 @@ struct sg_sm100_arch {
             sg_tc_wait_ld(v);
             float x[32];
 #pragma unroll
-            for (int i = 0; i < 32; i += 4) {
-                const float4 b = bias ? __ldg(reinterpret_cast<const float4 *>(bias + n0 + 32 * j + i))
+            for (int i = 0; i < 32; i += 4) {  // the bias slot in shared memory: a broadcast read
+                const float4 b = bias ? *reinterpret_cast<const float4 *>(bias + 32 * j + i)
                                       : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 x[i] = __uint_as_float(v[i]) + b.x;
                 x[i + 1] = __uint_as_float(v[i + 1]) + b.y;
                 x[i + 2] = __uint_as_float(v[i + 2]) + b.z;
                 x[i + 3] = __uint_as_float(v[i + 3]) + b.w;
             }
-            if (k.kind == SG_MT_FC1) {
+            if (sg_mega_gelu_tile(k.kind)) {
 #pragma unroll
                 for (int i = 0; i < 32; i++) x[i] = sg_mega_gelu(x[i]);
             }
-            if (resid)
+            if (f32)
                 sg_sm100_stage_f32(x, r < 64 ? s1 : s0, r, j);
             else
                 sg_sm100_stage_bf16(x, s0, r, j);
