@@ -76,10 +76,10 @@ static void check_all_sizes(void) {
     }
     uint32_t *t = build(1, 12, 264, &count, err, sizeof err);
     /* batch 1 = 2 row tiles: per layer 2 x (4 + 18 + 6 + 4 + 24 + 6) + 12 heads = 136; plus 2 x (4 + 6) for the
-     * patch embedding, 2 x 4 for the post-LayerNorm, and the MAP head: 2 x 12 K/V tiles + 1 pooling task + one
-     * head row tile x (6 + 4 + 24 + 6) */
-    CHECK(t && count == 12 * 136 + 20 + 8 + 65,
-          "batch 1: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 65)", count);
+     * patch embedding, 2 x 4 for the post-LayerNorm, and the MAP head: 2 x 12 K/V tiles + 12 pooling tasks (one per
+     * head) + one head row tile x (6 + 4 + 24 + 6) */
+    CHECK(t && count == 12 * 136 + 20 + 8 + 76,
+          "batch 1: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 76)", count);
     free(t);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 264, &count, err, sizeof err) == NULL,
           "more layers than the encoding holds is refused (%s)", err);
@@ -134,13 +134,13 @@ static void check_broken_tables(void) {
           "a head K/V tile before the post-LayerNorm of its row tile is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* image 1's pooling before the K/V tiles of row tile 3 (it spans 1-3) */
-    size_t pool = find(t, count, SG_MT_POOL, L, 1, 0), kv3 = find(t, count, SG_MT_HKV, L, 3, 0);
+    size_t pool = find(t, count, SG_MT_POOL, L, 1, 5), kv3 = find(t, count, SG_MT_HKV, L, 3, 0);
     move_before(t, pool, kv3);
     CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
           "the pooling of an image before the head K/V of the last row tile it spans is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the head's out-projection before the last image's pooling */
-    size_t hout = find(t, count, SG_MT_HOUT, L, 0, 3), pool2 = find(t, count, SG_MT_POOL, L, 2, 0);
+    size_t hout = find(t, count, SG_MT_HOUT, L, 0, 3), pool2 = find(t, count, SG_MT_POOL, L, 2, 11);
     move_before(t, hout, pool2);
     CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
           "the head's out-projection before the pooling of every image of its rows is rejected (%s)", err);

@@ -18,8 +18,8 @@
 //             (swizzled) into the K loop's last ring stage(s), which it keeps), handed to the storer thread (lane
 //             1 of the producer warp): TMA store (or, for out-proj / FC2, TMA reduce-add into the fp32 residual
 //             stream h), free the stages, wait for completion, signal the counter; or attention of one
-//             (image, head) (Arch::attention), the probe attention of one image (sg_mega_pool), or LayerNorm of
-//             32 rows (mega_ln.cuh); then bar.sync of its warpgroup + one red.release.gpu on the task's counter.
+//             (image, head) (Arch::attention), the head's probe attention of one (image, head) (sg_mega_pool), or
+//             LayerNorm of 32 rows (mega_ln.cuh); then bar.sync of its warpgroup + one red.release.gpu on the task's counter.
 // Every row is computed from that row alone (its image's rows for attention), in an order that does not depend on
 // the batch, so an image's embedding is bit-identical whatever its batch size and position.
 // Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
@@ -137,12 +137,14 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         // this task's loads depend only on this virtual CTA's own consumer, which is running tasks before it.
         next = sg_mega_ticket(p);
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-        if (k.kind == SG_MT_ATT) {
-            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
+        if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
+            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b (POOL: no Q, a scratch stage)
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_MEGA_STAGE_BYTES);
-                sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV, &sm.full[ring.stage],
-                               SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
+                const bool load = k.kind == SG_MT_ATT || j > 0;
+                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], load ? SG_MEGA_STAGE_BYTES : 0u);
+                if (load)
+                    sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV,
+                                   &sm.full[ring.stage], SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
         } else if (sg_mega_is_gemm(k.kind)) {
@@ -158,86 +160,77 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
-        }  // PREP, POOL and LayerNorm tasks read with ordinary loads
+        }  // PREP and LayerNorm tasks read with ordinary loads
     }
 }
 
-// The MAP head's attention for one image (a POOL task, one consumer warpgroup): the probe's fixed fp32 query q
-// against the image's 196 keys, per head, into hatt (bf16, as the portable head). A warp per head (heads warp,
-// warp + 4, warp + 8): lane j scores keys j, j + 32, ... (a 64-wide dot product over the key row's 16-byte
-// pieces), the softmax's max and sum by shuffles, then lane j mixes value channels 2j, 2j + 1 over the keys in
-// order, each key's weight broadcast from the lane that scored it. fp32 and a fixed order throughout, so the row
-// depends on its image alone. K and V were stored by other SMs' TMA stores (HKV tiles): read through L2 (__ldcg).
+// The MAP head's attention for one (image, head) (a POOL task, one consumer warpgroup of 128 threads): the
+// probe's fixed fp32 query q (64 values of head hh) against the image's 196 keys, from the K and V boxes the
+// producer brought into two ring stages (256 rows x 64 bf16, 128-byte swizzle: 16-byte chunk c of row r at
+// position c ^ (r % 8)); the third stage is scratch for the scores and the reductions. Thread i scores keys i and
+// i + 128; the softmax's max and sum by warp shuffles and the 4 warps' partials; output channel c = i % 64 is
+// mixed by two threads over keys [98 h, 98 h + 98) (h = i / 64), added in a fixed order. fp32 throughout, as the
+// portable head (kernel/cuda/cuda_pool_attention.cu); the row depends on its image alone.
 __device__ __forceinline__ float sg_bf16_lo(uint32_t u) { return __uint_as_float(u << 16); }
 __device__ __forceinline__ float sg_bf16_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
-__device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, int warp) {
-    const int lane = threadIdx.x % 32;
-    constexpr int ld = 3 * SG_MEGA_D, KEYS = (SG_MEGA_T + 31) / 32;  // 7 keys per lane (the last lanes: 6)
-    const __nv_bfloat16 *rows = p.qkv + (size_t)img * SG_MEGA_T * ld;
-    for (int hh = warp; hh < SG_MEGA_HEADS; hh += 4) {
-        const float4 *q4 = reinterpret_cast<const float4 *>(p.head->q + SG_MEGA_DH * hh);
-        float s[KEYS], mx = -INFINITY;
+__device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, int hh, uint8_t *scratch,
+                                             const uint8_t *kbox, const uint8_t *vbox, int bar) {
+    const int tid = threadIdx.x % 128, lane = tid % 32, warp = tid / 32;
+    float *sc = reinterpret_cast<float *>(scratch);  // [0, 256) scores, then weights; [256, 264) the warps' max
+                                                     // and sum; [272, 336) the second half's partial outputs
+    const float4 *q4 = reinterpret_cast<const float4 *>(p.head->q + SG_MEGA_DH * hh);
+    float sv[2], mx = -INFINITY;
 #pragma unroll
-        for (int j = 0; j < KEYS; j++) {
-            const int t = lane + 32 * j;
-            s[j] = -INFINITY;
-            if (t < SG_MEGA_T) {
-                // 16 dimensions at a time (the query from L1, the key row from L2): few registers live, so the
-                // task fits beside the consumer loop's state on both architectures
-                const uint4 *kr = reinterpret_cast<const uint4 *>(rows + (size_t)t * ld + SG_MEGA_D + SG_MEGA_DH * hh);
-                float acc = 0.0f;
+    for (int u = 0; u < 2; u++) {
+        const int t = tid + 128 * u;
+        sv[u] = -INFINITY;
+        if (t < SG_MEGA_T) {
+            float acc = 0.0f;
 #pragma unroll
-                for (int c = 0; c < SG_MEGA_DH / 16; c++) {
-                    const uint4 u0 = __ldcg(kr + 2 * c), u1 = __ldcg(kr + 2 * c + 1);
-                    const float4 a = __ldg(q4 + 4 * c), b = __ldg(q4 + 4 * c + 1), e = __ldg(q4 + 4 * c + 2),
-                                 f = __ldg(q4 + 4 * c + 3);
-                    acc = fmaf(a.x, sg_bf16_lo(u0.x), acc);
-                    acc = fmaf(a.y, sg_bf16_hi(u0.x), acc);
-                    acc = fmaf(a.z, sg_bf16_lo(u0.y), acc);
-                    acc = fmaf(a.w, sg_bf16_hi(u0.y), acc);
-                    acc = fmaf(b.x, sg_bf16_lo(u0.z), acc);
-                    acc = fmaf(b.y, sg_bf16_hi(u0.z), acc);
-                    acc = fmaf(b.z, sg_bf16_lo(u0.w), acc);
-                    acc = fmaf(b.w, sg_bf16_hi(u0.w), acc);
-                    acc = fmaf(e.x, sg_bf16_lo(u1.x), acc);
-                    acc = fmaf(e.y, sg_bf16_hi(u1.x), acc);
-                    acc = fmaf(e.z, sg_bf16_lo(u1.y), acc);
-                    acc = fmaf(e.w, sg_bf16_hi(u1.y), acc);
-                    acc = fmaf(f.x, sg_bf16_lo(u1.z), acc);
-                    acc = fmaf(f.y, sg_bf16_hi(u1.z), acc);
-                    acc = fmaf(f.z, sg_bf16_lo(u1.w), acc);
-                    acc = fmaf(f.w, sg_bf16_hi(u1.w), acc);
-                }
-                s[j] = acc * 0.125f;  // Dh^-1/2, Dh = 64 (nn.MultiheadAttention's scaling)
-                mx = fmaxf(mx, s[j]);
+            for (int c = 0; c < SG_MEGA_DH / 8; c++) {  // 8 bf16 per 16-byte chunk
+                const uint4 kk = *reinterpret_cast<const uint4 *>(kbox + t * 128 + ((c ^ (t & 7)) << 4));
+                const float4 a = __ldg(q4 + 2 * c), b = __ldg(q4 + 2 * c + 1);
+                acc = fmaf(a.x, sg_bf16_lo(kk.x), acc);
+                acc = fmaf(a.y, sg_bf16_hi(kk.x), acc);
+                acc = fmaf(a.z, sg_bf16_lo(kk.y), acc);
+                acc = fmaf(a.w, sg_bf16_hi(kk.y), acc);
+                acc = fmaf(b.x, sg_bf16_lo(kk.z), acc);
+                acc = fmaf(b.y, sg_bf16_hi(kk.z), acc);
+                acc = fmaf(b.z, sg_bf16_lo(kk.w), acc);
+                acc = fmaf(b.w, sg_bf16_hi(kk.w), acc);
             }
+            sv[u] = acc * 0.125f;  // Dh^-1/2, Dh = 64 (nn.MultiheadAttention's scaling)
+            mx = fmaxf(mx, sv[u]);
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < KEYS; j++) {
-            s[j] = lane + 32 * j < SG_MEGA_T ? expf(s[j] - mx) : 0.0f;
-            sum += s[j];
-        }
-        sum = sg_warp_sum(sum);
-        float o0 = 0.0f, o1 = 0.0f;
-        const uint32_t *vr = reinterpret_cast<const uint32_t *>(rows + 2 * SG_MEGA_D + SG_MEGA_DH * hh + 2 * lane);
-#pragma unroll
-        for (int j = 0; j < KEYS; j++) {
-            const int cnt = j < KEYS - 1 ? 32 : SG_MEGA_T - 32 * (KEYS - 1);
-#pragma unroll 4
-            for (int src = 0; src < cnt; src++) {
-                const float w = __shfl_sync(0xffffffffu, s[j], src);
-                const uint32_t v = __ldcg(vr + (size_t)(32 * j + src) * (ld / 2));
-                o0 = fmaf(w, sg_bf16_lo(v), o0);
-                o1 = fmaf(w, sg_bf16_hi(v), o1);
-            }
-        }
-        const float inv = 1.0f / sum;
-        *reinterpret_cast<__nv_bfloat162 *>(p.hatt + (size_t)img * SG_MEGA_D + SG_MEGA_DH * hh + 2 * lane) =
-            __floats2bfloat162_rn(o0 * inv, o1 * inv);
     }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    if (lane == 0) sc[256 + warp] = mx;
+    sg_named_bar(bar, 128);
+    mx = fmaxf(fmaxf(sc[256], sc[257]), fmaxf(sc[258], sc[259]));
+    float sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const float w = tid + 128 * u < SG_MEGA_T ? expf(sv[u] - mx) : 0.0f;
+        sc[tid + 128 * u] = w;
+        sum += w;
+    }
+    sum = sg_warp_sum(sum);
+    if (lane == 0) sc[260 + warp] = sum;
+    sg_named_bar(bar, 128);  // also publishes the weights
+    sum = (sc[260] + sc[261]) + (sc[262] + sc[263]);
+    const int c = tid % SG_MEGA_DH, h = tid / SG_MEGA_DH, t0 = 98 * h;
+    const uint32_t chunk = (uint32_t)c / 8, within = 2u * ((uint32_t)c % 8);
+    float o = 0.0f;
+#pragma unroll 7
+    for (int t = t0; t < t0 + 98; t++) {
+        const uint16_t v = *reinterpret_cast<const uint16_t *>(vbox + t * 128 + ((chunk ^ (t & 7)) << 4) + within);
+        o = fmaf(sc[t], __uint_as_float((uint32_t)v << 16), o);
+    }
+    if (h == 1) sc[272 + c] = o;
+    sg_named_bar(bar, 128);
+    if (h == 0) p.hatt[(size_t)img * SG_MEGA_D + SG_MEGA_DH * hh + c] = __float2bfloat16((o + sc[272 + c]) / sum);
+    sg_named_bar(bar, 128);  // every thread is done with the three stages before they are freed
 }
 
 // gelu_pytorch_tanh with the hardware tanh (tanh.approx.f32, max relative error ~2^-11): the result is rounded
@@ -348,10 +341,19 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
             sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
             break;
         }
-        case SG_MT_POOL:
-            sg_mega_pool(p, k.a, warp);
+        case SG_MT_POOL: {  // the head's attention: scratch, K and V stages
+            uint8_t *st[3];
+            for (int j = 0; j < 3; j++) {
+                sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+                st[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+                sg_ring_next(ring, SG_MEGA_STAGES);
+            }
+            sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2], bar);
+            if (tid == 0)
+                for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
             sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_POOL, k.a, p.tm_max), bar);
             break;
+        }
         case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
             const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
             const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);

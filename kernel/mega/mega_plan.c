@@ -30,12 +30,12 @@ static int imax(int a, int b) { return a > b ? a : b; }
  * are then produced). */
 static int last_tile(int img, int M) { return imin(M - 1, img * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; }
 
-/* Attention tasks (kind ATT: one per head; POOL: one per image) of the images whose last row tile is in [r0, r1).
+/* Attention tasks (kind ATT, or the head's POOL), one per head, of the images whose last row tile is in [r0, r1).
  * Images are in row order, so *next walks. */
 static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M, int *next) {
     while (*next < n && last_tile(*next, M) < r1) {
         if (last_tile(*next, M) >= r0)
-            for (int h = 0; h < (kind == SG_MT_ATT ? SG_MEGA_HEADS : 1); h++) put(v, kind, layer, *next, h);
+            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, kind, layer, *next, h);
         (*next)++;
     }
 }
@@ -117,9 +117,8 @@ static int per_unit(int kind) {
     case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2: return SG_MEGA_OUT_TILES;
     case SG_MT_QKV: return SG_MEGA_QKV_TILES;
     case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES;
-    case SG_MT_ATT: return SG_MEGA_HEADS;
+    case SG_MT_ATT: case SG_MT_POOL: return SG_MEGA_HEADS;
     case SG_MT_HKV: return SG_MEGA_HKV_TILES;
-    case SG_MT_POOL: return 1;
     default: return 0;
     }
 }

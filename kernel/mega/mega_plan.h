@@ -18,7 +18,7 @@
 // conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
 // After POSTLN the attention-pooling (MAP) head, whose rows are images (tq = ceil(n / 128) head row tiles):
 //   HKV   (row tile, 128-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  12 tm
-//   POOL  (image)                    hatt = softmax(q k^T / 8) v, q the fixed probe query, all 12 heads   n
+//   POOL  (image, head)              hatt = softmax(q k^T / 8) v, q the fixed probe query  12 n
 //   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      6 tq
 //   HLN   (head row tile, quarter)   hy = LN(pooled)                              4 tq
 //   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    24 tq
@@ -93,13 +93,13 @@ enum {
 
 typedef struct sg_mega_task {
     int kind, layer, a, b;  // a: row tile (GEMM, LN), image (ATT, POOL) or head row tile (HOUT..HFC2); b: column
-                            // tile, head, or LN quarter
+                            // tile, head (ATT, POOL), or LN quarter
 } sg_mega_task;
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_head_tasks(int n) {
-    return SG_MEGA_HKV_TILES * sg_mega_tiles_m(n) + n +
+    return SG_MEGA_HKV_TILES * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) * (SG_MEGA_OUT_TILES + SG_MEGA_LN_PARTS + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES);
 }
 SG_HD static inline int sg_mega_layer_tasks(int n) {
@@ -201,9 +201,9 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
         first = k.a * SG_MEGA_T / SG_MEGA_BM;
         count = (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM - first + 1;
         break;
-    case SG_MT_HOUT:  /* every image of head row tile a (one POOL signal each) */
+    case SG_MT_HOUT:  /* every head of every image of head row tile a (one POOL signal each) */
         kind = SG_MT_POOL, first = k.a * SG_MEGA_BM;
-        t = (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
+        t = SG_MEGA_HEADS * (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
         break;
     case SG_MT_HLN: kind = SG_MT_HOUT, t = SG_MEGA_OUT_TILES; break;
     case SG_MT_HFC1: kind = SG_MT_HLN, t = SG_MEGA_LN_PARTS; break;

@@ -5,8 +5,8 @@
 // thread; the ticket-ordered task table; counters; the storer's TMA stores and reduce-adds) is shared with the
 // Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
 //   GEMM tile 128 x 128 by one consumer warpgroup: 2 x wgmma m64n128k16 per k16 step, 128 fp32 registers
-//   started at zero, the last one or two ring stages held; then + bias (from the shared-memory slot the producer
-//   filled), tanh GELU (FC1, the head's FC1) and the tile written (swizzled) into the held stage(s) for the storer;
+//   started at the bias (from the shared-memory slot the producer filled), the last one or two ring stages held;
+//   then tanh GELU (FC1, the head's FC1) and the tile written (swizzled) into the held stage(s) for the storer;
 //   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh);
 // and the launcher handed to the shared host side (kernel/mega/mega_gpu.cu).
 #include <cuda_runtime.h>
@@ -19,24 +19,29 @@ static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS 
                   SG_MEGA_DH == SG_ATTN_DH,
               "an attention box (sm90_attn.cuh) fills one ring stage");
 
-// The bias of register pair k (columns 8 (k/4) + 2 (lane % 4) + {0, 1} of the tile, the wgmma accumulator
-// layout) from the tile's bias slot in shared memory (bsa: its 32-bit shared address; none: zero).
-__device__ __forceinline__ float2 sg_mega_bias2(uint32_t bsa, bool has_bias, int k) {
-    float2 b = make_float2(0.0f, 0.0f);
-    if (has_bias)
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
-                     : "=f"(b.x), "=f"(b.y)
-                     : "r"(bsa + 4u * (8u * (uint32_t)(k / 4) + 2u * (threadIdx.x & 3u))));
-    return b;
+// Starts a 64-row half tile's accumulator at the tile's bias (bsa: the 32-bit shared address of its bias slot,
+// 128 floats; none: zero), so the K loop accumulates onto it: registers k..k+3 share columns 8 (k/4) + 2 (lane %
+// 4) + {0, 1} (the wgmma accumulator layout). Shared-memory loads (the producer brought the bias in beside the
+// first K block): a global load here cost two dependent L2 round trips per tile (the layer table, then the bias).
+__device__ __forceinline__ void sg_mega_acc_init(float (&acc)[64], uint32_t bsa, bool has_bias) {
+    const uint32_t col0 = 2u * (threadIdx.x & 3u);
+#pragma unroll
+    for (int k = 0; k < 64; k += 4) {
+        float2 b = make_float2(0.0f, 0.0f);
+        if (has_bias)
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"  // volatile + memory: not above the slot's wait
+                         : "=f"(b.x), "=f"(b.y) : "r"(bsa + 4u * (col0 + 8u * (k / 4))) : "memory");
+        acc[k] = acc[k + 2] = b.x;
+        acc[k + 1] = acc[k + 3] = b.y;
+    }
 }
 
-// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) + bias as bf16 into `buf`, a
-// ring stage, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of
-// row r at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank
-// conflicts. GELU = 1 applies tanh GELU after the bias.
+// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, a ring
+// stage, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
+// at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank conflicts.
+// GELU = 1 applies tanh GELU first.
 template <int GELU>
-__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint32_t bsa, bool has_bias, uint8_t *buf,
-                                                   int half) {
+__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint8_t *buf, int half) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // Row r = 64 half + 16 warp + lane/4 + 8 ((k/2)%2), so r % 8 = lane/4 for every register: the swizzle is a
     // per-thread constant, and the addresses are 32-bit shared-window offsets (64-bit generic pointers for 32
@@ -45,9 +50,7 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint3
     const uint32_t r8 = (uint32_t)lane >> 2;
 #pragma unroll
     for (int k = 0; k < 64; k += 2) {
-        const float2 bb = sg_mega_bias2(bsa, has_bias, k);
-        const float a0 = acc[k] + bb.x, b0 = acc[k + 1] + bb.y;
-        const float a = GELU ? sg_mega_gelu(a0) : a0, b = GELU ? sg_mega_gelu(b0) : b0;
+        const float a = GELU ? sg_mega_gelu(acc[k]) : acc[k], b = GELU ? sg_mega_gelu(acc[k + 1]) : acc[k + 1];
         const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
         const uint32_t off = (k / 32) * 16384 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 4) % 8) ^ r8) << 4);
         asm volatile("st.shared.b32 [%0], %1;" ::"r"(base + off), "r"(*reinterpret_cast<const uint32_t *>(&v))
@@ -55,8 +58,8 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint3
     }
 }
 
-// Writes 64 rows x 128 fp32 columns + bias into `buf` as four TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
-__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint32_t bsa, bool has_bias, uint8_t *buf) {
+// Writes 64 rows x 128 fp32 columns into `buf` as four TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
+__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint8_t *buf) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // 16-byte chunk of register pair k: 2 ((k/4) % 4) + (lane % 4)/2 (even + bit), so chunk ^ (row % 8) =
     // 2 ((k/4) % 4) ^ x with the per-thread x = ((lane % 4)/2) ^ (lane/4).
@@ -65,9 +68,7 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint32
 #pragma unroll
     for (int k = 0; k < 64; k += 2) {
         const uint32_t off = (k / 16) * 8192 + 8 * ((k / 2) % 2) * 128 + (((2 * ((uint32_t)(k / 4) % 4)) ^ x) << 4);
-        const float2 bb = sg_mega_bias2(bsa, has_bias, k);
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[k] + bb.x), "f"(acc[k + 1] + bb.y)
-                     : "memory");
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[k]), "f"(acc[k + 1]) : "memory");
     }
 }
 
@@ -89,7 +90,7 @@ struct sg_sm90_arch {
         return false;  // bf16 FC1 input (FP8 is not in the Hopper megakernel)
     }
 
-    // The accumulators start at zero; the bias (shared memory, or none) is added as the tile is staged.
+    // The accumulators start at the bias (its shared-memory slot, or zero), so the epilogue has none to add.
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, const float *bias,
                                                      ctx &, const sg_ring_smem &sm, sg_ring &ring,
@@ -98,8 +99,14 @@ struct sg_sm90_arch {
         const int tid = threadIdx.x % 128;
         const bool f32 = sg_mega_f32_tile(k.kind);
         float acc0[64], acc1[64];
+        {
+            const bool hb = bias != nullptr;
+            const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
+            sg_mega_acc_init(acc0, bsa, hb);
+            sg_mega_acc_init(acc1, bsa, hb);
+        }
         const long long t_k = PROF ? clock64() : 0;
-        sg_sm90_gemm_kloop_128_hold<SG_MEGA_STAGES, 0>(acc0, acc1, sg_mega_gemm_k(k.kind), sm, ring, f32 ? 2 : 1,
+        sg_sm90_gemm_kloop_128_hold<SG_MEGA_STAGES, 1>(acc0, acc1, sg_mega_gemm_k(k.kind), sm, ring, f32 ? 2 : 1,
                                                        held0, held1);
         const long long t_e = PROF ? clock64() : 0;
         if (PROF && tid == 0) {
@@ -107,20 +114,18 @@ struct sg_sm90_arch {
             atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));     // K loop
         }
         sg_mbar_wait(sfree, sfree_parity);
-        const bool hb = bias != nullptr;
-        const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
         if (!f32) {
             uint8_t *buf = sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
             if (sg_mega_gelu_tile(k.kind)) {
-                sg_mega_stage_bf16<1>(acc0, bsa, hb, buf, 0);
-                sg_mega_stage_bf16<1>(acc1, bsa, hb, buf, 1);
+                sg_mega_stage_bf16<1>(acc0, buf, 0);
+                sg_mega_stage_bf16<1>(acc1, buf, 1);
             } else {
-                sg_mega_stage_bf16<0>(acc0, bsa, hb, buf, 0);
-                sg_mega_stage_bf16<0>(acc1, bsa, hb, buf, 1);
+                sg_mega_stage_bf16<0>(acc0, buf, 0);
+                sg_mega_stage_bf16<0>(acc1, buf, 1);
             }
         } else {
-            sg_mega_stage_f32(acc0, bsa, hb, sm.stages + held1 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
-            sg_mega_stage_f32(acc1, bsa, hb, sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
+            sg_mega_stage_f32(acc0, sm.stages + held1 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
+            sg_mega_stage_f32(acc1, sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
         }
         return t_e;
     }
