@@ -240,7 +240,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, 2 * g->sms, &t, &count, err, errlen)) return -1;
+        if (sg_mega_plan_build(n, g->L, g->sms, &t, &count, err, errlen)) return -1;
         if (sg_mega_plan_check(t, count, n, g->L, err, errlen)) {
             free(t);
             return -1;
@@ -336,8 +336,9 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         cudaEventElapsedTime(&ms, e0, e1);
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
-        // Shares of the CTAs' own elapsed cycles (summed at their exit), so they hold whatever clock the GPU ran at.
-        const double vcta_cycles = 2.0 * (double)h[SG_MT_END + 5];
+        // Shares of the CTAs' own elapsed cycles (summed at their exit), so they hold whatever clock the GPU ran at;
+        // the consumer counters are warpgroup 0's (both warpgroups run every task), the producer's is its own.
+        const double cta_cycles = (double)h[SG_MT_END + 5];
         const double mhz = (double)h[SG_MT_END + 5] / g->sms / (ms * 1e3);
         static const char *names[] = {"prep",   "patch",  "ln1",     "qkv",       "att",       "out",
                                       "ln2",    "fc1",    "fc2",     "postln",    "hkv",       "pool",
@@ -348,7 +349,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                         "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L));
         for (int i = 0; i < SG_MT_END + 5; i++) {
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
-            fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / vcta_cycles, cnt,
+            fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,
                     cnt ? h[i] / mhz / cnt : 0.0);
         }
     }

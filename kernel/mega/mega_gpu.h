@@ -18,15 +18,22 @@
 #include "../cuda/cuda_forward.h"
 
 // 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM
-// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 producer warps (8, 9). 320 threads give every thread
-// 200 registers at compile time; with a producer warpgroup (384 threads) ptxas allocates 168 and setmaxnreg only
-// moves registers at run time, which left the Hopper consumers' GEMM path (128 accumulators) spilling.
+// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread and warpgroup 0's
+// storer; 9: warpgroup 1's storer). 320 threads give every thread 168 registers (a producer warpgroup of 384 would
+// leave 168 too, with setmaxnreg only moving registers at run time).
 #define SG_MEGA_THREADS 320
-#define SG_MEGA_STAGES 3  // per virtual CTA: 3 x 32 KB; attention needs exactly 3 (Q, K, V)
+#define SG_MEGA_CONSUMERS 256  // both warpgroups run every task
+#define SG_MEGA_STAGES 3       // ring stages; attention needs exactly 3 (Q, K, V)
 #define SG_MEGA_TASKQ 4
-#define SG_MEGA_STAGE_BYTES 32768  // A 128 x 64 + W 128 x 64 bf16, or one attention box of 256 x 64
+#define SG_MEGA_A_BYTES 16384  // A block: 128 rows x 64 bf16 (one 128-byte swizzle row each)
+#define SG_MEGA_WH_BYTES 16384 // a warpgroup's half of the W block: 128 rows x 64 bf16
+#define SG_MEGA_STAGE_BYTES (SG_MEGA_A_BYTES + SG_MEGA_WGS * SG_MEGA_WH_BYTES)  // 48 KB; an attention box: 32 KB
+#define SG_MEGA_ATT_BOX_BYTES 32768
 #define SG_MEGA_RING_BYTES (SG_MEGA_STAGES * SG_MEGA_STAGE_BYTES)
-#define SG_MEGA_SMEM (2 * SG_MEGA_RING_BYTES + 1024)  // + alignment slack for the 1024-byte swizzle atoms
+// Each warpgroup stages its output through 32 KB of its own: a bf16 128 x 128 half tile, or an fp32 one in two
+// pieces of 64 rows, each written out by the warpgroup's storer thread with TMA before the next is staged.
+#define SG_MEGA_OUT_BYTES 32768
+#define SG_MEGA_SMEM (SG_MEGA_RING_BYTES + SG_MEGA_WGS * SG_MEGA_OUT_BYTES + 1024)  // + alignment slack (1024-byte atoms)
 #define SG_MEGA_ATT_BOX_ROWS 256  // rows of a Q, K or V box of one (image, head): 196 tokens + padding
 
 // Tensor maps (device memory, 64-byte aligned): activations, the MAP head's weights and activations, then 4
@@ -45,17 +52,15 @@ enum {
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
 enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP, SG_SMAPS };
 
-// A GEMM tile handed from the consumer warpgroup to its storer thread (lane 1 of the producer warp): the tile
-// sits in held ring stages in the TMA box layout; the storer writes it out with TMA, frees the stages, waits for
-// completion and signals the tile's counter.
+// A piece of a GEMM tile handed from a consumer warpgroup to its storer thread: the piece sits in the warpgroup's
+// staging buffer in the TMA box layout; the storer writes it out with TMA, frees the buffer once read, and
+// signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
-    int mode;    // 0: stop; 1: bf16 128 x 128 in stage s0, stored (2 boxes of 64 columns); 2: fp32, rows 0-63 in
-                 // s1 and 64-127 in s0 (4 boxes of 32 columns x 64 rows each), added to the tensor (reduce-add);
-                 // 3: the same fp32 tile, stored
-    int map, x, y, s0, s1;
-    unsigned cnt;  // counter word to signal
+    int mode;  // 0: stop; 1: bf16 128 x 128 (2 boxes of 64 columns x 128 rows), stored; 2: fp32 64 x 128 (4 boxes
+               // of 32 columns x 64 rows), added to the tensor (reduce-add); 3: the same fp32 piece, stored
+    int map, x, y;
+    int cnt;   // counter word to signal once this piece is complete, or -1 (not the tile's last piece)
 };
-#define SG_MEGA_STOREQ 2
 
 struct sg_mega_layer_dev {
     const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
@@ -66,9 +71,9 @@ struct sg_mega_head_dev {
     const float *q;                            // [768] the probe's query, probe W_q^T + b_q (image-independent)
     const float *kv_b, *o_b, *ln_w, *ln_b, *fc1_b, *fc2_b;
 };
-// A GEMM task's bias (128 floats for its columns) is copied into shared memory by the producer, beside the task's
-// first K block, so the consumer's epilogue reads it from there: two slots per virtual CTA, taken by GEMM tasks
-// in turn (full: the copy landed; empty: the consumer read it).
+// A GEMM task's bias (256 floats for its columns) is copied into shared memory by the producer, beside the task's
+// first K block, and the consumers start their accumulators from it: two slots, taken by GEMM tasks in turn (full:
+// the copy landed; empty: both warpgroups read it).
 #define SG_MEGA_BIAS_SLOTS 2
 
 struct sg_mega_params {
@@ -99,7 +104,8 @@ struct sg_mega_params {
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 
-// Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
+// Profile counters (cycles summed over CTAs; consumer counters from warpgroup 0, which runs every task as warpgroup
+// 1 does): [kind] consumer busy per task kind, [SG_MT_END] consumer
 // waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks' start
 // (the bias slot's wait), K loop and stores, [SG_MT_END + 5] every CTA's elapsed cycles; [32 + kind] task counts.
 #define SG_MEGA_PROF_COUNTS 32

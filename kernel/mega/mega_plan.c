@@ -45,27 +45,27 @@ static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M,
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about one grid of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int vctas) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    const int lag_att = imax(1, vctas / SG_MEGA_QKV_TILES), lag_ln = imax(1, vctas / SG_MEGA_OUT_TILES);
+static void build_interleaved(tasks *v, int n, int L, int grid) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T, W = SG_MEGA_WGS;
+    const int lag_att = imax(1, grid * W / SG_MEGA_QKV_TILES), lag_ln = imax(1, grid * W / SG_MEGA_OUT_TILES);
     for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
     for (int r = 0; r < tm + lag_ln; r++) {
-        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
+        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES / W);
         if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
     }
     for (int l = 0; l < L; l++) {
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
+            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES / W);
             if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
         }
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
+            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES / W);
             if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
         }
-        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES);
+        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES / W);
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES);
+            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES / W);
             if (r - lag_ln >= 0)
                 put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
         }
@@ -75,16 +75,16 @@ static void build_interleaved(tasks *v, int n, int L, int vctas) {
     const int tq = sg_mega_tiles_head(n);
     int next = 0;
     for (int r = 0; r < tm + lag_att; r++) {
-        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, SG_MEGA_HKV_TILES);
+        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, SG_MEGA_HKV_TILES / W);
         if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, &next);
     }
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, SG_MEGA_OUT_TILES);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, SG_MEGA_OUT_TILES / W);
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, SG_MEGA_FC1_TILES);
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, SG_MEGA_FC1_TILES / W);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES / W);
 }
 
-int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
@@ -97,7 +97,7 @@ int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, c
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    build_interleaved(&v, n, L, vctas);
+    build_interleaved(&v, n, L, grid);
     if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);
@@ -114,11 +114,12 @@ int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, c
 static int per_unit(int kind) {
     switch (kind) {
     case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return SG_MEGA_LN_PARTS;
-    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2: return SG_MEGA_OUT_TILES;
-    case SG_MT_QKV: return SG_MEGA_QKV_TILES;
-    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES;
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
+        return SG_MEGA_OUT_TILES / SG_MEGA_WGS;
+    case SG_MT_QKV: return SG_MEGA_QKV_TILES / SG_MEGA_WGS;
+    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES / SG_MEGA_WGS;
     case SG_MT_ATT: case SG_MT_POOL: return SG_MEGA_HEADS;
-    case SG_MT_HKV: return SG_MEGA_HKV_TILES;
+    case SG_MT_HKV: return SG_MEGA_HKV_TILES / SG_MEGA_WGS;
     default: return 0;
     }
 }
@@ -162,7 +163,7 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
                      "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);
             rc = -1;
         } else {
-            c[sg_mega_counter(k.kind, k.a, tm)]++;
+            c[sg_mega_counter(k.kind, k.a, tm)] += (unsigned)sg_mega_signals(k.kind);
         }
     }
     /* Every field in range, no task twice and the right count: then every task of the launch is there once. */

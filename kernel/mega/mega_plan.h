@@ -3,26 +3,28 @@
 // kernels and the host), and the host functions that build a launch's list
 // and prove it is in dependency order (kernel/mega/mega_plan.c, plain C so CI tests them without a GPU).
 //
-// One launch runs the L encoder layers and the post-LayerNorm of n images (M = 196 n token rows, tm = ceil(M /
-// 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md §2); a layer's
-// stages are:
+// One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
+// is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
+// half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
+// counters count 128-column halves. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
+// §2); a layer's stages are (tasks; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
-//   QKV   (row tile, 128-col tile)   qkv = y Wqkv^T + b                       18 tm
+//   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
 //   ATT   (image, head)              att = softmax(q k^T / 8) v               12 n
-//   OUT   (row tile, col tile)       h += att Wo^T + b                        6 tm
+//   OUT   (row tile, col tile)       h += att Wo^T + b                        3 tm (6 tm halves)
 //   LN2   (row tile, quarter)        y = LN2(h)                               4 tm
-//   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    24 tm
-//   FC2   (row tile, col tile)       h += H W2^T + b2                         6 tm
+//   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    12 tm (24 tm halves)
+//   FC2   (row tile, col tile)       h += H W2^T + b2                         3 tm (6 tm halves)
 // and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks. Before layer 0 the patch
 // embedding: PREP (row tile, quarter): patches = normalised pixels (bf16, Conv2d weight order), h = positions +
-// conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
+// conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 3 tm tasks.
 // After POSTLN the attention-pooling (MAP) head, whose rows are images (tq = ceil(n / 128) head row tiles):
-//   HKV   (row tile, 128-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  12 tm
+//   HKV   (row tile, 256-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  6 tm
 //   POOL  (image, head)              hatt = softmax(q k^T / 8) v, q the fixed probe query  12 n
-//   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      6 tq
+//   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      3 tq
 //   HLN   (head row tile, quarter)   hy = LN(pooled)                              4 tq
-//   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    24 tq
-//   HFC2  (head row tile, col tile)  pooled += hmlp W2^T + b2                     6 tq
+//   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    12 tq
+//   HFC2  (head row tile, col tile)  pooled += hmlp W2^T + b2                     3 tq
 // The head's stages have counters of their own (never shared with the encoder's): a head row tile q is made of
 // images whose token rows are far from token row tile q, so a shared counter could be bumped by the head before
 // the encoder's last signal for tile q and satisfy a wait too early.
@@ -53,7 +55,9 @@
 #define SG_MEGA_HEADS 12
 #define SG_MEGA_DH (SG_MEGA_D / SG_MEGA_HEADS)  // 64
 #define SG_MEGA_BM 128
-#define SG_MEGA_BN 128
+#define SG_MEGA_BN 128                       // columns of a warpgroup's half tile (a counter signal)
+#define SG_MEGA_WGS 2                        // consumer warpgroups: halves per GEMM task
+#define SG_MEGA_TN (SG_MEGA_WGS * SG_MEGA_BN)  // 256: columns of a GEMM task
 
 enum {
     SG_MT_PREP = 0,  /* patch embedding, part 1: uint8 pixels -> bf16 patches, h = positions + conv bias */
@@ -75,7 +79,7 @@ enum {
     SG_MT_END
 };
 
-// Column tiles per row tile of each GEMM stage.
+// 128-column halves per row tile of each GEMM stage: the signals its counter gets per layer (tasks: half as many).
 #define SG_MEGA_QKV_TILES (3 * SG_MEGA_D / SG_MEGA_BN)  // 18
 #define SG_MEGA_OUT_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
 #define SG_MEGA_FC1_TILES (SG_MEGA_F / SG_MEGA_BN)      // 24
@@ -99,17 +103,19 @@ typedef struct sg_mega_task {
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_head_tasks(int n) {
-    return SG_MEGA_HKV_TILES * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
-           sg_mega_tiles_head(n) * (SG_MEGA_OUT_TILES + SG_MEGA_LN_PARTS + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES);
+    return SG_MEGA_HKV_TILES / SG_MEGA_WGS * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
+           sg_mega_tiles_head(n) *
+               ((SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS + SG_MEGA_LN_PARTS);
 }
 SG_HD static inline int sg_mega_layer_tasks(int n) {
     const int tm = sg_mega_tiles_m(n);
-    return tm * (2 * SG_MEGA_LN_PARTS + SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) +
+    return tm * (2 * SG_MEGA_LN_PARTS +
+                 (SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS) +
            SG_MEGA_HEADS * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L) {
-    return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n) +
-           sg_mega_head_tasks(n);
+    return L * sg_mega_layer_tasks(n) +
+           (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES / SG_MEGA_WGS) * sg_mega_tiles_m(n) + sg_mega_head_tasks(n);
 }
 SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
 // Index of the counter a task of `kind` signals (for ATT and POOL, `a` is the image; a POOL task signals its head
@@ -158,6 +164,14 @@ SG_HD static inline int sg_mega_f32_tile(int kind) {
 }
 // The GEMM stages followed by tanh GELU (the MLPs' first Linear).
 SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1 || kind == SG_MT_HFC1; }
+// Signals a task gives its counter: one per 128-column half for a GEMM task (each half's storer signals when its
+// stores are complete), one for every other task.
+SG_HD static inline int sg_mega_signals(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
+                   kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2
+               ? SG_MEGA_WGS
+               : 1;
+}
 // K of a GEMM stage (its input width).
 SG_HD static inline int sg_mega_gemm_k(int kind) {
     return kind == SG_MT_FC2 || kind == SG_MT_HFC2 ? SG_MEGA_F : SG_MEGA_D;
@@ -223,11 +237,11 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
 extern "C" {
 #endif
 
-/* Builds the task table of a launch for n images and L layers on a GPU of vctas virtual CTAs (2 per SM), in
- * the one order the kernel uses: stage by stage, with the attention and LayerNorm tasks about one grid of tasks
- * (vctas) behind the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
+/* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), in the one
+ * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about one grid of tasks behind
+ * the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
  * memory, n or L beyond the encoding). */
-int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen);
+int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
  * mega_kernel.cuh) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
