@@ -14,10 +14,9 @@
 // The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
-//   producer: a window of 4 tickets -> the first task of the window whose input counters are complete
-//             (ld.acquire, then fence.proxy.async) -> hand it to the consumers (4-slot smem queue) -> refill the
-//             window with the next ticket (its atomic and the table load overlap this task's loads and the
-//             consumers' work) -> for a GEMM, the tile's 256 bias
+//   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, mega_sync.cuh) ->
+//             hand the task number to the consumers (4-slot smem queue) -> fetch the next ticket (its atomic and
+//             the table load overlap this task's loads and the consumers' work) -> for a GEMM, the tile's 256 bias
 //             values into a shared-memory slot (one bulk copy) -> TMA loads into the ring (GEMM: K/64 blocks of
 //             A and W; attention: Q, K, V boxes of 256 x 64, one stage each; the head's attention: K and V, and
 //             a stage it uses as scratch);
@@ -73,6 +72,15 @@ __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
 }
 
+// Waits (one thread) until every input of task k is complete: the inputs of kernel/mega/mega_plan.h, the same rules the
+// host's order check replays. (An attention task's 256-row boxes also read up to 60 rows of the next image; those
+// only meet masked keys or unstored queries: sm90_attn.cuh.)
+__device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, const sg_mega_task &k) {
+    size_t c;
+    unsigned t;
+    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
+}
+
 // Both consumer warpgroups have written their part of a task's output (global stores): one thread publishes it.
 __device__ __forceinline__ void sg_mega_signal_all(unsigned *counter) {
     sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
@@ -122,68 +130,27 @@ __device__ __forceinline__ bool sg_mega_is_gemm(int kind) {
            kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
 }
 
-// Whether every input of task `code` is complete now (one thread; ld.acquire of each counter, no waiting).
-__device__ __forceinline__ bool sg_mega_ready(const sg_mega_params &p, unsigned code) {
-    const sg_mega_task k = sg_mega_decode(code);
-    size_t c;
-    unsigned t;
-    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++)
-        if (sg_ld_acquire(p.cnt + c) < t) return false;
-    return true;
-}
-
-// The producer holds a window of SG_MEGA_WINDOW tickets, in increasing order, and hands its consumers the first
-// one whose inputs are complete, instead of waiting on the oldest: a LayerNorm or attention task taken while the
-// tiles it reads are still being computed no longer stalls the whole SM (both warpgroups run every task).
-// Deadlock freedom: a task is pushed only once ready, so the consumers never block on an input; the lowest
-// unfinished task of the launch has every input complete (the table is topological), so the CTA holding it
-// picks it at its next look at the window, after at most the loads of the task it just pushed, which depend only
-// on its own consumers. The end marker (a ticket past the table) goes out only when the whole window is ended.
-#define SG_MEGA_WINDOW 4
-
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
                                                 uint64_t *bempty) {
     sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
-    unsigned held[SG_MEGA_WINDOW];
-#pragma unroll
-    for (int i = 0; i < SG_MEGA_WINDOW; i++) held[i] = sg_mega_ticket(p);
+    unsigned next = sg_mega_ticket(p);
     for (;;) {
-        // Pick: the first ready task of the window (END only when the oldest is END: then all are).
-        const long long w0 = clock64();
-        int pick = -1;
-        while (pick < 0) {
-            if (sg_mega_decode(held[0]).kind == SG_MT_END) {
-                pick = 0;
-                break;
-            }
-#pragma unroll
-            for (int i = 0; i < SG_MEGA_WINDOW; i++)
-                if (pick < 0 && sg_mega_decode(held[i]).kind != SG_MT_END && sg_mega_ready(p, held[i])) pick = i;
-            if (pick < 0) {
-                __nanosleep(32);
-                if (clock64() - w0 > SG_SPIN_LIMIT) __trap();  // a lost signal: a launch error, never a hang
-            }
-        }
-        unsigned code = held[0];
-#pragma unroll
-        for (int i = 0; i < SG_MEGA_WINDOW; i++)  // take held[pick] out; the window stays in ticket order
-            if (i == pick) code = held[i];
-#pragma unroll
-        for (int i = 0; i < SG_MEGA_WINDOW - 1; i++)
-            if (i >= pick) held[i] = held[i + 1];
+        const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
+        const long long w0 = PROF ? clock64() : 0;
+        sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
-        sg_fence_proxy_async_global();  // the inputs were acquired by generic loads; TMA (the async proxy) reads them
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
         if (k.kind == SG_MT_END) return;
-        // Refill the window now, before this task's loads (which wait for ring stages): the atomic's and the table
-        // load's round trips to L2 overlap the consumers' work instead of following it.
-        held[SG_MEGA_WINDOW - 1] = sg_mega_ticket(p);
+        // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
+        // load's round trips to L2 then overlap the consumers' work instead of following it. Holding it is safe:
+        // this task's loads depend only on this CTA's own consumers, which are running tasks before it.
+        next = sg_mega_ticket(p);
         const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_TN;
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
             for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b (POOL: no Q, a scratch stage)
