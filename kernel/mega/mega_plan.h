@@ -31,7 +31,7 @@
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
 // The table is built on the host (sg_mega_plan_build, called by mega_gpu.cu): stage after stage, with the
-// attention and LayerNorm tasks moved up to one grid of tasks behind the tiles they read, so their inputs are
+// attention and LayerNorm tasks moved up to two grids of tasks behind the tiles they read, so their inputs are
 // still in L2.
 // Dependencies are counters, one per (stage, row tile) and one per image for attention, that only grow during a
 // launch: a stage of layer l needs its producer's counter to reach (l + 1) x (signals per layer), which is
@@ -238,7 +238,7 @@ extern "C" {
 #endif
 
 /* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), in the one
- * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about one grid of tasks behind
+ * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about two grids of tasks behind
  * the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
  * memory, n or L beyond the encoding). */
 int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen);
