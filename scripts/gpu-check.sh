@@ -11,14 +11,15 @@
 #    (scripts/hf_embed.py) and with siglip2-embed --backend B --no-normalize for B in cuda, sm90, sm100; prints
 #    per backend min/mean cosine and max |d| to HF (scripts/gpu_compare.py; gate: cosine >= 0.9999 for every
 #    image); a backend that does not construct is reported 'unavailable: reason' (a failure only for cuda);
-# 3b. runs each megakernel backend through 10,000 back-to-back batches of mixed sizes (tests/tools/sg_backend_stress);
+# 3b. runs each megakernel backend through 10,000 back-to-back batches of mixed sizes (tests/tools/sg_backend_stress),
+#     every row bit-identical to its image's batch-1 row;
+# 3c. batch invariance: every row of batches of 1, 2, 15, 16, 17, 255, 256 and 1,024 bit-identical to the image's
+#     batch-1 row (tests/tools/sg_batch_invariance; required of the megakernels, reported for cuda);
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
-# 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend.
+# 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend
+#    (SG_CHECK_SANITIZE=0 skips them, for a quick iteration).
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail
-# Every batch through the megakernels, however small (by default the sm90 backend sends batches below 16 to the
-# portable layers): the checks below use batches of 2 and 8.
-export SG_ENC_MIN_BATCH=1
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RES=${OUT:-/tmp/sg-gpu-check}
@@ -36,7 +37,7 @@ echo "== gpu-check $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_ve
 # --- 1. build
 DEPS=()
 [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
-if make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tests/test_gpu_cuda build/tools/sg_gpu_bench build/tools/sg_backend_stress >"$WORK/build.log" 2>&1; then
+if make -j"$JOBS" "${DEPS[@]}" siglip2-embed build/tests/test_gpu_cuda build/tools/sg_gpu_bench build/tools/sg_backend_stress build/tools/sg_batch_invariance >"$WORK/build.log" 2>&1; then
     pass "build (make -j$JOBS ${DEPS[*]})"
 else
     tail -30 "$WORK/build.log"
@@ -105,13 +106,26 @@ done
 # against its batch-1 reference (tests/tools/sg_backend_stress.c)
 for B in "${AVAILABLE[@]}"; do
     [ "$B" = cuda ] && continue
-    # SG_ENC_MIN_BATCH=1: every batch through the megakernel (by default the smallest ones take the portable
-    # layers, whose rows differ from the megakernel's by bf16 rounding, beyond the tool's 1e-4)
-    if SG_ENC_MIN_BATCH=1 timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$B.log" 2>&1; then
+    if timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$B.log" 2>&1; then
         pass "$(tail -1 "$WORK/stress-$B.log")"
     else
         tail -5 "$WORK/stress-$B.log" | sed 's/^/    /'
         fail "backend $B under mixed back-to-back batches (exit $?)"
+    fi
+done
+
+# --- 3c. bit-identical rows whatever the batch size and position
+for B in "${AVAILABLE[@]}"; do
+    timeout 300 build/tools/sg_batch_invariance "$CKPT" "$B" >"$WORK/invariance-$B.log" 2>&1
+    rc=$?
+    if [ "$B" = cuda ]; then  # cuBLASLt may pick another algorithm for another M: reported, not required
+        sed 's/^\(PASS\|FAIL\): /    INFO (cuda, not required): /' "$WORK/invariance-$B.log"
+    elif [ "$rc" -eq 0 ]; then
+        pass "backend $B: every row of batches 1, 2, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
+        sed 's/^/    /' "$WORK/invariance-$B.log"
+    else
+        sed 's/^/    /' "$WORK/invariance-$B.log"
+        fail "backend $B: rows depend on the batch (exit $rc)"
     fi
 done
 
@@ -129,7 +143,9 @@ grep -E '^(PASS|FAIL|SKIP)' "$WORK/test_gpu_cuda.log" | sed 's/^/    /'
 # fail the check. memcheck and synccheck must be clean everywhere.
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 LIBK='^(nvjet|sm[0-9]+_xmma|cutlass|cublas)'
-if [ -z "$CS" ]; then
+if [ "${SG_CHECK_SANITIZE:-1}" = 0 ]; then
+    echo "INFO: compute-sanitizer skipped (SG_CHECK_SANITIZE=0)"
+elif [ -z "$CS" ]; then
     fail "compute-sanitizer not found"
 else
     for B in "${AVAILABLE[@]}"; do

@@ -5,8 +5,6 @@
 # cuda (same input, bit-for-bit stable across batch sizes?); graph replay timings of both.
 #   scripts/sm90-mega-check.sh [OUTDIR]
 set -uo pipefail
-# Every batch through the megakernel (the sm90 backend sends batches below 16 to the portable layers).
-export SG_ENC_MIN_BATCH=${SG_ENC_MIN_BATCH:-1}
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RES=${1:-${OUT:-/tmp/sg-sm90-mega}}

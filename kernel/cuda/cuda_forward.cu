@@ -256,16 +256,14 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
 #define RUN(what, x)     \
     if (x) return -1;    \
     prof.mark(what)
-    const bool mega = cm->enc && n >= cm->enc_min_batch;
-    if (!mega || !cm->enc->patch_embed) {
-        RUN("patchify",
-            sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
-        RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
-    }
-    if (mega) {
+    if (cm->enc) {  // the whole forward in the megakernel's one launch
         RUN(cm->enc->name, cm->enc->run(cm->enc_ctx, cm, pix, n, st, err, errlen));
+        prof.report(n);
+        return 0;
     }
-    if (!mega) {
+    RUN("patchify", sg_cu_patchify(pix, n, c->image_size, c->patch_size, D, w->pos_b, cm->big, cm->h, st, err, errlen));
+    RUN("gemm_patch", sg_cu_gemm_run(&p->patch, lt, cm->big, w->patch_w, nullptr, cm->h, ws, st, err, errlen));
+    {
         const sg_cu_stack stack = {cm->h, cm->y, cm->qkv, cm->att, cm->big, n, T, D, F, H, eps, tanh_form, 0,
                                    nullptr, nullptr};
         const sg_cu_layer_plans lp = {&p->qkv, &p->o, &p->fc1, &p->fc2, p->gelu_fused};
@@ -273,9 +271,7 @@ int sg_cu_forward(sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, i
                                  err, errlen))
             return -1;
     }
-    if (!mega) {
-        RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));
-    }
+    RUN("layernorm", sg_cu_layernorm(cm->h, w->post_ln_w, w->post_ln_b, cm->y, M, D, eps, st, err, errlen));
     RUN("head_kv", sg_cu_gemm_run(&p->hkv, lt, cm->y, w->head_kv_w, w->head_kv_b, cm->qkv, ws, st, err, errlen));
     RUN("head_rest", sg_cu_pool_attention(w->head_q, cm->qkv, cm->hatt, n, T, D, H, st, err, errlen));
     RUN("head_rest",
@@ -299,8 +295,6 @@ int sg_cu_model_set_encoder(sg_cu_model *cm, const sg_model *m, const sg_cu_enco
     if (ops->init(&ctx, m, cm, err, errlen)) return -1;
     cm->enc = ops;
     cm->enc_ctx = ctx;
-    cm->enc_min_batch = ops->min_batch;
-    if (const char *e = getenv("SG_ENC_MIN_BATCH")) cm->enc_min_batch = atoi(e);
     return 0;
 }
 

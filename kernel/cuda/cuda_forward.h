@@ -50,18 +50,15 @@ int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_pla
                          const uint8_t *mask, cublasLtHandle_t lt, void *ws, cudaStream_t st,
                          void (*mark)(void *ctx, const char *what), void *mark_ctx, char *err, size_t errlen);
 
-/* A replacement for the encoder layers (the megakernels of kernel/sm90 and kernel/sm100 plug in here): the
- * backend keeps the portable path's staging, graphs, pooling head (and patch embedding unless patch_embed), and
- * hands the layers over. Contract of run: pix is [n, S, S, 3] uint8 on the device; unless patch_embed, on entry
- * cm->h [n*T, D] fp32 holds the patch embeddings (plus positions); it enqueues
- * work on st only (no allocation, no sync: it is captured into the backend's CUDA graph; the first call for each
- * n happens outside capture, so lazy set-up per batch size may happen there) and leaves cm->y [n*T, D] bf16 =
- * post_layernorm(encoder(h)), which the head reads. init runs once after sg_cu_model_init, with the weights
+/* A replacement for the whole forward (the megakernels of kernel/sm90 and kernel/sm100 plug in here, for every
+ * batch size): the backend keeps the portable path's staging, graphs, weights and buffers, and hands the
+ * computation over. Contract of run: pix is [n, S, S, 3] uint8 on the device; it enqueues work on st only (no
+ * allocation, no sync: it is captured into the backend's CUDA graph; the first call for each n happens outside
+ * capture, so lazy set-up per batch size may happen there) and leaves cm->pooled [n, D] fp32 = the pooler_output
+ * (patch embedding, encoder, post-LayerNorm, MAP head). init runs once after sg_cu_model_init, with the weights
  * uploaded and the activations allocated; destroy frees what init made. Both return 0 or -1 with err. */
 typedef struct sg_cu_encoder_ops {
     const char *name;  /* the backend's name: "sm90", "sm100" */
-    int min_batch;     /* batches smaller than this run the portable layers (0 or 1: never) */
-    int patch_embed;   /* 1: run also does the patch embedding from the pixels (h is not prepared for it) */
     int (*init)(void **ctx, const sg_model *m, struct sg_cu_model *cm, char *err, size_t errlen);
     int (*run)(void *ctx, struct sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
                size_t errlen);
@@ -70,10 +67,8 @@ typedef struct sg_cu_encoder_ops {
 
 typedef struct sg_cu_model {
     sg_config cfg;
-    const sg_cu_encoder_ops *enc;   /* NULL: the portable layers below */
+    const sg_cu_encoder_ops *enc;   /* NULL: the portable kernels and cuBLASLt GEMMs */
     void *enc_ctx;
-    int enc_min_batch;              /* batches below this use the portable layers (enc->min_batch, or
-                                       SG_ENC_MIN_BATCH from the environment, for measurements) */
     sg_cu_weights w;
     cublasLtHandle_t lt;
     void *workspace;                /* SG_CU_GEMM_WORKSPACE bytes */

@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(320, 1)
     __syncthreads();
     if ((int)threadIdx.x / 128 == wg)
         sg_mma_attn_task(box, box + SG_ATTN_LAB_BOX_BYTES, box + 2 * SG_ATTN_LAB_BOX_BYTES, img, head, out,
-                         SG_ATTN_LAB_OUT_LD);
+                         SG_ATTN_LAB_OUT_LD, (int)(threadIdx.x % 128) / 32, 4);
 }
 
 extern "C" uint32_t sg_sm100_attn_lab_sw128_offset(int row, int chunk) { return sg_sw128_offset(row, chunk); }

@@ -1,7 +1,8 @@
 // kernel/mega/mega_gpu.cu — the host side of both megakernels (kernel/mega/mega_gpu.h): everything but the kernel.
 //
-// create: fp32 copies of the QKV and FC1 biases (the portable path keeps them in bf16) and the pixel LUT, the
-// per-layer parameter table, tensor maps over the portable path's weights and activation buffers (128-byte
+// create: fp32 copies of the QKV, FC1 and the head's K/V and FC1 biases (the portable path keeps them in bf16) and
+// the pixel LUT, the per-layer and head parameter tables, tensor maps over the portable path's weights and
+// activation buffers (128-byte
 // swizzle; boxes of 128 rows x 64 columns, Q/K/V boxes of 256 rows), the dependency counters (zeroed once; the
 // kernel's last CTA zeroes them after every launch), and the architecture's shared-memory limit.
 // run: on the first use of a batch size (never inside graph capture) builds its task table (kernel/mega/mega_plan.c,
@@ -23,7 +24,9 @@ struct sg_mega_gpu {
     const sg_mega_launcher *k;
     CUtensorMap *maps;         // device
     sg_mega_layer_dev *layers; // device
-    float *bias;               // device: per layer qkv_b [2304] + fc1_b [3072] in fp32, then the pixel LUT [256]
+    float *bias;               // device, fp32: per layer qkv_b [2304] + fc1_b [3072], the head's kv_b [1536] +
+                               // fc1_b [3072], then the pixel LUT [256]
+    sg_mega_head_dev *head;    // device
     unsigned *cnt;             // device
     unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
     unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
@@ -52,6 +55,7 @@ void sg_mega_gpu_free(sg_mega_gpu *g) {
     if (g->maps) cudaFree(g->maps);
     if (g->layers) cudaFree(g->layers);
     if (g->bias) cudaFree(g->bias);
+    if (g->head) cudaFree(g->head);
     if (g->cnt) cudaFree(g->cnt);
     if (g->prof) cudaFree(g->prof);
     if (g->mx) cudaFree(g->mx);
@@ -143,9 +147,12 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     SG_MEGA_TRY(cudaGetDevice(&dev));
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
 
-    // fp32 biases of the two GEMMs whose portable-path biases are bf16.
-    std::vector<float> hb((size_t)L * (3 * D + F) + 256);
-    for (int i = 0; i < 256; i++) hb[(size_t)L * (3 * D + F) + i] = sg_pixel_to_float((uint8_t)i);
+    // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
+    const size_t head0 = (size_t)L * (3 * D + F), lut0 = head0 + 2 * D + F;
+    std::vector<float> hb(lut0 + 256);
+    for (int i = 0; i < 256; i++) hb[lut0 + i] = sg_pixel_to_float((uint8_t)i);
+    memcpy(hb.data() + head0, m->head_in_b + D, 2 * D * sizeof(float));  // in_proj rows D..3D: K and V
+    memcpy(hb.data() + head0 + 2 * D, m->head_fc1_b, F * sizeof(float));
     for (int l = 0; l < L; l++) {
         float *q = hb.data() + (size_t)l * (3 * D + F);
         memcpy(q, m->layers[l].q_b, D * sizeof(float));
@@ -163,6 +170,10 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     }
     SG_MEGA_TRY(cudaMalloc(&g->layers, L * sizeof(sg_mega_layer_dev)));
     SG_MEGA_TRY(cudaMemcpy(g->layers, hl.data(), L * sizeof(sg_mega_layer_dev), cudaMemcpyHostToDevice));
+    const sg_mega_head_dev hh = {b->head_q,  g->bias + head0,         b->head_out_b, b->head_ln_w,
+                                 b->head_ln_b, g->bias + head0 + 2 * D, b->head_fc2_b};
+    SG_MEGA_TRY(cudaMalloc(&g->head, sizeof hh));
+    SG_MEGA_TRY(cudaMemcpy(g->head, &hh, sizeof hh, cudaMemcpyHostToDevice));
 
     const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
     std::vector<CUtensorMap> hm(SG_MAPS(L));
@@ -175,7 +186,14 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
              sg_tmap_sw128_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen);
+             sg_tmap_sw128_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HKVW], b->head_kv_w, 2 * D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HOUTW], b->head_out_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HFC1W], b->head_fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HFC2W], b->head_fc2_w, D, F, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HATT], b->hatt, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HY], b->hy, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_HMLP], b->hmlp, b->max_batch, F, SG_MEGA_BM, 64, err, errlen);
     for (int l = 0; l < L && !rc; l++) {
         const sg_mega_layer_w &w = b->layers[l];
         rc = sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
@@ -189,7 +207,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     }
     SG_MEGA_TRY(cudaMalloc(&g->maps, hm.size() * sizeof(CUtensorMap)));
     SG_MEGA_TRY(cudaMemcpy(g->maps, hm.data(), hm.size() * sizeof(CUtensorMap), cudaMemcpyHostToDevice));
-    g->cnt_words = sg_mega_counter_words(g->tm_max, g->tm_max);
+    g->cnt_words = sg_mega_counter_words(g->tm_max);
     SG_MEGA_TRY(cudaMalloc(&g->cnt, g->cnt_words * sizeof(unsigned)));
     SG_MEGA_TRY(cudaMemset(g->cnt, 0, g->cnt_words * sizeof(unsigned)));
     if (getenv("SG_SM90_PROFILE")) SG_MEGA_TRY(cudaMalloc(&g->prof, SG_MEGA_PROF_WORDS * sizeof(unsigned long long)));
@@ -222,7 +240,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, 2 * g->sms, &t, &count, err, errlen)) return -1;
+        if (sg_mega_plan_build(n, g->L, g->sms, &t, &count, err, errlen)) return -1;
         if (sg_mega_plan_check(t, count, n, g->L, err, errlen)) {
             free(t);
             return -1;
@@ -244,7 +262,9 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         CUtensorMap *dm = nullptr;
         if (sg_tmap_sw128(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen))
+            sg_tmap_sw128(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_POOLED], 1, b->pooled, n, SG_MEGA_D, 64, 32, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_HMLP], 0, b->hmlp, n, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen))
             return -1;
         if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
             cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {
@@ -270,7 +290,11 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.H = b->H;
     p.patches = b->patches;
     p.pix = pix;
-    p.lut = g->bias + (size_t)g->L * (3 * SG_MEGA_D + SG_MEGA_F);
+    p.lut = g->bias + (size_t)g->L * (3 * SG_MEGA_D + SG_MEGA_F) + 2 * SG_MEGA_D + SG_MEGA_F;
+    p.head = g->head;
+    p.pooled = b->pooled;
+    p.hatt = b->hatt;
+    p.hy = b->hy;
     p.pos_b = b->pos_b;
     p.cnt = g->cnt;
     p.tm_max = g->tm_max;
@@ -312,18 +336,21 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         cudaEventElapsedTime(&ms, e0, e1);
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
-        int dev = 0, khz = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
-        const double vcta_us = 2.0 * g->sms * ms * 1e3;  // virtual-CTA microseconds available in the launch
-        static const char *names[] = {"prep", "patch", "ln1", "qkv", "att", "out", "ln2", "fc1", "fc2", "postln",
-                                      "idle", "depwait", "gemm:init", "gemm:kloop", "gemm:store"};
-        fprintf(stderr, "sg-%s profile, batch %d: %.3f ms, %d tasks; per kind: share of consumer time, tasks, "
-                        "us per task\n", g->k->name, n, ms, sg_mega_total_tasks(n, g->L));
-        for (int i = 0; i <= SG_MT_END + 4; i++) {
-            const double us = h[i] / (khz * 1e-3);
-            fprintf(stderr, "  %-8s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * us / vcta_us,
-                    i < SG_MT_END ? h[16 + i] : 0ull, i < SG_MT_END && h[16 + i] ? us / h[16 + i] : 0.0);
+        // Shares of the CTAs' own elapsed cycles (summed at their exit), so they hold whatever clock the GPU ran at;
+        // the consumer counters are warpgroup 0's (both warpgroups run every task), the producer's is its own.
+        const double cta_cycles = (double)h[SG_MT_END + 5];
+        const double mhz = (double)h[SG_MT_END + 5] / g->sms / (ms * 1e3);
+        static const char *names[] = {"prep",   "patch",  "ln1",     "qkv",       "att",       "out",
+                                      "ln2",    "fc1",    "fc2",     "postln",    "hkv",       "pool",
+                                      "hout",   "hln",    "hfc1",    "hfc2",      "idle",      "depwait",
+                                      "gemm:init", "gemm:kloop", "gemm:store"};
+        static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
+        fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
+                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L));
+        for (int i = 0; i < SG_MT_END + 5; i++) {
+            const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
+            fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,
+                    cnt ? h[i] / mhz / cnt : 0.0);
         }
     }
     return 0;
@@ -354,8 +381,12 @@ int sg_mega_encoder_init(const sg_mega_launcher *k, void **out, const sg_model *
         c->layers[l] = {w.qkv_w, w.o_w, w.fc1_w, w.fc2_w, w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, w.o_b, w.fc2_b};
     }
     const size_t M = (size_t)cm->max_batch * sg_config_tokens(&cm->cfg);
-    c->buf = {cm->max_batch, cm->h,       cm->y,         cm->qkv, M + 16, cm->att, cm->big,
-              cm->big,       cm->w.patch_w, cm->w.pos_b, c->layers.data()};
+    const sg_cu_weights &w = cm->w;
+    c->buf = {cm->max_batch, cm->h,        cm->y,           cm->qkv,          M + 16,       cm->att,
+              cm->big,       cm->big,      w.patch_w,       w.pos_b,          c->layers.data(),
+              w.head_kv_w,   w.head_out_w, w.head_fc1_w,    w.head_fc2_w,     w.head_q,     w.head_out_b,
+              w.head_ln_w,   w.head_ln_b,  w.head_fc2_b,    cm->hatt,         cm->hy,       cm->hmlp,
+              cm->pooled};
     c->mega = sg_mega_gpu_create(k, m, &c->buf, err, errlen);
     if (!c->mega) {
         delete c;
@@ -369,7 +400,7 @@ int sg_mega_encoder_run(void *ctx, sg_cu_model *cm, const uint8_t *pix, int n, c
                         size_t errlen) {
     mega_ctx *c = (mega_ctx *)ctx;
     return sg_mega_gpu_run(c->mega, &c->buf, pix, cm->w.post_ln_w, cm->w.post_ln_b, cm->cfg.layer_norm_eps, n, st,
-                           err, errlen);
+                           err, errlen);  // pooled = the pooler_output
 }
 
 void sg_mega_encoder_destroy(void *ctx) {

@@ -2,7 +2,8 @@
 //
 // Both megakernels (Hopper kernel/sm90/sm90_mega.cu, Blackwell kernel/sm100/sm100_mega.cu) share the kernel's
 // skeleton (kernel/mega/mega_kernel.cuh) and all of the host side (kernel/mega/mega_gpu.cu): tensor maps, fp32
-// copies of two biases, dependency counters, the task table per batch size, the launch; each architecture file
+// copies of the biases kept in bf16 by the portable path, dependency counters, the task table per batch size, the
+// launch; each architecture file
 // only provides its kernel's launcher (sg_mega_launcher). The megakernel owns only what the portable path does
 // not have: weights and activation buffers are the portable path's (kernel/cuda), passed in here.
 #ifndef SG_MEGA_GPU_H
@@ -17,42 +18,63 @@
 #include "../cuda/cuda_forward.h"
 
 // 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM
-// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 producer warps (8, 9). 320 threads give every thread
-// 200 registers at compile time; with a producer warpgroup (384 threads) ptxas allocates 168 and setmaxnreg only
-// moves registers at run time, which left the Hopper consumers' GEMM path (128 accumulators) spilling.
+// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread and warpgroup 0's
+// storer; 9: warpgroup 1's storer). 320 threads give every thread 168 registers (a producer warpgroup of 384 would
+// leave 168 too, with setmaxnreg only moving registers at run time).
 #define SG_MEGA_THREADS 320
-#define SG_MEGA_STAGES 3  // per virtual CTA: 3 x 32 KB; attention needs exactly 3 (Q, K, V)
+#define SG_MEGA_CONSUMERS 256  // both warpgroups run every task
+#define SG_MEGA_STAGES 3       // ring stages; attention needs exactly 3 (Q, K, V)
 #define SG_MEGA_TASKQ 4
-#define SG_MEGA_STAGE_BYTES 32768  // A 128 x 64 + W 128 x 64 bf16, or one attention box of 256 x 64
+#define SG_MEGA_A_BYTES 16384  // A block: 128 rows x 64 bf16 (one 128-byte swizzle row each)
+#define SG_MEGA_WH_BYTES 16384 // a warpgroup's half of the W block: 128 rows x 64 bf16
+#define SG_MEGA_STAGE_BYTES (SG_MEGA_A_BYTES + SG_MEGA_WGS * SG_MEGA_WH_BYTES)  // 48 KB; an attention box: 32 KB
+#define SG_MEGA_ATT_BOX_BYTES 32768
 #define SG_MEGA_RING_BYTES (SG_MEGA_STAGES * SG_MEGA_STAGE_BYTES)
-#define SG_MEGA_SMEM (2 * SG_MEGA_RING_BYTES + 1024)  // + alignment slack for the 1024-byte swizzle atoms
+// Each warpgroup stages its output through 32 KB of its own: a bf16 128 x 128 half tile, or an fp32 one in two
+// pieces of 64 rows, each written out by the warpgroup's storer thread with TMA before the next is staged.
+#define SG_MEGA_OUT_BYTES 32768
+#define SG_MEGA_SMEM (SG_MEGA_RING_BYTES + SG_MEGA_WGS * SG_MEGA_OUT_BYTES + 1024)  // + alignment slack (1024-byte atoms)
 #define SG_MEGA_ATT_BOX_ROWS 256  // rows of a Q, K or V box of one (image, head): 196 tokens + padding
 
-// Tensor maps (device memory, 64-byte aligned): activations, then 4 weights per layer.
-enum { SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH, SG_MAP_W0 };
+// Tensor maps (device memory, 64-byte aligned): activations, the MAP head's weights and activations, then 4
+// weights per layer.
+enum {
+    SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH,
+    SG_MAP_HKVW, SG_MAP_HOUTW, SG_MAP_HFC1W, SG_MAP_HFC2W,  // head weights [1536, 768], [768, 768], [3072, 768], [768, 3072]
+    SG_MAP_HATT, SG_MAP_HY, SG_MAP_HMLP,                    // head activations [n_max, 768], [n_max, 768], [n_max, 3072]
+    SG_MAP_W0
+};
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
 #define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))  // MXFP8 FC1 only: layer l's E4M3 W1 (boxes 128 x 128 bytes)
 #define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))             // MXFP8 FC1 only: its E4M3 input
 #define SG_MAPS(L) (SG_MAP_W0 + 5 * (L) + 1)
-// Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
-// (SG_SMAP_RES takes the reduce-adds into the residual stream).
-enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAPS };
+// Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
+// row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
+enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP, SG_SMAPS };
 
-// A GEMM tile handed from the consumer warpgroup to its storer thread (lane 1 of the producer warp): the tile
-// sits in held ring stages in the TMA box layout; the storer writes it out with TMA, frees the stages, waits for
-// completion and signals the tile's counter.
+// A piece of a GEMM tile handed from a consumer warpgroup to its storer thread: the piece sits in the warpgroup's
+// staging buffer in the TMA box layout; the storer writes it out with TMA, frees the buffer once read, and
+// signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
-    int mode;    // 0: stop; 1: bf16 128 x 128 in stage s0, stored (2 boxes of 64 columns); 2: fp32, rows 0-63 in
-                 // s1 and 64-127 in s0 (4 boxes of 32 columns x 64 rows each), added to the tensor (reduce-add)
-    int map, x, y, s0, s1;
-    unsigned cnt;  // counter word to signal
+    int mode;  // 0: stop; 1: bf16 128 x 128 (2 boxes of 64 columns x 128 rows), stored; 2: fp32 64 x 128 (4 boxes
+               // of 32 columns x 64 rows), added to the tensor (reduce-add); 3: the same fp32 piece, stored
+    int map, x, y;
+    int cnt;   // counter word to signal once this piece is complete, or -1 (not the tile's last piece)
 };
-#define SG_MEGA_STOREQ 2
 
 struct sg_mega_layer_dev {
     const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
     const float *qkv_b, *o_b, *fc1_b, *fc2_b;  // fp32 (the portable path's qkv / fc1 biases are bf16)
 };
+// The MAP head's parameters (fp32).
+struct sg_mega_head_dev {
+    const float *q;                            // [768] the probe's query, probe W_q^T + b_q (image-independent)
+    const float *kv_b, *o_b, *ln_w, *ln_b, *fc1_b, *fc2_b;
+};
+// A GEMM task's bias (256 floats for its columns) is copied into shared memory by the producer, beside the task's
+// first K block, and the consumers start their accumulators from it: two slots, taken by GEMM tasks in turn (full:
+// the copy landed; empty: both warpgroups read it).
+#define SG_MEGA_BIAS_SLOTS 2
 
 struct sg_mega_params {
     const CUtensorMap *maps;
@@ -61,6 +83,9 @@ struct sg_mega_params {
     const float *post_w, *post_b;
     float *h;                       // [M, 768] fp32 residual stream (written by PREP/PATCH; out: encoder output)
     __nv_bfloat16 *y, *qkv, *att, *H, *patches;
+    const sg_mega_head_dev *head;   // the MAP head's parameters
+    float *pooled;                  // [n, 768] fp32: the head's output, the pooler_output
+    __nv_bfloat16 *hatt, *hy;       // [n, 768] head: pooled attention, LayerNorm output
     const uint8_t *pix;             // [n, 224, 224, 3] uint8 pixels of this launch
     const float *lut;               // [256] sg_pixel_to_float of each byte value
     const float *pos_b;             // [196, 768] positions + conv bias
@@ -79,10 +104,12 @@ struct sg_mega_params {
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 
-// Profile counters (cycles summed over virtual CTAs): [kind] consumer busy per task kind, [SG_MT_END] consumer
-// waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks'
-// accumulator start (bias + residual loads), K loop and stores; [16 + kind] task counts.
-#define SG_MEGA_PROF_WORDS 32
+// Profile counters (cycles summed over CTAs; consumer counters from warpgroup 0, which runs every task as warpgroup
+// 1 does): [kind] consumer busy per task kind, [SG_MT_END] consumer
+// waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks' start
+// (the bias slot's wait), K loop and stores, [SG_MT_END + 5] every CTA's elapsed cycles; [32 + kind] task counts.
+#define SG_MEGA_PROF_COUNTS 32
+#define SG_MEGA_PROF_WORDS 64
 
 // ---------------------------------------------------------------------------------------------- host interface
 
@@ -103,6 +130,12 @@ struct sg_mega_buffers {
     const __nv_bfloat16 *patch_w;  // [768, 768] Conv2d weight as [out, c ky kx]
     const float *pos_b;     // [196, 768] positions + conv bias
     const sg_mega_layer_w *layers;  // [L], host array
+    // the MAP head: weights [1536, 768] (K and V rows of in_proj), [768, 768], [3072, 768], [768, 3072]; the
+    // probe's query and LayerNorm (fp32, device); activations for max_batch rows
+    const __nv_bfloat16 *head_kv_w, *head_out_w, *head_fc1_w, *head_fc2_w;
+    const float *head_q, *head_out_b, *head_ln_w, *head_ln_b, *head_fc2_b;
+    __nv_bfloat16 *hatt, *hy, *hmlp;  // [max_batch, 768], [max_batch, 768], [max_batch, 3072]
+    float *pooled;                    // [max_batch, 768]: the head's output
 };
 
 // One architecture's kernel (sm90_mega.cu, sm100_mega.cu).
@@ -126,9 +159,9 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen);
 // NULL + err on failure.
 sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, const sg_mega_buffers *b, char *err,
                                 size_t errlen);
-// Enqueues patch embedding + encoder layers + post-LayerNorm for n images: pix [n, 224, 224, 3] uint8 (device)
-// -> y = post_LN(encoder(embed(pix))); h holds the encoder output. One kernel launch; capturable (after the
-// first, eager, launch of each batch size, which builds its task table).
+// Enqueues the whole forward of n images: pix [n, 224, 224, 3] uint8 (device) -> pooled = MAP head(post_LN(
+// encoder(embed(pix)))) (HF's pooler_output) in b->pooled; h holds the encoder output. One kernel launch;
+// capturable (after the first, eager, launch of each batch size, which builds its task table).
 int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix, const float *post_w,
                     const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen);
 void sg_mega_gpu_free(sg_mega_gpu *g);

@@ -2,46 +2,54 @@
 // Blackwell (kernel/sm100/sm100_mega.cu) kernels: everything but the MMA / accumulator layer. It includes only
 // kernel/mega headers; each architecture's file brings its MMA layer's own headers.
 //
-// One launch runs patch embedding, all encoder layers and the post-LayerNorm. Shape of one CTA (one per SM, 320
-// threads, ~193 KB of shared memory): two independent "virtual CTAs", each a producer thread (lane 0 of warp 8 or
-// 9) feeding one consumer warpgroup (warps 0-3 or 4-7) through its own 3-stage mbarrier ring of 32 KB stages
-// (A 128 x 64 + W 128 x 64 bf16, 128-byte swizzle).
-// Each virtual CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so
-// the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
+// One launch runs the whole forward: patch embedding, all encoder layers, the post-LayerNorm and the attention-
+// pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread
+// (lane 0 of warp 8) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of 48 KB
+// stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
+// (128 rows x 64 bf16) once and the W block of 256 rows, and warpgroup w computes the 128 x 128 half w, so the A
+// operand is loaded once for both halves (a quarter fewer bytes from L2 per FLOP than two independent 128 x 128
+// tiles: the megakernel's K loops were bound by L2 bandwidth, docs/perf-notes.md). Each warpgroup stages its half
+// into 32 KB of its own and hands it to its storer thread (lane 1 of warp 8 + w), which writes it out with TMA
+// (store, or reduce-add into the fp32 residual stream) and signals the half's counter.
+// The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
+// lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
 //   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, mega_sync.cuh) ->
-//             hand the task number to its consumer (4-slot smem queue) -> TMA loads into the ring
-//             (GEMM: K/64 blocks of A and W; attention: Q, K, V boxes of 256 x 64, one stage each);
-//   consumer: a GEMM tile 128 x 128 (Arch::gemm: the K loop, then bias, tanh GELU, and the tile written
-//             (swizzled) into the K loop's last ring stage(s), which it keeps), handed to the storer thread (lane
-//             1 of the producer warp): TMA store (or, for out-proj / FC2, TMA reduce-add into the fp32 residual
-//             stream h), free the stages, wait for completion, signal the counter; or attention of one
-//             (image, head) (Arch::attention), or LayerNorm of a row tile (mega_ln.cuh); then bar.sync of its
-//             warpgroup + one red.release.gpu on the task's counter.
-// Two virtual CTAs instead of a ping-pong pair: a consumer never waits on the other's ring, attention and
-// LayerNorm tasks need no hand-off, and one's epilogue still overlaps the other's MMAs.
+//             hand the task number to the consumers (4-slot smem queue) -> fetch the next ticket (its atomic and
+//             the table load overlap this task's loads and the consumers' work) -> for a GEMM, the tile's 256 bias
+//             values into a shared-memory slot (one bulk copy) -> TMA loads into the ring (GEMM: K/64 blocks of
+//             A and W; attention: Q, K, V boxes of 256 x 64, one stage each; the head's attention: K and V, and
+//             a stage it uses as scratch);
+//   consumers: a GEMM tile (Arch::gemm: warpgroup w's K loop over its half, then tanh GELU where needed, and the
+//             half staged (swizzled) in pieces for its storer); attention of one (image, head) (Arch::attention:
+//             the query blocks shared between the warpgroups); the head's probe attention of one (image, head)
+//             (sg_mega_pool); LayerNorm of 32 rows (mega_ln.cuh, 4 rows per warp); the patch preparation; then a
+//             barrier of both warpgroups + one red.release.gpu on the task's counter.
+// Every row is computed from that row alone (its image's rows for attention), in an order that does not depend on
+// the batch, so an image's embedding is bit-identical whatever its batch size and position.
 // Counters are zeroed by the last CTA to finish (an exit count), so the next launch starts from zero with no
 // memset and no parity bank; the host zeroes them once at allocation.
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
-//   Arch::gemm<PROF>(p, k, bias, ax, sm, ring, sfree, sfree_parity, t_busy, held0, held1) -> the K loop's end time
-//       (clock64, profile only): one GEMM tile of task k (m0 = 128 k.a, n0 = 128 k.b) by the 128 threads of a
-//       consumer warpgroup from the ring; it then waits for the store slot (sg_mbar_wait(sfree, sfree_parity))
-//       and writes the tile (+ bias, then tanh GELU for FC1) into held ring stages: bf16 (QKV, FC1) into held0
-//       as two TMA boxes of 64 columns x 128 rows; fp32 (out-proj, FC2, patch) rows 0-63 into held1 and 64-127
-//       into held0, each as four boxes of 32 columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte
-//       row r at position c ^ (r % 8)). Every other stage of the K loop goes back to the producer;
-//   Arch::attention(q, k, v, img, head, att, ld, bar): one (image, head) from three ring stages (Q, K, V boxes
-//       of 256 rows x 64 columns); when it returns, every thread of the warpgroup has finished reading them
-//       (bar: the warpgroup's named barrier);
-//   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM tile's K
-//       blocks (sg_gemm_produce, or the MXFP8 FC1 blocks with their scale atoms);
+//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase, t_busy) -> the K loop's end time (clock64, profile only):
+//       warpgroup w's half of the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K =
+//       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
+//       stage; each stage's empty barrier counts one arrival per warpgroup), started at bias[0..128) (shared
+//       memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half handed to the storer
+//       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
+//       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
+//       128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
+//   Arch::attention(q, k, v, img, head, att, ld, w): warpgroup w's share of one (image, head) from three ring
+//       stages (Q, K, V boxes of 256 rows x 64 columns); when it returns, this warpgroup's threads have finished
+//       reading them;
+//   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
+//       blocks (A 128 rows, W 256 rows; or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
-//       MXFP8 FC1 input: E4M3 codes + scales); false: the bf16 LayerNorm below;
-//   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(v) (after it: the
-//       state handed to virtual CTA v's tasks, which they may update), Arch::cta_end() (every thread, after the last consumer is done):
-//       the tensor-memory allocation on SM100, nothing on SM90.
+//       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7); false: the bf16 LayerNorm below;
+//   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(w) (after it: the
+//       state handed to warpgroup w's tasks, which they may update), Arch::cta_end() (every thread, after the
+//       consumers are done): the tensor-memory allocation on SM100, nothing on SM90.
 #ifndef SG_MEGA_KERNEL_CUH
 #define SG_MEGA_KERNEL_CUH
 
@@ -52,7 +60,13 @@
 #include "mega_plan.h"
 #include "mega_gpu.h"
 
-static_assert(SG_GEMM_STAGE_BYTES(SG_MEGA_BN) == SG_MEGA_STAGE_BYTES, "a ring stage holds A and W blocks of 128 x 64");
+static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTES % 1024 == 0,
+              "an attention box fits a ring stage, and stages keep the 1024-byte alignment of swizzle atoms");
+static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
+              "a stage is A 128 x 64 and two W halves of 128 x 64");
+
+// Named barriers: 1 + w for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups (0 is __syncthreads).
+#define SG_MEGA_BAR_ALL 3
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
@@ -67,49 +81,166 @@ __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, con
     for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
 }
 
+// Both consumer warpgroups have written their part of a task's output (global stores): one thread publishes it.
+__device__ __forceinline__ void sg_mega_signal_all(unsigned *counter) {
+    sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
+    if (threadIdx.x == 0) sg_red_release_add(counter, 1);
+}
+
+// The next task number from the global ticket and its table entry (SG_MT_END past the end).
+__device__ __forceinline__ unsigned sg_mega_ticket(const sg_mega_params &p) {
+    const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
+    return t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+}
+
+// A GEMM task's bias (fp32, global), or NULL for the patch embedding (its conv bias is in pos_b).
+__device__ __forceinline__ const float *sg_mega_bias(const sg_mega_params &p, const sg_mega_task &k) {
+    const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
+    switch (k.kind) {
+    case SG_MT_QKV: return L->qkv_b;
+    case SG_MT_OUT: return L->o_b;
+    case SG_MT_FC1: return L->fc1_b;
+    case SG_MT_FC2: return L->fc2_b;
+    case SG_MT_HKV: return p.head->kv_b;
+    case SG_MT_HOUT: return p.head->o_b;
+    case SG_MT_HFC1: return p.head->fc1_b;
+    case SG_MT_HFC2: return p.head->fc2_b;
+    default: return nullptr;
+    }
+}
+
+// The tensor maps of a GEMM task's A operand and weight.
+__device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a, int &w) {
+    switch (k.kind) {
+    case SG_MT_PATCH: a = SG_MAP_PATCHES, w = SG_MAP_WPATCH; break;
+    case SG_MT_QKV: a = SG_MAP_Y, w = SG_MAP_W(k.layer, 0); break;
+    case SG_MT_OUT: a = SG_MAP_ATT, w = SG_MAP_W(k.layer, 1); break;
+    case SG_MT_FC1: a = SG_MAP_Y, w = SG_MAP_W(k.layer, 2); break;
+    case SG_MT_FC2: a = SG_MAP_H, w = SG_MAP_W(k.layer, 3); break;
+    case SG_MT_HKV: a = SG_MAP_Y, w = SG_MAP_HKVW; break;
+    case SG_MT_HOUT: a = SG_MAP_HATT, w = SG_MAP_HOUTW; break;
+    case SG_MT_HFC1: a = SG_MAP_HY, w = SG_MAP_HFC1W; break;
+    default: a = SG_MAP_HMLP, w = SG_MAP_HFC2W; break;  // SG_MT_HFC2
+    }
+}
+
+// Kinds that run as GEMM tiles.
+__device__ __forceinline__ bool sg_mega_is_gemm(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
+           kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
-                                                uint64_t *tempty, int *tslot) {
-    sg_ring ring = {0, 0}, tq = {0, 0};
+                                                uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
+                                                uint64_t *bempty) {
+    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
+    unsigned next = sg_mega_ticket(p);
     for (;;) {
-        const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
-        const unsigned code = t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+        const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
-        tslot[tq.stage] = (int)code;  // SG_MT_END (kind 8) is the stop
-        sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumer's wait
+        tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
+        sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
-        const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-        switch (k.kind) {
-        case SG_MT_END: return;
-        case SG_MT_ATT:
-            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b
+        if (k.kind == SG_MT_END) return;
+        // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
+        // load's round trips to L2 then overlap the consumers' work instead of following it. Holding it is safe:
+        // this task's loads depend only on this CTA's own consumers, which are running tasks before it.
+        next = sg_mega_ticket(p);
+        const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_TN;
+        if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
+            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b (POOL: no Q, a scratch stage)
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_MEGA_STAGE_BYTES);
-                sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV, &sm.full[ring.stage],
-                               SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
+                const bool load = k.kind == SG_MT_ATT || j > 0;
+                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], load ? SG_MEGA_ATT_BOX_BYTES : 0u);
+                if (load)
+                    sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV,
+                                   &sm.full[ring.stage], SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
-            break;
-        case SG_MT_PATCH:
-        case SG_MT_QKV:
-        case SG_MT_OUT:
-        case SG_MT_FC1:
-        case SG_MT_FC2: {  // A operand and weight of the GEMM stage
-            const int a = k.kind == SG_MT_PATCH ? SG_MAP_PATCHES : k.kind == SG_MT_OUT ? SG_MAP_ATT
-                        : k.kind == SG_MT_FC2   ? SG_MAP_H       : SG_MAP_Y;
-            const int w = k.kind == SG_MT_PATCH ? SG_MAP_WPATCH
-                        : SG_MAP_W(k.layer, k.kind == SG_MT_QKV ? 0 : k.kind == SG_MT_OUT ? 1 : k.kind == SG_MT_FC1 ? 2 : 3);
-            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D, sm,
-                               ring);
-            break;
-        }
-        default: break;  // PREP and LayerNorm tasks read with ordinary loads
-        }
+        } else if (sg_mega_is_gemm(k.kind)) {
+            // This task's 256 bias values into the next bias slot (freed once both warpgroups read it); a task
+            // without bias (the patch embedding) still takes its slot, with an arrival and no bytes.
+            const float *bias = sg_mega_bias(p, k);
+            sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
+            sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? SG_MEGA_TN * sizeof(float) : 0u);
+            if (bias)
+                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, SG_MEGA_TN * sizeof(float), &bfull[bq.stage]);
+            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+            int a, w;
+            sg_mega_gemm_maps(k, a, w);
+            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
+        }  // PREP and LayerNorm tasks read with ordinary loads
     }
+}
+
+// The MAP head's attention for one (image, head) (a POOL task, both consumer warpgroups): the probe's fixed fp32
+// query q (64 values of head hh) against the image's 196 keys, from the K and V boxes the producer brought into two
+// ring stages (256 rows x 64 bf16, 128-byte swizzle: 16-byte chunk c of row r at position c ^ (r % 8)); the third
+// stage is scratch for the scores and the reductions. Thread i (0..255) scores key i; the softmax's max and sum
+// by warp shuffles and the 8 warps' partials; output channel c = i % 64 is mixed by four threads over keys
+// [49 j, 49 j + 49) (j = i / 64), added in a fixed order. fp32 throughout, as the portable head
+// (kernel/cuda/cuda_pool_attention.cu); the row depends on its image alone.
+__device__ __forceinline__ float sg_bf16_lo(uint32_t u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float sg_bf16_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+__device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, int hh, uint8_t *scratch,
+                                             const uint8_t *kbox, const uint8_t *vbox) {
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;  // tid < 256: the two consumer warpgroups
+    float *sc = reinterpret_cast<float *>(scratch);  // [0, 256) scores, then weights; [256, 264) the warps' max,
+                                                     // [264, 272) their sums; [272, 464) parts 1-3's outputs
+    const float4 *q4 = reinterpret_cast<const float4 *>(p.head->q + SG_MEGA_DH * hh);
+    float sv = -INFINITY;
+    if (tid < SG_MEGA_T) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int c = 0; c < SG_MEGA_DH / 8; c++) {  // 8 bf16 per 16-byte chunk
+            const uint4 kk = *reinterpret_cast<const uint4 *>(kbox + tid * 128 + ((c ^ (tid & 7)) << 4));
+            const float4 a = __ldg(q4 + 2 * c), b = __ldg(q4 + 2 * c + 1);
+            acc = fmaf(a.x, sg_bf16_lo(kk.x), acc);
+            acc = fmaf(a.y, sg_bf16_hi(kk.x), acc);
+            acc = fmaf(a.z, sg_bf16_lo(kk.y), acc);
+            acc = fmaf(a.w, sg_bf16_hi(kk.y), acc);
+            acc = fmaf(b.x, sg_bf16_lo(kk.z), acc);
+            acc = fmaf(b.y, sg_bf16_hi(kk.z), acc);
+            acc = fmaf(b.z, sg_bf16_lo(kk.w), acc);
+            acc = fmaf(b.w, sg_bf16_hi(kk.w), acc);
+        }
+        sv = acc * 0.125f;  // Dh^-1/2, Dh = 64 (nn.MultiheadAttention's scaling)
+    }
+    float mx = sv;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    if (lane == 0) sc[256 + warp] = mx;
+    sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
+    mx = sc[256];
+#pragma unroll
+    for (int w = 1; w < 8; w++) mx = fmaxf(mx, sc[256 + w]);
+    const float wt = tid < SG_MEGA_T ? expf(sv - mx) : 0.0f;
+    sc[tid] = wt;
+    const float part = sg_warp_sum(wt);
+    if (lane == 0) sc[264 + warp] = part;
+    sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // also publishes the weights
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 8; w++) sum += sc[264 + w];
+    const int c = tid % SG_MEGA_DH, j = tid / SG_MEGA_DH, t0 = 49 * j;
+    const uint32_t chunk = (uint32_t)c / 8, within = 2u * ((uint32_t)c % 8);
+    float o = 0.0f;
+#pragma unroll 7
+    for (int t = t0; t < t0 + 49; t++) {
+        const uint16_t v = *reinterpret_cast<const uint16_t *>(vbox + t * 128 + ((chunk ^ (t & 7)) << 4) + within);
+        o = fmaf(sc[t], __uint_as_float((uint32_t)v << 16), o);
+    }
+    if (j > 0) sc[272 + SG_MEGA_DH * (j - 1) + c] = o;
+    sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
+    if (j == 0)
+        p.hatt[(size_t)img * SG_MEGA_D + SG_MEGA_DH * hh + c] =
+            __float2bfloat16(((o + sc[272 + c]) + sc[336 + c] + sc[400 + c]) / sum);
+    sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // every thread is done with the three stages
 }
 
 // gelu_pytorch_tanh with the hardware tanh (tanh.approx.f32, max relative error ~2^-11): the result is rounded
@@ -122,46 +253,76 @@ __device__ __forceinline__ float sg_mega_gelu(float x) {
     return 0.5f * x * (1.0f + t);
 }
 
-// The storer thread of a virtual CTA (see sg_mega_store_desc). Tile i's completion is awaited only after tile
-// i + 1's stores are issued (wait_group 1), so stores overlap; before blocking for a new tile the pending signal
-// is flushed, so a counter is never held back while the consumer waits for work that depends on it.
-__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg_ring_smem &sm,
-                                               uint64_t *sready, uint64_t *sfree, const sg_mega_store_desc *sdesc) {
-    sg_ring q = {0, 0};
+// A consumer warpgroup's side of its storer: the 32 KB staging buffer, the one-slot hand-off (ready: a piece is
+// staged and described; free: the storer has read it out), and the tile's destination. Arch::gemm stages each
+// piece between sg_mega_out_begin and sg_mega_out_end; `phase` (each thread's own, flipped per piece) is the
+// hand-off's position.
+struct sg_mega_out {
+    uint8_t *buf;
+    uint64_t *ready, *free;
+    sg_mega_store_desc *desc;
+    int mode, map, x, y, cnt;
+};
+
+// Every thread of the warpgroup, before writing a piece into the buffer: waits until the last one was read out.
+__device__ __forceinline__ void sg_mega_out_begin(const sg_mega_out &o, uint32_t phase) {
+    sg_mbar_wait(o.free, phase ^ 1u);
+}
+
+// Every thread of the warpgroup, after writing piece `piece` (fp32: rows 64 piece..): the piece is handed over;
+// the last one carries the counter to signal.
+__device__ __forceinline__ void sg_mega_out_end(const sg_mega_out &o, uint32_t &phase, int piece, bool last) {
+    sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
+    if (threadIdx.x % 128 == 0) {
+        sg_mega_store_desc &d = *o.desc;
+        d.mode = o.mode;
+        d.map = o.map;
+        d.x = o.x;
+        d.y = o.y + 64 * piece;
+        d.cnt = last ? o.cnt : -1;
+    }
+    sg_mbar_arrive(o.ready);  // count 128: every thread's writes and fence are done
+    phase ^= 1u;
+}
+
+// The storer thread of a consumer warpgroup (see sg_mega_store_desc). A tile's completion is awaited only after
+// the next piece's stores are issued (wait_group 1), so stores overlap; before blocking for new work the pending
+// signal is flushed, so a counter is never held back while the consumers wait for work that depends on it.
+__device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const uint8_t *buf, uint64_t *ready,
+                                               uint64_t *free, const sg_mega_store_desc *desc) {
+    uint32_t phase = 0;
     int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
     for (;;) {
-        if (pending >= 0 && !sg_mbar_try_wait(&sready[q.stage], q.phase)) {
+        if (pending >= 0 && !sg_mbar_try_wait(ready, phase)) {
             sg_bulk_wait0();
             sg_fence_proxy_async_global();
             sg_red_release_add(p.cnt + pending, 1);
             pending = -1;
         }
-        sg_mbar_wait(&sready[q.stage], q.phase);
-        const sg_mega_store_desc d = sdesc[q.stage];
-        sg_mbar_arrive(&sfree[q.stage]);
-        sg_ring_next(q, SG_MEGA_STOREQ);
+        sg_mbar_wait(ready, phase);
+        phase ^= 1u;
+        const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
         const CUtensorMap *map = p.smaps + d.map;
         if (d.mode == 1) {
-            const uint8_t *b = sm.stages + d.s0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
-            sg_tma_store_2d(map, b, d.x, d.y);
-            sg_tma_store_2d(map, b + 16384, d.x + 64, d.y);
-        } else {
-            for (int h = 0; h < 2; h++) {
-                const uint8_t *b = sm.stages + (h ? d.s0 : d.s1) * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
-                for (int j = 0; j < 4; j++) sg_tma_reduce_add_2d(map, b + j * 8192, d.x + 32 * j, d.y + 64 * h);
+            sg_tma_store_2d(map, buf, d.x, d.y);
+            sg_tma_store_2d(map, buf + 16384, d.x + 64, d.y);
+        } else {  // fp32: reduce-add (2) or store (3)
+            for (int j = 0; j < 4; j++) {
+                if (d.mode == 2) sg_tma_reduce_add_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
+                else sg_tma_store_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
             }
         }
         sg_bulk_commit();
-        sg_bulk_wait_read0();  // the stages may be refilled
-        sg_mbar_arrive(&sm.empty[d.s0]);
-        if (d.mode == 2) sg_mbar_arrive(&sm.empty[d.s1]);
-        if (pending >= 0) {  // the previous tile is complete once at most this one is in flight
+        sg_bulk_wait_read0();  // the buffer may be refilled
+        sg_mbar_arrive(free);
+        if (pending >= 0) {  // the previous tile is complete once at most this piece is in flight
             sg_bulk_wait1();
             sg_fence_proxy_async_global();  // async-proxy writes, then the generic release
             sg_red_release_add(p.cnt + pending, 1);
+            pending = -1;
         }
-        pending = (int)d.cnt;
+        if (d.cnt >= 0) pending = d.cnt;
     }
     if (pending >= 0) {
         sg_bulk_wait0();
@@ -171,13 +332,14 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const sg
 }
 
 template <class Arch, bool PROF>
-__device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, typename Arch::ctx &ax,
-                                                const sg_ring_smem &sm,
-                                                uint64_t *tfull, uint64_t *tempty, const int *tslot, uint64_t *sready,
-                                                uint64_t *sfree, sg_mega_store_desc *sdesc) {
-    sg_ring ring = {0, 0}, tq = {0, 0}, sq = {0, 0};
-    const int tid = threadIdx.x % 128, warp = tid / 32, M = p.n * SG_MEGA_T;
-    const int bar = 1 + v;  // named barrier of this warpgroup (counter signals)
+__device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, typename Arch::ctx &ax,
+                                                const sg_ring_smem &sm, uint64_t *tfull, uint64_t *tempty,
+                                                const int *tslot, const sg_mega_out &out0, const float *bias_s,
+                                                uint64_t *bfull, uint64_t *bempty) {
+    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
+    uint32_t ophase = 0;  // the storer hand-off's position
+    const int tid = threadIdx.x % 128, warp = threadIdx.x / 32, M = p.n * SG_MEGA_T;  // warp: 0..7 of both
+    const bool rec = PROF && threadIdx.x == 0;  // the profile: warpgroup 0's view (both run every task)
     long long t_idle = 0;
     for (;;) {
         if (PROF) t_idle = clock64();
@@ -185,34 +347,39 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
         const sg_mega_task k = sg_mega_decode((unsigned)tslot[tq.stage]);
         sg_mbar_arrive(&tempty[tq.stage]);
         sg_ring_next(tq, SG_MEGA_TASKQ);
-        if (k.kind == SG_MT_END) {  // stop the storer
-            sg_mbar_wait(&sfree[sq.stage], sq.phase ^ 1u);
-            if (tid == 0) sdesc[sq.stage].mode = 0;
-            sg_mbar_arrive(&sready[sq.stage]);
+        if (k.kind == SG_MT_END) {  // stop this warpgroup's storer
+            sg_mega_out_begin(out0, ophase);
+            if (tid == 0) out0.desc->mode = 0;
+            sg_mbar_arrive(out0.ready);
             return;
         }
         long long t_busy = 0;
         if (PROF) {
             t_busy = clock64();
-            if (tid == 0) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(t_busy - t_idle));
+            if (rec) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(t_busy - t_idle));
         }
         const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
         switch (k.kind) {
         case SG_MT_LN1:
         case SG_MT_LN2:
-        case SG_MT_POSTLN: {
-            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w : p.post_w;
-            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b : p.post_b;
-            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, M, warp))
-                sg_ln_rows<Arch::ln_unroll>(p.h, SG_MEGA_D, g, b, p.eps, p.y, SG_MEGA_D,
-                                   k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, SG_MEGA_LN_ROWS, M, warp, 4);
-            if (k.kind != SG_MT_POSTLN) sg_dep_signal_wg(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), bar);
+        case SG_MT_POSTLN:
+        case SG_MT_HLN: {  // 32 rows, 4 per warp; the head's LayerNorm: rows of images, pooled -> hy
+            const bool head = k.kind == SG_MT_HLN;
+            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w
+                           : head ? p.head->ln_w : p.post_w;
+            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
+                           : head ? p.head->ln_b : p.post_b;
+            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS;
+            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, M, warp))
+                sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y,
+                                            SG_MEGA_D, r0, SG_MEGA_LN_ROWS, head ? p.n : M, warp, 8);
+            sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));
             break;
         }
         case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
             const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
             const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
-            for (int row = r0 + warp; row < r_end; row += 4) {
+            for (int row = r0 + warp; row < r_end; row += 8) {
                 const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
                 const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;
                 uint8_t px[24];  // all 24 byte loads in flight at once: a row is then one memory latency, not 24
@@ -231,102 +398,110 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int v, 
                         __ldg(reinterpret_cast<const float4 *>(p.pos_b + (size_t)t * SG_MEGA_D + d));
                 }
             }
-            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_PREP, k.a, p.tm_max), bar);
+            sg_mega_signal_all(p.cnt + sg_mega_counter(SG_MT_PREP, k.a, p.tm_max));
             break;
         }
-        case SG_MT_ATT: {
-            const uint8_t *qkv[3];
+        case SG_MT_ATT:
+        case SG_MT_POOL: {  // three stages: Q, K, V (POOL: scratch, K, V)
+            uint8_t *st[3];
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.full[ring.stage], ring.phase);
-                qkv[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+                st[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
-            Arch::attention(qkv[0], qkv[1], qkv[2], k.a, k.b, p.att, SG_MEGA_D, bar);
-            if (tid == 0)  // the three stages come back in ring order
-                for (int j = 0; j < 3; j++)
-                    sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
-            sg_dep_signal_wg(p.cnt + sg_mega_counter(SG_MT_ATT, k.a, p.tm_max), bar);
-            break;
-        }
-        default: {  // the GEMMs (patch embedding and the four per layer): QKV / FC1 tiles are stored as bf16 (FC1
-                    // after GELU), out-proj / FC2 / patch tiles are added to the fp32 residual stream h by a TMA
-                    // reduce-add in L2 (h += tile: one adder per element per stage, so deterministic), which
-                    // spares loading the residual
-            const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_BN;
-            const bool resid = sg_mega_adds_residual(k.kind);
-            const float *bias = k.kind == SG_MT_QKV ? L->qkv_b : k.kind == SG_MT_OUT ? L->o_b
-                              : k.kind == SG_MT_FC1 ? L->fc1_b : k.kind == SG_MT_FC2 ? L->fc2_b
-                              : nullptr;  // PATCH: the conv bias is in pos_b
-            uint32_t held0 = 0, held1 = 0;  // t_e: the K loop's end (profile)
-            const long long t_e = Arch::template gemm<PROF>(p, k, bias, ax, sm, ring, &sfree[sq.stage], sq.phase ^ 1u,
-                                                            t_busy, held0, held1);
-            sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
-            if (tid == 0) {
-                sg_mega_store_desc &d = sdesc[sq.stage];
-                d.mode = resid ? 2 : 1;
-                d.map = k.kind == SG_MT_QKV ? SG_SMAP_QKV : k.kind == SG_MT_FC1 ? SG_SMAP_H : SG_SMAP_RES;
-                d.x = n0;
-                d.y = m0;
-                d.s0 = (int)held0;
-                d.s1 = (int)held1;
-                d.cnt = (unsigned)sg_mega_counter(k.kind, k.a, p.tm_max);
+            if (k.kind == SG_MT_ATT) {
+                Arch::attention(st[0], st[1], st[2], k.a, k.b, p.att, SG_MEGA_D, w);
+                sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written, stages read
+            } else {
+                sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);
             }
-            sg_mbar_arrive(&sready[sq.stage]);  // count 128: every thread's writes and fence are done
-            sg_ring_next(sq, SG_MEGA_STOREQ);
-            if (PROF && tid == 0) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // stores
+            if (tid == 0)  // the three stages come back in ring order (one arrival per warpgroup)
+                for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
+            if (threadIdx.x == 0)  // both warpgroups passed the barrier above: their writes are ordered before this
+                sg_red_release_add(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), 1);
+            break;
+        }
+        default: {  // the GEMMs: QKV / FC1 / HKV / HFC1 halves are stored as bf16 (FC1 and HFC1 after GELU);
+                    // out-proj / FC2 / patch halves are added to the fp32 residual stream h by a TMA reduce-add in
+                    // L2 (h += tile: one adder per element per stage, so deterministic), which spares loading the
+                    // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
+            sg_mbar_wait(&bfull[bq.stage], bq.phase);  // the bias slot (PATCH's carries no bias)
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * bq.stage + SG_MEGA_BN * w : nullptr;
+            const bool head = k.kind >= SG_MT_HKV;
+            const int n0 = k.b * SG_MEGA_TN + SG_MEGA_BN * w;  // this warpgroup's half
+            sg_mega_out out = out0;
+            out.mode = !sg_mega_f32_tile(k.kind) ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
+            out.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
+                    : k.kind == SG_MT_FC1                        ? SG_SMAP_H
+                    : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
+                    : head                                       ? SG_SMAP_POOLED
+                                                                 : SG_SMAP_RES;
+            out.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
+            out.y = k.a * SG_MEGA_BM;
+            out.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
+            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase, t_busy);
+            sg_mbar_arrive(&bempty[bq.stage]);  // every thread of both warpgroups has read its bias (count 256)
+            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+            if (rec) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // staging, stores
             break;
         }
         }
-        if (PROF && tid == 0) {
+        if (rec) {
             atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t_busy));
-            atomicAdd(p.prof + 16 + k.kind, 1ull);
+            atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);
         }
     }
 }
 
-// The whole kernel, for the architecture's __global__ wrapper (launched with SG_MEGA_THREADS threads and
-// SG_MEGA_SMEM bytes of dynamic shared memory, grid = SM count). PROF = 1 (SG_SM90_PROFILE=1) adds the cycle
-// counters; it is a separate instantiation because the counters' registers made the Hopper GEMM path spill 8 bytes.
+// The whole kernel, for the architecture's __global__ wrapper (launched with SG_MEGA_THREADS threads and the
+// architecture's dynamic shared memory, grid = SM count). PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters; it
+// is a separate instantiation because the counters' registers made the Hopper GEMM path spill.
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     extern __shared__ uint8_t smem_raw[];
-    __shared__ uint64_t full[2][SG_MEGA_STAGES], empty[2][SG_MEGA_STAGES];
-    __shared__ uint64_t tfull[2][SG_MEGA_TASKQ], tempty[2][SG_MEGA_TASKQ];
-    __shared__ int tslot[2][SG_MEGA_TASKQ];
-    __shared__ uint64_t sready[2][SG_MEGA_STOREQ], sfree[2][SG_MEGA_STOREQ];
-    __shared__ sg_mega_store_desc sdesc[2][SG_MEGA_STOREQ];
-    uint8_t *rings = sg_mega_align1024(smem_raw);
+    __shared__ long long t_start;  // the profile's CTA start, kept in shared memory rather than a register
+    __shared__ uint64_t full[SG_MEGA_STAGES], empty[SG_MEGA_STAGES];
+    __shared__ uint64_t tfull[SG_MEGA_TASKQ], tempty[SG_MEGA_TASKQ];
+    __shared__ int tslot[SG_MEGA_TASKQ];
+    __shared__ uint64_t sready[SG_MEGA_WGS], sfree[SG_MEGA_WGS];
+    __shared__ sg_mega_store_desc sdesc[SG_MEGA_WGS];
+    __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * SG_MEGA_TN];
+    __shared__ uint64_t bfull[SG_MEGA_BIAS_SLOTS], bempty[SG_MEGA_BIAS_SLOTS];
+    uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + SG_MEGA_RING_BYTES;
     if (threadIdx.x == 0) {
-        for (int v = 0; v < 2; v++) {
-            for (int s = 0; s < SG_MEGA_STAGES; s++) {
-                sg_mbar_init(&full[v][s], 1);
-                sg_mbar_init(&empty[v][s], 1);
-            }
-            for (int q = 0; q < SG_MEGA_TASKQ; q++) {
-                sg_mbar_init(&tfull[v][q], 1);
-                sg_mbar_init(&tempty[v][q], 128);  // every consumer thread, after reading the slot
-            }
-            for (int q = 0; q < SG_MEGA_STOREQ; q++) {
-                sg_mbar_init(&sready[v][q], 128);  // every consumer thread, after staging its part of the tile
-                sg_mbar_init(&sfree[v][q], 1);     // the storer, after reading the descriptor
-            }
+        for (int s = 0; s < SG_MEGA_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], SG_MEGA_WGS);  // one arrival per consumer warpgroup
+        }
+        for (int q = 0; q < SG_MEGA_TASKQ; q++) {
+            sg_mbar_init(&tfull[q], 1);
+            sg_mbar_init(&tempty[q], SG_MEGA_CONSUMERS);  // every consumer thread, after reading the slot
+        }
+        for (int w = 0; w < SG_MEGA_WGS; w++) {
+            sg_mbar_init(&sready[w], 128);  // every thread of warpgroup w, after staging its part of a piece
+            sg_mbar_init(&sfree[w], 1);     // warpgroup w's storer, once the piece is read out
+        }
+        for (int q = 0; q < SG_MEGA_BIAS_SLOTS; q++) {
+            sg_mbar_init(&bfull[q], 1);                   // the producer's expect_tx (+ the copy's bytes)
+            sg_mbar_init(&bempty[q], SG_MEGA_CONSUMERS);  // every consumer thread, after its accumulator start
         }
         sg_fence_mbar_init();
+        if (PROF) t_start = clock64();
     }
     Arch::cta_begin();
     __syncthreads();
+    const sg_ring_smem sm = {ring, full, empty};
     const int wg = threadIdx.x / 128;
-    if (wg < 2) {
-        const sg_ring_smem sm = {rings + wg * SG_MEGA_RING_BYTES, full[wg], empty[wg]};
+    if (wg < SG_MEGA_WGS) {
+        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg], 0, 0, 0, 0, -1};
         typename Arch::ctx ax = Arch::ctx_for(wg);
-        sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull[wg], tempty[wg], tslot[wg], sready[wg], sfree[wg], sdesc[wg]);
+        sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull, tempty, tslot, out, bias_s, bfull, bempty);
     } else {
-        const int v = threadIdx.x / 32 - 8;  // producer warps 8 and 9
-        const sg_ring_smem sm = {rings + v * SG_MEGA_RING_BYTES, full[v], empty[v]};
-        if (threadIdx.x % 32 == 0)
-            sg_mega_produce<Arch, PROF>(p, sm, tfull[v], tempty[v], tslot[v]);
-        else if (threadIdx.x % 32 == 1)
-            sg_mega_storer(p, sm, sready[v], sfree[v], sdesc[v]);
+        const int v = threadIdx.x / 32 - 8, lane = threadIdx.x % 32;  // warps 8 and 9
+        if (v == 0 && lane == 0)
+            sg_mega_produce<Arch, PROF>(p, sm, tfull, tempty, tslot, bias_s, bfull, bempty);
+        else if (lane == 1)
+            sg_mega_storer(p, outbuf + v * SG_MEGA_OUT_BYTES, &sready[v], &sfree[v], &sdesc[v]);
         __syncwarp();
     }
     // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
@@ -334,6 +509,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     // (__syncthreads_or, not a shared variable: compute-sanitizer racecheck paired a shared-memory flag written
     // here with the next kernel's shared-memory reads, cuBLAS starting early on the freed SMs.)
     __syncthreads();
+    if (PROF && threadIdx.x == 0) atomicAdd(p.prof + SG_MT_END + 5, (unsigned long long)(clock64() - t_start));
     Arch::cta_end();
     int is_last = 0;
     if (threadIdx.x == 0) {
@@ -342,7 +518,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         __threadfence();
     }
     if (__syncthreads_or(is_last)) {
-        const size_t words = sg_mega_counter_words(p.tm_max, p.tm_max);  // >= n_max: 128-row tiles < images
+        const size_t words = sg_mega_counter_words(p.tm_max);
         for (size_t i = threadIdx.x; i < words; i += blockDim.x) p.cnt[i] = 0;
     }
 }

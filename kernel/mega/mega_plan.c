@@ -30,11 +30,12 @@ static int imax(int a, int b) { return a > b ? a : b; }
  * are then produced). */
 static int last_tile(int img, int M) { return imin(M - 1, img * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; }
 
-/* Attention tasks of the images whose last row tile is in [r0, r1). Images are in row order, so *next walks. */
-static void put_att(tasks *v, int layer, int r0, int r1, int n, int M, int *next) {
+/* Attention tasks (kind ATT, or the head's POOL), one per head, of the images whose last row tile is in [r0, r1).
+ * Images are in row order, so *next walks. */
+static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M, int *next) {
     while (*next < n && last_tile(*next, M) < r1) {
         if (last_tile(*next, M) >= r0)
-            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, SG_MT_ATT, layer, *next, h);
+            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, kind, layer, *next, h);
         (*next)++;
     }
 }
@@ -43,35 +44,50 @@ static void put_att(tasks *v, int layer, int r0, int r1, int n, int M, int *next
  * waiting for the whole stage: after the QKV tiles of row tile r come the attention tasks of the images ending in
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
- * LayerNorm-1. Their inputs are then still in L2, and the lag (about one grid of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int vctas) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
-    const int lag_att = imax(1, vctas / SG_MEGA_QKV_TILES), lag_ln = imax(1, vctas / SG_MEGA_OUT_TILES);
+ * LayerNorm-1. Their inputs are then still in L2, and the lag (about two grids of tasks) keeps them from waiting. */
+static void build_interleaved(tasks *v, int n, int L, int grid) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T, W = SG_MEGA_WGS;
+    /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
+     * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
+     * 11,634 / 11,619 images/s at 1,024 against 11,210 with one), and the shorter lag keeps inputs in L2. */
+    const int lag_att = imax(1, 2 * grid * W / SG_MEGA_QKV_TILES), lag_ln = imax(1, 2 * grid * W / SG_MEGA_OUT_TILES);
     for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
     for (int r = 0; r < tm + lag_ln; r++) {
-        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES);
+        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES / W);
         if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
     }
     for (int l = 0; l < L; l++) {
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES);
-            if (r - lag_att >= 0) put_att(v, l, r - lag_att, r - lag_att + 1, n, M, &next);
+            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES / W);
+            if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
         }
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES);
+            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES / W);
             if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
         }
-        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES);
+        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES / W);
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES);
+            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES / W);
             if (r - lag_ln >= 0)
                 put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
         }
     }
+    /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
+     * head's small GEMMs and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at batch 1,024). */
+    const int tq = sg_mega_tiles_head(n);
+    int next = 0;
+    for (int r = 0; r < tm + lag_att; r++) {
+        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, SG_MEGA_HKV_TILES / W);
+        if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, &next);
+    }
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, SG_MEGA_OUT_TILES / W);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, SG_MEGA_FC1_TILES / W);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES / W);
 }
 
-int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
@@ -84,7 +100,7 @@ int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, c
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    build_interleaved(&v, n, L, vctas);
+    build_interleaved(&v, n, L, grid);
     if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);
@@ -96,14 +112,17 @@ int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, c
     return 0;
 }
 
-/* Tasks of one kind per counter unit (row tile, or image for ATT) and per layer: the signals a counter gets. */
+/* Tasks of one kind per unit (row tile, image for ATT and POOL, head row tile for HOUT..HFC2) and per layer: the
+ * range of the b field. */
 static int per_unit(int kind) {
     switch (kind) {
-    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: return SG_MEGA_LN_PARTS;
-    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: return SG_MEGA_OUT_TILES;
-    case SG_MT_QKV: return SG_MEGA_QKV_TILES;
-    case SG_MT_FC1: return SG_MEGA_FC1_TILES;
-    case SG_MT_ATT: return SG_MEGA_HEADS;
+    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return SG_MEGA_LN_PARTS;
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
+        return SG_MEGA_OUT_TILES / SG_MEGA_WGS;
+    case SG_MT_QKV: return SG_MEGA_QKV_TILES / SG_MEGA_WGS;
+    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES / SG_MEGA_WGS;
+    case SG_MT_ATT: case SG_MT_POOL: return SG_MEGA_HEADS;
+    case SG_MT_HKV: return SG_MEGA_HKV_TILES / SG_MEGA_WGS;
     default: return 0;
     }
 }
@@ -114,13 +133,13 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen) {
-    const int tm = sg_mega_tiles_m(n);
+    const int tm = sg_mega_tiles_m(n), tq = sg_mega_tiles_head(n);
     if (count != (size_t)sg_mega_total_tasks(n, L)) {
         snprintf(err, errlen, "megakernel task table for batch %d: %zu tasks, expected %d", n, count,
                  sg_mega_total_tasks(n, L));
         return -1;
     }
-    const size_t words = sg_mega_counter_words(tm, n);
+    const size_t words = sg_mega_counter_words(tm);
     unsigned *c = calloc(words, sizeof *c);
     uint32_t *sorted = malloc(count * sizeof *sorted);
     if (!c || !sorted) {
@@ -133,9 +152,10 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
     for (size_t i = 0; i < count && rc == 0; i++) {
         const sg_mega_task k = sg_mega_decode(t[i]);
         const int l = k.layer;
-        const int units = k.kind == SG_MT_ATT ? n : tm;
+        const int head_rows = k.kind >= SG_MT_HOUT && k.kind <= SG_MT_HFC2;
+        const int units = k.kind == SG_MT_ATT || k.kind == SG_MT_POOL ? n : head_rows ? tq : tm;
         const int in_layer = k.kind == SG_MT_PREP || k.kind == SG_MT_PATCH ? l == 0
-                             : k.kind == SG_MT_POSTLN                     ? l == L
+                             : k.kind >= SG_MT_POSTLN                     ? l == L  /* the post-LN and the head */
                                                                           : l < L;
         int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind);
         size_t cw;
@@ -145,8 +165,8 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
             snprintf(err, errlen, "megakernel task table for batch %d: task %zu (kind %d, layer %d, %d, %d) is out of "
                      "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);
             rc = -1;
-        } else if (k.kind != SG_MT_POSTLN) {
-            c[sg_mega_counter(k.kind, k.a, tm)]++;
+        } else {
+            c[sg_mega_counter(k.kind, k.a, tm)] += (unsigned)sg_mega_signals(k.kind);
         }
     }
     /* Every field in range, no task twice and the right count: then every task of the launch is there once. */

@@ -3,23 +3,35 @@
 // kernels and the host), and the host functions that build a launch's list
 // and prove it is in dependency order (kernel/mega/mega_plan.c, plain C so CI tests them without a GPU).
 //
-// One launch runs the L encoder layers and the post-LayerNorm of n images (M = 196 n token rows, tm = ceil(M /
-// 128) row tiles). Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md §2); a layer's
-// stages are:
+// One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
+// is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
+// half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
+// counters count 128-column halves. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
+// §2); a layer's stages are (tasks; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
-//   QKV   (row tile, 128-col tile)   qkv = y Wqkv^T + b                       18 tm
+//   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
 //   ATT   (image, head)              att = softmax(q k^T / 8) v               12 n
-//   OUT   (row tile, col tile)       h += att Wo^T + b                        6 tm
+//   OUT   (row tile, col tile)       h += att Wo^T + b                        3 tm (6 tm halves)
 //   LN2   (row tile, quarter)        y = LN2(h)                               4 tm
-//   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    24 tm
-//   FC2   (row tile, col tile)       h += H W2^T + b2                         6 tm
+//   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    12 tm (24 tm halves)
+//   FC2   (row tile, col tile)       h += H W2^T + b2                         3 tm (6 tm halves)
 // and after the last layer POSTLN (row tile, quarter): y = post_LN(h), 4 tm tasks. Before layer 0 the patch
 // embedding: PREP (row tile, quarter): patches = normalised pixels (bf16, Conv2d weight order), h = positions +
-// conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 6 tm tasks.
+// conv bias, 4 tm tasks; PATCH (row tile, col tile): h += patches Wpatch^T, 3 tm tasks.
+// After POSTLN the attention-pooling (MAP) head, whose rows are images (tq = ceil(n / 128) head row tiles):
+//   HKV   (row tile, 256-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  6 tm
+//   POOL  (image, head)              hatt = softmax(q k^T / 8) v, q the fixed probe query  12 n
+//   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      3 tq
+//   HLN   (head row tile, quarter)   hy = LN(pooled)                              4 tq
+//   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    12 tq
+//   HFC2  (head row tile, col tile)  pooled += hmlp W2^T + b2                     3 tq
+// The head's stages have counters of their own (never shared with the encoder's): a head row tile q is made of
+// images whose token rows are far from token row tile q, so a shared counter could be bumped by the head before
+// the encoder's last signal for tile q and satisfy a wait too early.
 // LayerNorm tasks cover 32 rows (8 per warp) rather than a whole row tile: a warp's rows are latency-bound
 // loads, and at small batches the 4x parallelism shortens the chain of dependent stages.
 // The table is built on the host (sg_mega_plan_build, called by mega_gpu.cu): stage after stage, with the
-// attention and LayerNorm tasks moved up to one grid of tasks behind the tiles they read, so their inputs are
+// attention and LayerNorm tasks moved up to two grids of tasks behind the tiles they read, so their inputs are
 // still in L2.
 // Dependencies are counters, one per (stage, row tile) and one per image for attention, that only grow during a
 // launch: a stage of layer l needs its producer's counter to reach (l + 1) x (signals per layer), which is
@@ -43,7 +55,9 @@
 #define SG_MEGA_HEADS 12
 #define SG_MEGA_DH (SG_MEGA_D / SG_MEGA_HEADS)  // 64
 #define SG_MEGA_BM 128
-#define SG_MEGA_BN 128
+#define SG_MEGA_BN 128                       // columns of a warpgroup's half tile (a counter signal)
+#define SG_MEGA_WGS 2                        // consumer warpgroups: halves per GEMM task
+#define SG_MEGA_TN (SG_MEGA_WGS * SG_MEGA_BN)  // 256: columns of a GEMM task
 
 enum {
     SG_MT_PREP = 0,  /* patch embedding, part 1: uint8 pixels -> bf16 patches, h = positions + conv bias */
@@ -56,41 +70,58 @@ enum {
     SG_MT_FC1,
     SG_MT_FC2,
     SG_MT_POSTLN,
+    SG_MT_HKV,   // the MAP head: K and V projections of the post-LayerNorm tokens
+    SG_MT_POOL,  // probe attention of one image
+    SG_MT_HOUT,
+    SG_MT_HLN,
+    SG_MT_HFC1,
+    SG_MT_HFC2,
     SG_MT_END
 };
 
-// Column tiles per row tile of each GEMM stage.
+// 128-column halves per row tile of each GEMM stage: the signals its counter gets per layer (tasks: half as many).
 #define SG_MEGA_QKV_TILES (3 * SG_MEGA_D / SG_MEGA_BN)  // 18
 #define SG_MEGA_OUT_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
 #define SG_MEGA_FC1_TILES (SG_MEGA_F / SG_MEGA_BN)      // 24
 #define SG_MEGA_FC2_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
+#define SG_MEGA_HKV_TILES (2 * SG_MEGA_D / SG_MEGA_BN)  // 12
 #define SG_MEGA_LN_PARTS 4                              // LayerNorm tasks per row tile
 #define SG_MEGA_LN_ROWS (SG_MEGA_BM / SG_MEGA_LN_PARTS)  // 32
 
 // Counter words: [0] ticket, [1] exit count, then per-row-tile arrays for LN1, QKV, OUT, LN2, FC1, FC2, PREP,
-// PATCH (tm_max each) and one per image for attention (n_max).
+// PATCH, POSTLN, HKV, one per image for attention, and per head row tile arrays for POOL, HOUT, HLN, HFC1, HFC2:
+// tm_max words each (images and head row tiles are never more than token row tiles).
 #define SG_MEGA_CNT_TICKET 0
 #define SG_MEGA_CNT_EXIT 1
 #define SG_MEGA_CNT_BASE 32  // the two control words on their own 128-byte line
 
 typedef struct sg_mega_task {
-    int kind, layer, a, b;  // a: row tile (GEMM, LN) or image (ATT); b: column tile, head, or LN quarter
+    int kind, layer, a, b;  // a: row tile (GEMM, LN), image (ATT, POOL) or head row tile (HOUT..HFC2); b: column
+                            // tile, head (ATT, POOL), or LN quarter
 } sg_mega_task;
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
+SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
+SG_HD static inline int sg_mega_head_tasks(int n) {
+    return SG_MEGA_HKV_TILES / SG_MEGA_WGS * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
+           sg_mega_tiles_head(n) *
+               ((SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS + SG_MEGA_LN_PARTS);
+}
 SG_HD static inline int sg_mega_layer_tasks(int n) {
     const int tm = sg_mega_tiles_m(n);
-    return tm * (2 * SG_MEGA_LN_PARTS + SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) +
+    return tm * (2 * SG_MEGA_LN_PARTS +
+                 (SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS) +
            SG_MEGA_HEADS * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L) {
-    return L * sg_mega_layer_tasks(n) + (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES) * sg_mega_tiles_m(n);
+    return L * sg_mega_layer_tasks(n) +
+           (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES / SG_MEGA_WGS) * sg_mega_tiles_m(n) + sg_mega_head_tasks(n);
 }
-SG_HD static inline size_t sg_mega_counter_words(int tm_max, int n_max) {
-    return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + (size_t)n_max;
-}
-// Index of the counter a task of `kind` signals (for ATT, `a` is the image).
+SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
+// Index of the counter a task of `kind` signals (for ATT and POOL, `a` is the image; a POOL task signals its head
+// row tile's counter).
 SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
+    const size_t h0 = SG_MEGA_CNT_BASE + 10 * (size_t)tm_max;  // the attention counters, then the head's
     switch (kind) {
     case SG_MT_LN1: return SG_MEGA_CNT_BASE + a;
     case SG_MT_QKV: return SG_MEGA_CNT_BASE + (size_t)tm_max + a;
@@ -100,28 +131,50 @@ SG_HD static inline size_t sg_mega_counter(int kind, int a, int tm_max) {
     case SG_MT_FC2: return SG_MEGA_CNT_BASE + 5 * (size_t)tm_max + a;
     case SG_MT_PREP: return SG_MEGA_CNT_BASE + 6 * (size_t)tm_max + a;
     case SG_MT_PATCH: return SG_MEGA_CNT_BASE + 7 * (size_t)tm_max + a;
-    default: return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + a;  // SG_MT_ATT
+    case SG_MT_POSTLN: return SG_MEGA_CNT_BASE + 8 * (size_t)tm_max + a;
+    case SG_MT_HKV: return SG_MEGA_CNT_BASE + 9 * (size_t)tm_max + a;
+    case SG_MT_POOL: return h0 + (size_t)tm_max + a / SG_MEGA_BM;  // after the n_max <= tm_max image counters
+    case SG_MT_HOUT: return h0 + 2 * (size_t)tm_max + a;
+    case SG_MT_HLN: return h0 + 3 * (size_t)tm_max + a;
+    case SG_MT_HFC1: return h0 + 4 * (size_t)tm_max + a;
+    case SG_MT_HFC2: return h0 + 5 * (size_t)tm_max + a;
+    default: return h0 + a;  // SG_MT_ATT, per image (n_max <= tm_max)
     }
 }
 
 // A task is one 32-bit word in the launch's task table (built on the host, mega_plan.c):
-// kind [28, 32), layer [23, 28), a [8, 23), b [0, 8).
+// kind [27, 32), layer [23, 27), a [8, 23), b [0, 8).
 SG_HD static inline unsigned sg_mega_encode(int kind, int layer, int a, int b) {
-    return ((unsigned)kind << 28) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
+    return ((unsigned)kind << 27) | ((unsigned)layer << 23) | ((unsigned)a << 8) | (unsigned)b;
 }
 SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     sg_mega_task k;
-    k.kind = (int)(code >> 28);
-    k.layer = (int)((code >> 23) & 31u);
+    k.kind = (int)(code >> 27);
+    k.layer = (int)((code >> 23) & 15u);
     k.a = (int)((code >> 8) & 0x7fffu);
     k.b = (int)(code & 255u);
     return k;
 }
 
-// The GEMM stages whose tiles are added into the fp32 residual stream h (TMA reduce-add of fp32 tiles); the
-// others (QKV, FC1) store bf16 tiles.
-SG_HD static inline int sg_mega_adds_residual(int kind) {
-    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH;
+// The GEMM stages whose output tiles are fp32: added into the fp32 residual stream h (OUT, FC2, PATCH) or the
+// head's pooled rows (HFC2) by a TMA reduce-add, or stored into them (HOUT); the others (QKV, FC1, HKV, HFC1)
+// store bf16 tiles.
+SG_HD static inline int sg_mega_f32_tile(int kind) {
+    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH || kind == SG_MT_HOUT || kind == SG_MT_HFC2;
+}
+// The GEMM stages followed by tanh GELU (the MLPs' first Linear).
+SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1 || kind == SG_MT_HFC1; }
+// Signals a task gives its counter: one per 128-column half for a GEMM task (each half's storer signals when its
+// stores are complete), one for every other task.
+SG_HD static inline int sg_mega_signals(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
+                   kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2
+               ? SG_MEGA_WGS
+               : 1;
+}
+// K of a GEMM stage (its input width).
+SG_HD static inline int sg_mega_gemm_k(int kind) {
+    return kind == SG_MT_FC2 || kind == SG_MT_HFC2 ? SG_MEGA_F : SG_MEGA_D;
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
@@ -156,6 +209,19 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     case SG_MT_FC1: kind = SG_MT_LN2, t = SG_MEGA_LN_PARTS * (l + 1); break;
     case SG_MT_FC2: kind = SG_MT_FC1, t = SG_MEGA_FC1_TILES * (l + 1); break;
     case SG_MT_POSTLN: kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l; break; /* layer field = L */
+    case SG_MT_HKV: kind = SG_MT_POSTLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_POOL:
+        kind = SG_MT_HKV, t = SG_MEGA_HKV_TILES;
+        first = k.a * SG_MEGA_T / SG_MEGA_BM;
+        count = (k.a * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM - first + 1;
+        break;
+    case SG_MT_HOUT:  /* every head of every image of head row tile a (one POOL signal each) */
+        kind = SG_MT_POOL, first = k.a * SG_MEGA_BM;
+        t = SG_MEGA_HEADS * (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
+        break;
+    case SG_MT_HLN: kind = SG_MT_HOUT, t = SG_MEGA_OUT_TILES; break;
+    case SG_MT_HFC1: kind = SG_MT_HLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_HFC2: kind = SG_MT_HFC1, t = SG_MEGA_FC1_TILES; break;
     default: return 0;                                                     /* PREP, END: no inputs */
     }
     if (i >= count) return 0;
@@ -164,18 +230,18 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     return 1;
 }
 
-#define SG_MEGA_MAX_LAYERS 31
+#define SG_MEGA_MAX_LAYERS 15  // the layer field's 4 bits (POSTLN is layer L)
 #define SG_MEGA_MAX_TILES_M 0x7fff
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Builds the task table of a launch for n images and L layers on a GPU of vctas virtual CTAs (2 per SM), in
- * the one order the kernel uses: stage by stage, with the attention and LayerNorm tasks about one grid of tasks
- * (vctas) behind the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
+/* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), in the one
+ * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about two grids of tasks behind
+ * the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
  * memory, n or L beyond the encoding). */
-int sg_mega_plan_build(int n, int L, int vctas, uint32_t **out, size_t *count, char *err, size_t errlen);
+int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
  * mega_kernel.cuh) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler

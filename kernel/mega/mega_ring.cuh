@@ -53,4 +53,21 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
         sg_ring_next(ring, STAGES);
     }
 }
+// The megakernel's GEMM task (kernel/mega/mega_kernel.cuh): per K block one stage of A rows [m0, m0+128) followed by
+// the W rows of both warpgroups' halves, [n0, n0+128) and [n0+128, n0+256) (mapW: box {64, 128}), so both halves
+// read the same A block. STAGES: the megakernel's ring depth.
+template <int STAGES>
+__device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
+                                                     int K, const sg_ring_smem &sm, sg_ring &ring) {
+    constexpr uint32_t half = SG_GEMM_B_BYTES(128), stage = SG_GEMM_A_BYTES + 2 * half;
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+        uint8_t *a = sm.stages + ring.stage * stage;
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], stage);
+        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
+        sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        sg_tma_load_2d(a + SG_GEMM_A_BYTES + half, mapW, &sm.full[ring.stage], k0, n0 + 128);
+        sg_ring_next(ring, STAGES);
+    }
+}
 #endif

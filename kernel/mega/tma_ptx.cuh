@@ -2,7 +2,7 @@
 // Hopper (sm_90a) and Blackwell (sm_100a) kernels, the skeleton (mega_kernel.cuh) and the lab kernels share.
 //
 // One thin wrapper per instruction, no policy: mbarrier (init, arrive, expect_tx, parity wait with a debug
-// timeout), TMA 2D tile loads that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
+// timeout), TMA 2D tile loads and small bulk copies that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
 // async-groups, the proxy fences, the release / acquire counter operations and named barriers. Each exists on
 // sm_90 and later, so this header carries no per-architecture guard; the MMA instructions are in each
 // architecture's own header (kernel/sm90/sm90_ptx.cuh: wgmma; kernel/sm100/sm100_ptx.cuh: tcgen05).
@@ -67,6 +67,14 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  ::"r"(sg_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(bar)), "r"(x), "r"(y)
                  : "memory");
 }
+
+// A small contiguous copy global -> shared (16-byte aligned, size a multiple of 16; a GEMM tile's bias, MXFP8
+// scale atoms), completing on `bar` with complete_tx (count the bytes in the barrier's expect_tx).
+__device__ __forceinline__ void sg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(sg_smem_u32(dst)), "l"(src), "r"(bytes), "r"(sg_smem_u32(bar)) : "memory");
+}
+
 // Copies smem `src` (laid out as the box of `map`) to the box at (x, y) of `map`; rows and columns outside the
 // tensor are not written. Completion is tracked by this thread's bulk async-groups (commit / wait below).
 __device__ __forceinline__ void sg_tma_store_2d(const CUtensorMap *map, const void *src, int x, int y) {

@@ -13,8 +13,8 @@
 // fills bytes [128 r, 128 r + 128), its 16-byte chunk c (columns 8c..8c+7) at 128 r + ((c ^ (r % 8)) << 4)
 // (sg_sw128_offset). Rows 0..195 are the image's tokens; rows past them (the next image, or zeros) are finite.
 //
-// Work split: the 13 query blocks of 16 rows go round-robin to the 4 warps (warp w: blocks w, w+4, ...); each
-// warp works alone (no barrier, no shared scratch; the caller's other warps run other code). Per block,
+// Work split: the 13 query blocks of 16 rows go round-robin to the calling warps (warp w of n: blocks w, w+n, ...);
+// each warp works alone (no barrier, no shared scratch; the caller's other warps run other code). Per block,
 // FlashAttention-2 style over three key chunks (keys padded to SG_ATTN_KPAD = 208): 0..63, 64..127, 128..207.
 // Per chunk of NT n8 key tiles (sg_mma_attn_key_chunk):
 //   S = Q K^T         4 k16 steps (Q A-fragment: one ldmatrix.x4 each) x NT tiles: 4 NT HMMA, K as the "col"
@@ -195,16 +195,17 @@ __device__ __forceinline__ void sg_mma_attn_key_chunk(float (&o)[SG_ATTN_DH / 8]
     }
 }
 
-// Called by all 128 threads of one warpgroup (threadIdx.x % 128 picks the role); see the design comment.
-// out: row img*196 + query at out + row * ldo + head * 64, 64 bf16 columns.
+// Called by `nwarps` warps (warp = this one's index among them, 0..nwarps-1; the megakernel: its 8 consumer warps,
+// the lab: one warpgroup's 4); see the design comment. out: row img*196 + query at out + row * ldo + head * 64,
+// 64 bf16 columns.
 __device__ __forceinline__ void sg_mma_attn_task(const uint8_t *q, const uint8_t *k, const uint8_t *v, int img,
-                                                 int head, __nv_bfloat16 *out, int ldo) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+                                                 int head, __nv_bfloat16 *out, int ldo, int warp, int nwarps) {
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
     const uint32_t sq = (uint32_t)__cvta_generic_to_shared(q);
     const uint32_t sk = (uint32_t)__cvta_generic_to_shared(k);
     const uint32_t sv = (uint32_t)__cvta_generic_to_shared(v);
 
-    for (int qb = warp; qb < SG_MMA_ATTN_QBLOCKS; qb += 4) {
+    for (int qb = warp; qb < SG_MMA_ATTN_QBLOCKS; qb += nwarps) {
         const int q0 = 16 * qb;
         float o[SG_ATTN_DH / 8][4];
 #pragma unroll

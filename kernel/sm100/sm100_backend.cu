@@ -1,6 +1,6 @@
 // kernel/sm100/sm100_backend.cu — the Blackwell backend entry points: the portable CUDA backend (staging, graphs,
-// pooling head) with the Blackwell megakernel (sm100_mega.cu: patch embedding, encoder layers and post-LayerNorm
-// in one launch, for batches of 16 or more; FC1 in block-scaled MXFP8 unless --precision bf16).
+// weights, buffers) with the Blackwell megakernel (sm100_mega.cu: the whole forward, patch embedding to MAP head,
+// in one launch for every batch size; FC1 in block-scaled MXFP8 unless --precision bf16).
 //
 // Gate, in this order: the config must be one the kernels support (checked first: it needs no device, so the
 // refusals are testable anywhere); the device must be compute capability 10.0 exactly (B200 / GB200): the
@@ -36,11 +36,9 @@ static int sm100_mega_init_mxfp8(void **out, const sg_model *m, sg_cu_model *cm,
     return sg_mega_encoder_init(&sg_sm100_mega_launcher_mxfp8, out, m, cm, err, errlen);
 }
 
-// Batches below 16 take the portable layers, as on Hopper, where the same kernel skeleton was measured (its chain
-// of dependent stages is slower than the portable CUDA graph at batch 1-8); not measured on a B200.
-static const sg_cu_encoder_ops k_sm100_mega_bf16 = {"sm100", 16, 1, sm100_mega_init_bf16, sg_mega_encoder_run,
+static const sg_cu_encoder_ops k_sm100_mega_bf16 = {"sm100", sm100_mega_init_bf16, sg_mega_encoder_run,
                                                     sg_mega_encoder_destroy};
-static const sg_cu_encoder_ops k_sm100_mega_mxfp8 = {"sm100", 16, 1, sm100_mega_init_mxfp8, sg_mega_encoder_run,
+static const sg_cu_encoder_ops k_sm100_mega_mxfp8 = {"sm100", sm100_mega_init_mxfp8, sg_mega_encoder_run,
                                                      sg_mega_encoder_destroy};
 
 static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1_mxfp8, char *err, size_t n) {

@@ -2,9 +2,8 @@
 //
 // One thin wrapper per instruction, no policy. The architecture-neutral ones (mbarrier init / arrive /
 // expect_tx / parity wait with its trap timeout, TMA 2D tile loads, proxy fences, release/acquire counters)
-// are NOT repeated here: they come from kernel/mega/tma_ptx.cuh (sm_90 and later, no architecture guard).
-// What is added:
-//   - cp.async.bulk (non-tensor) global -> shared completing on an mbarrier: the 512-byte scale atoms;
+// are NOT repeated here: they come from kernel/mega/tma_ptx.cuh (sm_90 and later, no architecture guard), with
+// the cp.async.bulk (non-tensor) copy that brings the 512-byte scale atoms. What is added:
 //   - tcgen05: alloc / dealloc / relinquish_alloc_permit, the two thread-sync fences, commit to an mbarrier,
 //     mma kind::f16 and kind::mxf8f6f4.block_scale (cta_group::1, both operands from shared memory),
 //     cp .32x128b.warpx4 (scale factors to TMEM), ld .32x32b.x32 and wait::ld.
@@ -16,13 +15,6 @@
 #define SG_SM100_PTX_CUH
 
 #include "../mega/tma_ptx.cuh"
-
-// 512-byte-or-smaller contiguous copy global -> shared (16-byte aligned, size a multiple of 16), completing
-// on `bar` with complete_tx (count the bytes in the stage's expect_tx).
-__device__ __forceinline__ void sg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(sg_smem_u32(dst)), "l"(src), "r"(bytes), "r"(sg_smem_u32(bar)) : "memory");
-}
 
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
 // --- tensor memory allocation (one whole warp; the same warp deallocates) --------------------------------

@@ -1,7 +1,7 @@
-// kernel/sm90/sm90_backend.cu — the sm90 backend: the portable path's staging, CUDA graphs and pooling head
-// (kernel/cuda), with patch embedding, encoder layers and post-LayerNorm run by the Hopper megakernel
-// (sm90_mega.cu) in one launch for batches of 16 images or more (smaller ones take the portable path, faster
-// there so far).
+// kernel/sm90/sm90_backend.cu — the sm90 backend: the portable path's staging, CUDA graphs, weights and buffers
+// (kernel/cuda), with the whole forward (patch embedding, encoder layers, post-LayerNorm, MAP head) run by the
+// Hopper megakernel (sm90_mega.cu) in one launch, for every batch size: an image's embedding is then the same bits
+// whatever batch it comes in.
 //
 // Refuses (NULL + reason, so --backend auto falls back to cuda) unless the device is compute capability 9.0
 // (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. --precision fp8 is
@@ -15,10 +15,7 @@ static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, 
     return sg_mega_encoder_init(&sg_sm90_mega_launcher, out, m, cm, err, errlen);
 }
 
-// Batches of fewer than 16 images run the portable layers: the megakernel's chain of dependent stages costs
-// ~1.3 ms at batch 1 against 0.6 ms for the portable path's CUDA graph (H100, docs/perf-notes.md), and the
-// crossover was measured between 8 and 32 images.
-static const sg_cu_encoder_ops k_sm90_ops = {"sm90", 16, 1, sm90_init, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_ops = {"sm90", sm90_init, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
     if (sg_gpu_require_cc(device, 9, 0, "sm90", "H100 / H200: the Hopper megakernel is built for sm_90a", err,

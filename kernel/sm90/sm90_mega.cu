@@ -1,12 +1,14 @@
-// kernel/sm90/sm90_mega.cu — the Hopper megakernel: all encoder layers and the post-LayerNorm in one launch.
+// kernel/sm90/sm90_mega.cu — the Hopper megakernel: the whole forward (patch embedding, encoder layers,
+// post-LayerNorm, MAP head) in one launch.
 //
 // The kernel's structure (two virtual CTAs per SM, each a producer thread, a consumer warpgroup and a storer
 // thread; the ticket-ordered task table; counters; the storer's TMA stores and reduce-adds) is shared with the
 // Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
-//   GEMM tile 128 x 128 by one consumer warpgroup: 2 x wgmma m64n128k16 per k16 step, 128 fp32 registers
-//   started at the bias (sg_sm90_acc_init), the last one or two ring stages held; then tanh GELU (FC1) and the
-//   tile written (swizzled) into the held stage(s) for the storer;
-//   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh);
+//   a consumer warpgroup's 128 x 128 half of a 128 x 256 GEMM task: 2 x wgmma m64n128k16 per k16 step from the
+//   shared ring stage (A block at its start, this half's W rows after it), 128 fp32 registers started at the bias
+//   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the half staged
+//   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32);
+//   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup;
 // and the launcher handed to the shared host side (kernel/mega/mega_gpu.cu).
 #include <cuda_runtime.h>
 #include "../mega/mega_kernel.cuh"
@@ -14,12 +16,29 @@
 #include "sm90_gemm.cuh"
 #include "sm90_mega.h"
 
-static_assert(SG_MEGA_STAGE_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS &&
+static_assert(SG_MEGA_ATT_BOX_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROWS == SG_ATTN_ROWS &&
                   SG_MEGA_DH == SG_ATTN_DH,
-              "an attention box (sm90_attn.cuh) fills one ring stage");
+              "an attention box (sm90_attn.cuh) is the start of one ring stage");
 
-// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, a ring
-// stage, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
+// Starts a 64-row half tile's accumulator at the tile's bias (bsa: the 32-bit shared address of its bias slot,
+// 128 floats; none: zero), so the K loop accumulates onto it: registers k..k+3 share columns 8 (k/4) + 2 (lane %
+// 4) + {0, 1} (the wgmma accumulator layout). Shared-memory loads (the producer brought the bias in beside the
+// first K block): a global load here cost two dependent L2 round trips per tile (the layer table, then the bias).
+__device__ __forceinline__ void sg_mega_acc_init(float (&acc)[64], uint32_t bsa, bool has_bias) {
+    const uint32_t col0 = 2u * (threadIdx.x & 3u);
+#pragma unroll
+    for (int k = 0; k < 64; k += 4) {
+        float2 b = make_float2(0.0f, 0.0f);
+        if (has_bias)
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"  // volatile + memory: not above the slot's wait
+                         : "=f"(b.x), "=f"(b.y) : "r"(bsa + 4u * (col0 + 8u * (k / 4))) : "memory");
+        acc[k] = acc[k + 2] = b.x;
+        acc[k + 1] = acc[k + 3] = b.y;
+    }
+}
+
+// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, the staging
+// buffer, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
 // at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank conflicts.
 // GELU = 1 applies tanh GELU first.
 template <int GELU>
@@ -65,53 +84,87 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce<SG_MEGA_BN, SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
         return false;  // bf16 FC1 input (FP8 is not in the Hopper megakernel)
     }
 
-    // The accumulators start at the bias (sg_sm90_acc_init), so the epilogue has none to add.
+    // Warpgroup w's half: the accumulators start at the bias (its shared-memory slot, or zero), the K loop walks the
+    // shared ring (each stage freed by one arrival per warpgroup once the next block's MMAs are issued), then the
+    // half is staged for the storer.
     template <bool PROF>
-    static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, const float *bias,
-                                                     ctx &, const sg_ring_smem &sm, sg_ring &ring,
-                                                     uint64_t *sfree, uint32_t sfree_parity, long long t_busy,
-                                                     uint32_t &held0, uint32_t &held1) {
-        const int tid = threadIdx.x % 128, n0 = k.b * SG_MEGA_BN;
-        const bool resid = sg_mega_adds_residual(k.kind);
+    static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
+                                                     const float *bias, ctx &, const sg_ring_smem &sm, sg_ring &ring,
+                                                     const sg_mega_out &out, uint32_t &ophase, long long t_busy) {
+        const int tid = threadIdx.x % 128;
         float acc0[64], acc1[64];
-        sg_sm90_acc_init(acc0, n0, bias);
-        sg_sm90_acc_init(acc1, n0, bias);
+        {
+            const bool hb = bias != nullptr;
+            const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
+            sg_mega_acc_init(acc0, bsa, hb);
+            sg_mega_acc_init(acc1, bsa, hb);
+        }
         const long long t_k = PROF ? clock64() : 0;
-        sg_sm90_gemm_kloop_128_hold<SG_MEGA_STAGES, 1>(acc0, acc1, k.kind == SG_MT_FC2 ? SG_MEGA_F : SG_MEGA_D,
-                                                       sm, ring, resid ? 2 : 1, held0, held1);
+        const int K = sg_mega_gemm_k(k.kind);
+        uint32_t prev = 0;
+        for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+            sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+            const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+            const uint64_t da = sg_smem_desc(a, 16, 1024), da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
+            const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES + w * SG_MEGA_WH_BYTES, 16, 1024);
+            sg_wgmma_fence_regs(acc0);
+            sg_wgmma_fence_regs(acc1);
+            sg_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
+                sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
+                sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, 1);
+            }
+            sg_wgmma_commit();
+            sg_wgmma_fence_regs(acc0);
+            sg_wgmma_fence_regs(acc1);
+            sg_wgmma_wait<1>();  // the previous block's MMAs are complete: its stage is free (for this warpgroup)
+            if (k0 > 0 && tid == 0) sg_mbar_arrive(&sm.empty[prev]);
+            prev = ring.stage;
+            sg_ring_next(ring, SG_MEGA_STAGES);
+        }
+        sg_wgmma_wait<0>();
+        sg_wgmma_fence_regs(acc0);
+        sg_wgmma_fence_regs(acc1);
+        if (tid == 0) sg_mbar_arrive(&sm.empty[prev]);
         const long long t_e = PROF ? clock64() : 0;
-        if (PROF && tid == 0) {
+        if (PROF && threadIdx.x == 0) {
             atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(t_k - t_busy));  // accumulator start
             atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));     // K loop
         }
-        sg_mbar_wait(sfree, sfree_parity);
-        if (k.kind == SG_MT_QKV || k.kind == SG_MT_FC1) {
-            uint8_t *buf = sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN);
-            if (k.kind == SG_MT_FC1) {
-                sg_mega_stage_bf16<1>(acc0, buf, 0);
-                sg_mega_stage_bf16<1>(acc1, buf, 1);
+        if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half
+            sg_mega_out_begin(out, ophase);
+            if (sg_mega_gelu_tile(k.kind)) {
+                sg_mega_stage_bf16<1>(acc0, out.buf, 0);
+                sg_mega_stage_bf16<1>(acc1, out.buf, 1);
             } else {
-                sg_mega_stage_bf16<0>(acc0, buf, 0);
-                sg_mega_stage_bf16<0>(acc1, buf, 1);
+                sg_mega_stage_bf16<0>(acc0, out.buf, 0);
+                sg_mega_stage_bf16<0>(acc1, out.buf, 1);
             }
-        } else {
-            sg_mega_stage_f32(acc0, sm.stages + held1 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
-            sg_mega_stage_f32(acc1, sm.stages + held0 * SG_GEMM_STAGE_BYTES(SG_MEGA_BN));
+            sg_mega_out_end(out, ophase, 0, true);
+        } else {  // two pieces of 64 fp32 rows
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32(acc0, out.buf);
+            sg_mega_out_end(out, ophase, 0, false);
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32(acc1, out.buf);
+            sg_mega_out_end(out, ophase, 1, true);
         }
         return t_e;
     }
 
-    // Four 64-query blocks; each block's wgmmas are waited before it ends, so the stages are read when it returns.
+    // Query blocks w and w + 2 of the four 64-query blocks; each block's wgmmas are waited before it ends, so this
+    // warpgroup's reads of the stages are complete when it returns.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v, int img,
-                                                     int head, __nv_bfloat16 *out, int ldo, int) {
-        for (int rb = 0; rb < 4; rb++) sg_sm90_attn_block(rb, q, k, v, img, head, out, ldo);
+                                                     int head, __nv_bfloat16 *out, int ldo, int w) {
+        for (int rb = w; rb < 4; rb += SG_MEGA_WGS) sg_sm90_attn_block(rb, q, k, v, img, head, out, ldo);
     }
 };
 
