@@ -234,8 +234,7 @@ static void warn_if_failed_before(sg_backend_kind k, const sg_model *m, const sg
 /* The backend auto prefers for a device of this compute capability, and a sentence saying why. */
 static sg_backend_kind preferred_kind(const sg_gpu_info *g, char *why, size_t whylen) {
     if (g->cc_major == 9 && g->cc_minor == 0) {
-        snprintf(why, whylen, "%s is sm_90 (Hopper): Hopper megakernel (batches of 16 or more; smaller ones take "
-                              "the portable layers)", g->name);
+        snprintf(why, whylen, "%s is sm_90 (Hopper): Hopper megakernel (the whole forward in one launch)", g->name);
         return SG_BACKEND_SM90;
     }
     if (g->cc_major == 10) {

@@ -23,8 +23,8 @@
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
 # stand-in on a machine without a GPU.
 set -uo pipefail
-# --batch 32 everywhere: the sm90 backend runs batches of 16+ through the megakernel and smaller ones through the
-# portable layers, so the self-check (one image, then one batch of up to --batch) only reaches the megakernel there.
+# --batch 32 everywhere: the self-check embeds one image, then one batch of up to --batch; every batch size runs
+# through the megakernel, and 32 keeps the runs comparable with earlier ones.
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 RES=${OUT:-/tmp/sg-selfcheck}
