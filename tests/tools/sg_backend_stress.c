@@ -21,19 +21,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/backend.h"
-#include "weights/model_load.h"
+#include "tool_pool.h"
 
 #define POOL 64
 #define MAXB 1024
 
-static uint64_t g_rng;
-static uint32_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 32);
-}
 
 static double now(void) {
     struct timespec t;
@@ -43,7 +35,7 @@ static double now(void) {
 
 static int draw_size(void) {
     static const int small[] = {1, 2, 3, 5, 8, 13, 31, 64}, big[] = {100, 255, 512, MAXB};
-    return rnd() % 100 < 98 ? small[rnd() % 8] : big[rnd() % 4];
+    return sg_tool_rnd() % 100 < 98 ? small[sg_tool_rnd() % 8] : big[sg_tool_rnd() % 4];
 }
 
 int main(int argc, char **argv) {
@@ -54,23 +46,16 @@ int main(int argc, char **argv) {
     const long launches = atol(argv[3]);
     const int corrupt = getenv("SG_STRESS_CORRUPT") != NULL; /* flips one output bit: the check must fail */
     const uint64_t seed = argc == 5 ? strtoull(argv[4], NULL, 10) : (uint64_t)time(NULL);
-    g_rng = seed * 2654435761u + 1;
-    sg_backend_opts o = {SG_BACKEND_AUTO, 0, MAXB, 0, SG_PRECISION_AUTO};
-    if (sg_backend_parse(argv[2], &o.kind) != 0 || launches < 1) {
-        fprintf(stderr, "unknown backend '%s' or bad launch count\n", argv[2]);
+    sg_tool_seed(seed);
+    if (launches < 1) {
+        fprintf(stderr, "bad launch count '%s'\n", argv[3]);
         return 1;
     }
-    char err[2048], why[1024];
-    sg_model *m = sg_model_load(argv[1], err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
-    sg_backend *b = sg_backend_create(m, &o, why, sizeof why, err, sizeof err);
-    if (!b) {
-        fprintf(stderr, "unavailable: %s\n", err);
-        return 2;
-    }
+    sg_model *m;
+    sg_backend *b;
+    const int orc = sg_tool_open(argv[1], argv[2], MAXB, &m, &b);
+    if (orc) return orc;
+    char err[2048];
     const int S = b->image_size, D = b->dim;
     const size_t img = (size_t)S * S * 3;
     uint8_t *pool = malloc(img * POOL), *pix[2] = {malloc(img * MAXB), malloc(img * MAXB)};
@@ -81,12 +66,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "out of memory\n");
         goto done;
     }
-    for (int p = 0; p < POOL; p++) /* a gradient per image plus noise: varied, non-degenerate activations */
-        for (int y = 0; y < S; y++)
-            for (int x = 0; x < S; x++)
-                for (int c = 0; c < 3; c++)
-                    pool[p * img + ((size_t)y * S + x) * 3 + c] =
-                        (uint8_t)((x * (p + 1 + c) + y * (7 * c + 3) + p * 37 + (int)(rnd() % 48)) & 255);
+    sg_tool_make_pool(pool, POOL, S);
     for (int p = 0; p < POOL; p++)
         if (sg_backend_embed(b, pool + p * img, 1, ref + (size_t)p * D, err, sizeof err)) goto fail;
 
@@ -102,7 +82,7 @@ int main(int argc, char **argv) {
         if (i < launches) { /* submit launch i into slot s (slot s^1 is in flight) */
             n[s] = draw_size();
             for (int k = 0; k < n[s]; k++) {
-                idx[s][k] = (int)(rnd() % POOL);
+                idx[s][k] = (int)(sg_tool_rnd() % POOL);
                 memcpy(pix[s] + k * img, pool + (size_t)idx[s][k] * img, img);
             }
             if (b->submit(b, pix[s], n[s], err, sizeof err)) goto fail;

@@ -2,7 +2,7 @@
  *
  *   sg_batch_invariance WEIGHTS BACKEND [SIZES] [SEED]      e.g. sg_batch_invariance /tmp/full sm90 1,2,15,16,17,255,256,1024
  *
- * A pool of 64 synthetic images (the generator of sg_backend_stress.c) is embedded one image per batch: those
+ * A pool of 64 synthetic images (tool_pool.h, as sg_backend_stress.c makes it) is embedded one image per batch: those
  * rows are the references. Then, for every batch size in SIZES (default 1,2,15,16,17,255,256,1024), one batch is
  * filled with pool images drawn at random (so an image lands at many positions: first, last, straddling 128-row
  * tiles, twice in one batch), the output is poisoned with NaN, and every row must equal its reference bit for
@@ -19,18 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/backend.h"
-#include "weights/model_load.h"
+#include "tool_pool.h"
 
 #define POOL 64
-
-static uint64_t g_rng;
-static uint32_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 32);
-}
 
 int main(int argc, char **argv) {
     if (argc < 3 || argc > 5) {
@@ -50,25 +41,13 @@ int main(int argc, char **argv) {
         nsizes++;
     }
     const uint64_t seed = argc == 5 ? strtoull(argv[4], NULL, 10) : (uint64_t)time(NULL);
-    g_rng = seed * 2654435761u + 1;
+    sg_tool_seed(seed);
     const int corrupt = getenv("SG_INVARIANCE_CORRUPT") != NULL;
-    sg_backend_opts o = {SG_BACKEND_AUTO, 0, max_batch, 0, SG_PRECISION_AUTO};
-    if (sg_backend_parse(argv[2], &o.kind) != 0) {
-        fprintf(stderr, "unknown backend '%s'\n", argv[2]);
-        return 1;
-    }
-    char err[2048], why[1024];
-    sg_model *m = sg_model_load(argv[1], err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "%s\n", err);
-        return 1;
-    }
-    sg_backend *b = sg_backend_create(m, &o, why, sizeof why, err, sizeof err);
-    if (!b) {
-        fprintf(stderr, "unavailable: %s\n", err);
-        sg_model_free(m);
-        return 2;
-    }
+    sg_model *m;
+    sg_backend *b;
+    const int orc = sg_tool_open(argv[1], argv[2], max_batch, &m, &b);
+    if (orc) return orc;
+    char err[2048];
     const int S = b->image_size, D = b->dim;
     const size_t img = (size_t)S * S * 3;
     uint8_t *pool = malloc(img * POOL), *pix = malloc(img * (size_t)max_batch);
@@ -79,19 +58,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "out of memory\n");
         goto done;
     }
-    for (int p = 0; p < POOL; p++) /* a gradient per image plus noise: varied, non-degenerate activations */
-        for (int y = 0; y < S; y++)
-            for (int x = 0; x < S; x++)
-                for (int c = 0; c < 3; c++)
-                    pool[p * img + ((size_t)y * S + x) * 3 + c] =
-                        (uint8_t)((x * (p + 1 + c) + y * (7 * c + 3) + p * 37 + (int)(rnd() % 48)) & 255);
+    sg_tool_make_pool(pool, POOL, S);
     for (int p = 0; p < POOL; p++)
         if (sg_backend_embed(b, pool + p * img, 1, ref + (size_t)p * D, err, sizeof err)) goto fail;
     for (int si = 0; si < nsizes; si++) {
         const int n = sizes[si];
         for (int k = 0; k < n; k++) {
             /* every pool image in turn first (positions spread over the batch), then random ones */
-            idx[k] = k < POOL && n >= POOL ? k : (int)(rnd() % POOL);
+            idx[k] = k < POOL && n >= POOL ? k : (int)(sg_tool_rnd() % POOL);
             memcpy(pix + (size_t)k * img, pool + (size_t)idx[k] * img, img);
         }
         for (size_t k = 0; k < (size_t)n * D; k++) out[k] = NAN;
