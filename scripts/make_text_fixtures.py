@@ -307,31 +307,52 @@ def write_nomask(src, d, attn, names):
 
 def write_full_size(d, seed, attn, threads):
     """Full-size random SiglipModel as google/siglip2-base-patch16-224 is shaped (text V 256000, D 768, 12
-    layers, T 64; vision base), with this script's small tokenizer (its ids are a subset of the vocabulary)
-    and HF fp32 text features of QUERIES + LABELS hypotheses."""
-    os.makedirs(d, exist_ok=True)
+    layers, T 64; vision base), with this script's small tokenizer (its ids are a subset of the vocabulary), in
+    two checkpoint directories that share the weights:
+      DIR         the tokenizer saved as the real checkpoint's (save_like_siglip2: model_input_names
+                  ["input_ids"]), so HF returns no attention mask: what users of the real checkpoint get;
+      DIR/masked  config.json, model.safetensors (a symlink to ../model.safetensors) and the class-default
+                  tokenizer (HF returns a mask), the other rule at full size.
+    Each gets HF fp32 text features of QUERIES + LABELS hypotheses from what the tokenizer loaded from that
+    directory returns, passed on to get_text_features as returned (the ids spread over the 256k table first)."""
+    from transformers import AutoTokenizer
+    masked = os.path.join(d, "masked")
+    os.makedirs(masked, exist_ok=True)
     if threads:
         torch.set_num_threads(threads)
-    tok = make_tokenizer(d, 600)
+    tok = make_tokenizer(masked, 600)
+    save_like_siglip2(masked, d)
     model = build(256000, SiglipVisionConfig(), {}, seed, attn)
     model.save_pretrained(d)
+    shutil.copyfile(os.path.join(d, "config.json"), os.path.join(masked, "config.json"))
+    link = os.path.join(masked, "model.safetensors")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.join("..", "model.safetensors"), link)
     texts = QUERIES + [TEMPLATE.format(x) for x in LABELS]
-    ids, mask, ntok = encode(tok, texts)
     # Real queries use ids all over the 256k table: spread this fixture's ids over it too (same mapping for
     # every query, pads stay 0), so rows far from the start of the table are read.
     remap = np.arange(len(tok), dtype=np.int64)
     remap[300:] = np.random.default_rng(seed).choice(np.arange(300, 256000), size=len(tok) - 300, replace=False)
-    ids = remap[ids].astype(np.int32)
-    feats = text_features(model, ids, mask)
-    ids.tofile(os.path.join(d, "text_ids.i32"))
-    mask.tofile(os.path.join(d, "text_mask.i32"))
-    feats.tofile(os.path.join(d, "text_features.f32"))
-    with open(os.path.join(d, "meta.json"), "w") as f:
-        json.dump({"model_class": "SiglipModel", "seed": seed, "queries": len(texts), "T": T,
-                   "note": "ids remapped over the 256k vocabulary; tokenizer.json is the small fixture one",
-                   "versions": versions()}, f, indent=1)
-        f.write("\n")
-    print(f"{d}: full-size SiglipModel, {len(texts)} reference queries")
+    for sub in (d, masked):
+        inputs = AutoTokenizer.from_pretrained(sub)(texts, padding="max_length", max_length=T, truncation=True,
+                                                    return_tensors="pt")
+        inputs["input_ids"] = torch.from_numpy(remap[inputs["input_ids"].numpy()])
+        feats = features_of_inputs(model, inputs)
+        inputs["input_ids"].numpy().astype(np.int32).tofile(os.path.join(sub, "text_ids.i32"))
+        write_i32(sub, "text_mask.i32", inputs["attention_mask"].numpy() if "attention_mask" in inputs else None)
+        feats.tofile(os.path.join(sub, "text_features.f32"))
+        with open(os.path.join(sub, "meta.json"), "w") as f:
+            json.dump({"model_class": "SiglipModel", "seed": seed, "queries": len(texts), "T": T,
+                       "tokenizer_outputs": sorted(inputs.keys()),
+                       "note": "ids remapped over the 256k vocabulary; tokenizer.json is the small fixture one; "
+                               "text_features = get_text_features(**what the tokenizer loaded from this directory "
+                               "returned)",
+                       "versions": versions()}, f, indent=1)
+            f.write("\n")
+        print(f"{sub}: tokenizer outputs {sorted(inputs.keys())}")
+    print(f"{d}: full-size SiglipModel, {len(texts)} reference queries, as the real checkpoint (no mask) and "
+          f"{masked} (mask)")
 
 
 def main():

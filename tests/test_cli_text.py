@@ -60,7 +60,8 @@ def cos(a, b):
 
 # ---- every fixture query, raw features against HF, for both mask rules --------------------------------------
 FIX_NOMASK = os.path.join(ROOT, "tests/fixtures/tinytext_nomask")
-REFS = {f: np.fromfile(os.path.join(f, "text_features.f32"), "<f4").reshape(len(queries), -1) for f in (FIX, FIX_NOMASK)}
+REFS = {f: np.fromfile(os.path.join(f, "text_features.f32"), "<f4").reshape(len(queries), -1)
+        for f in (FIX, FIX_NOMASK)}
 
 
 def embed_all(fix, extra=()):

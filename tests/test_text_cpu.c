@@ -381,8 +381,8 @@ static void check_mask_rule_files(const char *root) {
         }
         m = -1;
         rc = sg_text_mask_rule(tmp, &m, why, sizeof why, err, sizeof err);
-        CHECK(f && rc != 0 && strstr(err, p) && m == -1, "malformed tokenizer_config.json %s: an error naming the file: "
-              "%s", files[i], err);
+        CHECK(f && rc != 0 && strstr(err, p) && m == -1,
+              "malformed tokenizer_config.json %s: an error naming the file: %s", files[i], err);
     }
     remove(p);
     mkdir(p, 0700);
