@@ -184,7 +184,7 @@ int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err
         snprintf(dir, sizeof dir, "%.*s", (int)(strlen(out) - strlen("/tokenizer.json")), out);
         tl_fail(err, errlen,
                 "no tokenizer.json beside the weights (looked for %s): text queries need the checkpoint's "
-                "tokenizer (hf download google/siglip2-base-patch16-224 tokenizer.json --local-dir %s)",
+                "tokenizer (hf download google/siglip2-base-patch16-224 tokenizer.json tokenizer_config.json --local-dir %s)",
                 out, dir);
         return -1;
     }
