@@ -72,12 +72,13 @@ gt=$?
 grep -E '^(FAIL|SKIP)' "$RES/test_gpu_text.log"
 echo "{\"what\": \"test_gpu_text\", \"rc\": $gt, \"passed\": $(grep -c '^PASS' "$RES/test_gpu_text.log"), \"failed\": $(grep -c '^FAIL' "$RES/test_gpu_text.log"), \"skipped\": $(grep -c '^SKIP' "$RES/test_gpu_text.log")}" | tee -a "$J"
 
-# check NAME DIR BACKEND [BATCH ROUNDS]: sg_text_check's JSON lines with "backend" renamed NAME (stderr to a log;
-# the mask rule is the directory's, every line says it in "attention_mask").
+# check NAME DIR BACKEND [BATCH ROUNDS]: sg_text_check's accuracy line (or, with BATCH, its throughput lines) with
+# "backend" renamed NAME (stderr to a log; the mask rule is the directory's, every line says it in "attention_mask").
 check() {
-    local name=$1 dir=$2 be=$3; shift 3
+    local name=$1 dir=$2 be=$3 what='"accuracy"'; shift 3
+    [ $# -gt 0 ] && what='"throughput"'
     build/tools/sg_text_check "$dir" "$be" "$@" 2>"$RES/check-$name.err" | sed "s/\"backend\": \"$be\"/\"backend\": \"$name\"/" |
-        grep -E '"(accuracy|throughput)"' | tee -a "$J"
+        grep "$what" | tee -a "$J"
     [ "${PIPESTATUS[0]}" -eq 0 ] || echo "$name: $(tail -1 "$RES/check-$name.err")"
 }
 stamp "accuracy: cuda (bf16) and cpu (fp32) vs HF fp32; as the real checkpoint (no mask), then masked/"
