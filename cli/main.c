@@ -99,10 +99,14 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
             printf("text tower: hidden %d, mlp %d, heads %d, layers %d, %d positions, vocabulary %d, projection %d%s\n",
                    c->hidden_size, c->intermediate_size, c->num_heads, c->num_layers, c->max_positions,
                    c->vocab_size, c->projection_size, tm->has_logit ? "" : " (no logit_scale/bias: no zero-shot)");
-            if (sg_text_tokenizer_path(where, tok, sizeof tok, err, sizeof err) == 0)
-                printf("tokenizer: %s\n", tok);
-            else
+            int amask = 1;
+            char mwhy[4608];
+            if (sg_text_tokenizer_path(where, tok, sizeof tok, err, sizeof err) != 0)
                 printf("text queries: unavailable: %s\n", err);
+            else if (sg_text_mask_rule(where, &amask, mwhy, sizeof mwhy, err, sizeof err) != 0)
+                printf("tokenizer: %s\ntext queries: unavailable: %s\n", tok, err);
+            else
+                printf("tokenizer: %s\ntext attention: %s\n", tok, mwhy);
             sg_text_model_free(tm);
         }
     }
@@ -181,7 +185,9 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     bo->max_batch = a->batch_set ? a->batch : 256;
     sg_cli_text_env env;
     if (sg_cli_text_env_open(&env, where, bo, err, sizeof err) != 0) return setup_error(err);
-    if (a->verbose) fprintf(stderr, "siglip2-embed: text backend %s: %s\n", env.backend->name, env.why);
+    if (a->verbose)
+        fprintf(stderr, "siglip2-embed: text backend %s: %s\nsiglip2-embed: text attention: %s\n", env.backend->name,
+                env.why, env.mask_why);
     int single = a->ntexts == 1 && !a->texts_from;
     sg_cli_format fmt = a->format != SG_FMT_AUTO ? a->format
                         : a->output && sg_cli_format_from_path(a->output) != SG_FMT_AUTO

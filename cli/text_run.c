@@ -86,7 +86,7 @@ void sg_cli_text_label(char *out, size_t outlen, uint64_t index, const char *tex
     sg_cli_buf_free(&b);
 }
 
-/* Tokenises q into ids [T] and mask [T]; sets q->error on failure. */
+/* Tokenises q into ids [T] and mask [T] (used only when tok->attention_mask); sets q->error on failure. */
 static void tokenize(const sg_cli_text_tok *tok, query *q, int T, int32_t *ids, uint8_t *mask) {
     if (q->error) return;
     char err[512] = "";
@@ -161,7 +161,7 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
         st->tokenize_s += sg_cli_now() - t0;
         if (rc != 0 && nq == 0) break;
         t0 = sg_cli_now();
-        if (nok > 0 && b->embed(b, ids, mask, nok, out, err, errlen) != 0) {
+        if (nok > 0 && b->embed(b, ids, c->tok->attention_mask ? mask : NULL, nok, out, err, errlen) != 0) {
             rc = -1;
             nq = 0; /* a backend failure is fatal: nothing of this batch is written */
         }
@@ -237,7 +237,8 @@ int sg_cli_text_embed_list(sg_text_backend *b, const sg_cli_text_tok *tok, char 
                 rc = -1;
             }
         }
-        if (rc == 0) rc = b->embed(b, ids, mask, nb, out + (size_t)i0 * P, err, errlen);
+        if (rc == 0)
+            rc = b->embed(b, ids, tok->attention_mask ? mask : NULL, nb, out + (size_t)i0 * P, err, errlen);
     }
     free(ids);
     free(mask);

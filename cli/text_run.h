@@ -5,7 +5,9 @@
  * line is a query, an empty one included, so row i is line i; with -0 entries end with NUL and are taken as
  * they are). Each query is tokenised (the SigLIP2 processor's ids, padded to T = 64 on the right, truncated
  * beyond), and batches of up to `batch` queries go to the text backend; rows come out in input order. The
- * attention mask is 1 on the first min(tokens, T) positions (right padding, tokenizer.h).
+ * attention mask follows the checkpoint's tokenizer, as HF's processor does: when it returns one
+ * (tok->attention_mask), 1 on the first min(tokens, T) positions (right padding, tokenizer.h); when it returns
+ * input_ids only (google/siglip2-base-patch16-224), none: every one of the T positions is attended.
  * A query the tokenizer rejects (invalid UTF-8) fails alone, like a bad image: "siglip2-embed: query N
  * "text": reason" on stderr, then skip / null row / stop by --on-error. A query longer than T tokens is
  * truncated as HF's processor does; with verbose, a line says so.
@@ -28,6 +30,8 @@ typedef struct sg_cli_text_tok {
     const void *ctx;
     int32_t vocab_limit;  /* ids must be below this (the text tower's vocabulary); a query with a larger id
                              (a tokenizer with more entries than the weights) fails alone */
+    int attention_mask;   /* 1: the tokenizer returns an attention mask (pads are masked keys); 0: input_ids
+                             only, the backend gets no mask (weights/text_load.h sg_text_mask_rule) */
 } sg_cli_text_tok;
 
 typedef struct sg_cli_text_cfg {

@@ -49,6 +49,12 @@ int sg_cli_text_env_open(sg_cli_text_env *env, const char *weights, const sg_bac
     env->tok.encode = tok_encode;
     env->tok.ctx = t;
     env->tok.vocab_limit = env->model->cfg.vocab_size;
+    /* HF's processor and the zero-shot pipeline pass on whatever the tokenizer returns: a mask or not */
+    if (sg_text_mask_rule(weights, &env->tok.attention_mask, env->mask_why, sizeof env->mask_why, e, sizeof e) != 0) {
+        snprintf(err, errlen, "cannot read the tokenizer's settings: %s", e);
+        sg_cli_text_env_close(env);
+        return -1;
+    }
     /* More tokenizer ids than embedding rows is not an error by itself (a query that uses one fails alone, as
      * HF would fail on it); a tokenizer much larger than the table is the wrong file, said up front. */
     const int32_t tv = sg_tokenizer_vocab_size(t), mv = env->model->cfg.vocab_size;
@@ -176,7 +182,9 @@ int sg_cli_zeroshot_setup(sg_zeroshot *z, const sg_cli_args *a, const char *weig
                  "embeddings have %d: they are not in one space", env.backend->dim, image_dim);
         goto out;
     }
-    if (verbose) fprintf(stderr, "siglip2-embed: labels: %d, text backend %s: %s\n", n, env.backend->name, env.why);
+    if (verbose)
+        fprintf(stderr, "siglip2-embed: labels: %d, text backend %s: %s\nsiglip2-embed: text attention: %s\n", n,
+                env.backend->name, env.why, env.mask_why);
     emb = sg_cli_xmalloc((size_t)n * image_dim * sizeof *emb);
     if (sg_cli_text_embed_list(env.backend, &env.tok, hyp, n, emb, e, sizeof e) != 0) {
         snprintf(err, errlen, "--labels: %s", e);

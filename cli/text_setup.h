@@ -2,7 +2,9 @@
  * and the zero-shot labels of an image run built from them.
  *
  * Every failure is a setup error (exit 2) with a message naming what is missing and where it looked: a
- * vision-only checkpoint, no tokenizer.json, a tokenizer whose ids do not fit the text tower's vocabulary, no
+ * vision-only checkpoint, no tokenizer.json, a tokenizer_config.json that cannot be read (whose
+ * model_input_names decides whether the pads are masked, as in HF), a tokenizer whose ids do not fit the text
+ * tower's vocabulary, no
  * logit_scale / logit_bias for zero-shot, a text tower whose output width differs from the image embedding's.
  */
 #ifndef SG_CLI_TEXT_SETUP_H
@@ -20,6 +22,7 @@ typedef struct sg_cli_text_env {
     sg_cli_text_tok tok;      /* bound to tokenizer */
     sg_text_backend *backend;
     char why[1024];           /* which backend and why */
+    char mask_why[4608];      /* whether pads are masked and which file says so (tok.attention_mask) */
 } sg_cli_text_env;
 
 /* Loads the text tower and tokenizer of the checkpoint at weights (a located path) and creates the text backend

@@ -5,9 +5,11 @@
  * with exactly the vision tower's structure (sg_layer, so the backends' layer code serves both towers) and
  * no causal mask, final LayerNorm, then the head Linear on the LAST position's state (index T-1, which is a
  * pad token for short queries: HF takes last_hidden_state[:, -1, :]). Attention sees the tokenizer's
- * attention mask: HF's processor returns one (GemmaTokenizer's model_input_names) and get_text_features /
- * the zero-shot pipeline pass it on, so padded keys are masked out (query rows, pads included, still run).
- * The mask is given per sequence as a byte per position (1 = attend).
+ * attention mask when the tokenizer returns one (its model_input_names, from tokenizer_config.json or the class
+ * default; get_text_features / the zero-shot pipeline pass on what it returns): padded keys are then masked out
+ * (query rows, pads included, still run). google/siglip2-base-patch16-224's tokenizer returns none, so every
+ * position attends to all T, pads included (weights/text_load.h sg_text_mask_rule decides; docs/text.md §1).
+ * The mask is given per sequence as a byte per position (1 = attend), or not at all (NULL: all attended).
  *
  * The token embedding table (256k x 768 for SigLIP2: 786 MB in F32) is never converted or copied as a whole:
  * it stays in the checkpoint's mapping in its own dtype and the rows a batch needs are widened by

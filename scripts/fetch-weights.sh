@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/fetch-weights.sh [DEST_DIR] — downloads google/siglip2-base-patch16-224 (config.json, tokenizer.json +
-# model.safetensors, about 1.5 GB) for users who have network access.
+# scripts/fetch-weights.sh [DEST_DIR] — downloads google/siglip2-base-patch16-224 (config.json, tokenizer.json,
+# tokenizer_config.json + model.safetensors, about 1.5 GB) for users who have network access.
 #
 # Without DEST_DIR the files go into the Hugging Face cache layout that siglip2-embed searches by itself
 # (<hub>/models--google--siglip2-base-patch16-224/snapshots/<commit>/, <hub> = $HF_HUB_CACHE, else
@@ -17,7 +17,9 @@ set -uo pipefail
 
 REPO=google/siglip2-base-patch16-224
 REV=${SIGLIP2_REVISION:-main}
-FILES=(config.json model.safetensors tokenizer.json)  # tokenizer.json: for text queries
+# tokenizer.json: the text queries' ids; tokenizer_config.json: its model_input_names (["input_ids"]) say HF passes
+# no attention mask, so the text tower attends to the pads too (without the file the class default, a mask, applies)
+FILES=(config.json model.safetensors tokenizer.json tokenizer_config.json)
 ENDPOINT=${HF_ENDPOINT:-https://huggingface.co}
 DEST=${1:-}
 

@@ -1,17 +1,25 @@
 """tests/test_cli_text.py — text queries and zero-shot labels through the command, against Hugging Face.
 
-CPU backend, tests/fixtures/tinytext (scripts/make_text_fixtures.py: a tiny SiglipModel + Gemma-configuration
-tokenizer.json, HF fp32 references). End to end, so the C tokenizer and the text tower are checked together:
-  - every fixture query (ASCII, accents, CJK, emoji, empty, control characters, > 64 tokens) given with --text:
-    cosine >= 0.99999 and max |d| <= 1e-4 to HF get_text_features (--no-normalize), rows carry the exact text,
-    --normalize rows are unit-norm and the same direction; -v names the truncated query;
+CPU backend, tests/fixtures/tinytext and tinytext_nomask (scripts/make_text_fixtures.py: one tiny SiglipModel +
+Gemma-configuration tokenizer.json, HF fp32 references; tinytext's tokenizer_config.json has the class default
+model_input_names, so HF masks the pads, tinytext_nomask's lists only input_ids, as google/siglip2-base-patch16-224's
+does, so HF attends to every position). End to end, so the C tokenizer, the mask rule read from
+tokenizer_config.json and the text tower are checked together:
+  - both fixtures: every fixture query (ASCII, accents, CJK, emoji, empty, control characters, > 64 tokens) given
+    with --text: cosine >= 0.99999 and max |d| <= 1e-4 to HF get_text_features (--no-normalize), rows carry the
+    exact text; -v names the truncated query and says whether the pads are masked; the other fixture's
+    references are not matched (the rule is what makes the difference);
+  - a checkpoint without tokenizer_config.json gets the class default (the mask), a malformed one is exit 2
+    naming the file, for --text and --labels;
+  - --normalize rows are unit-norm and the same direction;
   - --texts-from: a file with CRLF line ends, stdin, -0 (NUL-separated, a newline inside a query), empty lines
     kept as empty queries; every output format read back (json, jsonl, npy + .texts, fbin, fvecs, f32), the
     rows identical to the JSONL ones;
   - bad input: invalid UTF-8 fails alone (exit 1, the others written; --on-error null keeps a null row,
     --on-error fail stops), a query with a newline cannot go to a binary format's .texts list, a vision-only
     checkpoint and a checkpoint without tokenizer.json fail with exit 2 naming what and where;
-  - zero-shot: --labels on the fixture's PNGs gives the HF pipeline's scores within 1e-4, sorted, --top-k;
+  - zero-shot, both fixtures: --labels on the fixture's PNGs gives the HF pipeline's scores within 1e-4, sorted,
+    --top-k;
     --labels-from, --template, and the usage errors (binary format, text run, template without {}).
 """
 import json
@@ -50,25 +58,69 @@ def cos(a, b):
     return float(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b))
 
 
-# ---- every fixture query, raw features against HF ----------------------------------------------------------
-args = ["--no-normalize", "-f", "jsonl", "-v"]
-for q in queries:
-    args += ["--text", q]
-r = run(args, quiet=False)
-check(r.returncode == 0, f"{len(queries)} queries with --text: exit 0 (got {r.returncode}: {r.stderr[-300:]!r})")
-rows = [json.loads(x) for x in r.stdout.decode().splitlines()]
-check(len(rows) == len(queries), f"one row per query ({len(rows)})")
-raw = np.array([x["embedding"] for x in rows], dtype=np.float32) if len(rows) == len(queries) else None
-for i, q in enumerate(queries):
-    if raw is None:
-        break
-    c, d = cos(raw[i], ref[i]), float(np.abs(raw[i] - ref[i]).max())
-    check(rows[i]["text"] == q and c >= TOL_COS and d <= TOL_ABS,
-          f"query {i} {q[:24]!r} ({ntok[i]} tokens): text kept, cosine {c:.8f} (>= {TOL_COS}), max |d| {d:.2e} "
-          f"(<= {TOL_ABS}) to HF get_text_features")
-long_i = int(np.argmax(ntok))
-check(ntok[long_i] > 64 and b"truncated to 64" in r.stderr and f"query {long_i + 1} ".encode() in r.stderr,
-      f"-v: the {ntok[long_i]}-token query {long_i + 1} is reported as truncated to 64")
+# ---- every fixture query, raw features against HF, for both mask rules --------------------------------------
+FIX_NOMASK = os.path.join(ROOT, "tests/fixtures/tinytext_nomask")
+REFS = {f: np.fromfile(os.path.join(f, "text_features.f32"), "<f4").reshape(len(queries), -1)
+        for f in (FIX, FIX_NOMASK)}
+
+
+def embed_all(fix, extra=()):
+    """Every fixture query through --text with the checkpoint fix: (process result, raw rows or None)."""
+    args = ["--no-normalize", "-f", "jsonl", "-v", "--weights", fix] + list(extra)
+    for q in queries:
+        args += ["--text", q]
+    r = run(args, quiet=False)
+    rows = [json.loads(x) for x in r.stdout.decode().splitlines()] if r.returncode == 0 else []
+    raw = np.array([x["embedding"] for x in rows], dtype=np.float32) if len(rows) == len(queries) else None
+    return r, rows, raw
+
+
+for fix, masked in ((FIX, True), (FIX_NOMASK, False)):
+    name, fref = os.path.basename(fix), REFS[fix]
+    r, rows, raw = embed_all(fix)
+    check(r.returncode == 0 and raw is not None,
+          f"{name}: {len(queries)} queries with --text: exit 0, one row each"
+          f"{'' if r.returncode == 0 else f' (got {r.returncode}: {r.stderr[-300:]!r})'}")
+    for i, q in enumerate(queries):
+        if raw is None:
+            break
+        c, d = cos(raw[i], fref[i]), float(np.abs(raw[i] - fref[i]).max())
+        check(rows[i]["text"] == q and c >= TOL_COS and d <= TOL_ABS,
+              f"{name} query {i} {q[:24]!r} ({ntok[i]} tokens): text kept, cosine {c:.8f} (>= {TOL_COS}), max |d| "
+              f"{d:.2e} (<= {TOL_ABS}) to HF get_text_features")
+    other = REFS[FIX_NOMASK if masked else FIX]
+    if raw is not None:
+        c_other = min(cos(raw[i], other[i]) for i in range(len(queries)))
+        check(c_other < 0.9999, f"{name}: the rows do not match the other mask rule's HF references (worst cosine "
+              f"{c_other:.4f}): the rule decides")
+    say = b"pad positions are masked" if masked else b"every position is attended"
+    check(b"text attention: " in r.stderr and say in r.stderr and f"{name}/tokenizer_config.json".encode() in r.stderr,
+          f"{name}: -v says {say.decode()!r} and names its tokenizer_config.json")
+    long_i = int(np.argmax(ntok))
+    check(ntok[long_i] > 64 and b"truncated to 64" in r.stderr and f"query {long_i + 1} ".encode() in r.stderr,
+          f"{name}: -v: the {ntok[long_i]}-token query {long_i + 1} is reported as truncated to 64")
+
+# A checkpoint with no tokenizer_config.json: HF uses the tokenizer class's default (the mask).
+bare = out("bare_ckpt")
+os.makedirs(bare)
+for f in ("config.json", "model.safetensors", "tokenizer.json"):
+    shutil.copyfile(os.path.join(FIX_NOMASK, f), os.path.join(bare, f))
+r, rows, raw = embed_all(bare)
+worst = min(cos(raw[i], REFS[FIX][i]) for i in range(len(queries))) if raw is not None else 0
+check(r.returncode == 0 and worst >= TOL_COS and b"the tokenizer class default" in r.stderr,
+      f"no tokenizer_config.json: the class default applies (pads masked), tinytext's HF rows (worst cosine "
+      f"{worst:.8f})")
+for bad_cfg, why in (('{"model_input_names": ["input_ids"', b"not valid JSON"),
+                     ('{"model_input_names": null}', b"model_input_names is null")):
+    with open(os.path.join(bare, "tokenizer_config.json"), "w") as f:
+        f.write(bad_cfg)
+    r = run(["--weights", bare, "--text", "a dog"])
+    r2 = run(["--weights", bare, "--labels", "dog,cat", os.path.join(FIX, "zs0.png")])
+    named = (os.path.join(bare, "tokenizer_config.json")).encode()
+    check(r.returncode == 2 and named in r.stderr and why in r.stderr and not r.stdout and
+          r2.returncode == 2 and named in r2.stderr,
+          f"tokenizer_config.json {bad_cfg!r}: --text and --labels exit 2 naming the file "
+          f"({r.stderr.decode(errors='replace').strip()[-140:]!r})")
 
 r = run(["-f", "jsonl"] + [a for q in queries[:4] for a in ("--text", q)])
 norm = np.array([json.loads(x)["embedding"] for x in r.stdout.decode().splitlines()], dtype=np.float64)
@@ -143,18 +195,24 @@ r = run(["--text", "x", os.path.join(FIX, "zs0.png")])
 check(r.returncode == 2 and b"not both" in r.stderr, "images and texts in one run: usage error")
 
 # ---- zero-shot ----------------------------------------------------------------------------------------------
+for fix in (FIX, FIX_NOMASK):
+    name = os.path.basename(fix)
+    zs = json.load(open(os.path.join(fix, "zeroshot.json"), encoding="utf-8"))
+    imgs = [os.path.join(fix, n) for n in zs["images"]]
+    L = len(zs["labels"])
+    r = run(["--weights", fix, "--labels", ",".join(zs["labels"]), "--top-k", str(L), "-f", "jsonl"] + imgs)
+    rows = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    check(r.returncode == 0 and len(rows) == len(imgs), f"{name} --labels: {len(rows)} image rows")
+    for i, row in enumerate(rows):
+        labs = row.get("labels", [])
+        worst = max(abs(x["score"] - zs["scores"][i][x["label"]]) for x in labs) if len(labs) == L else 1
+        srt = all(labs[k]["score"] >= labs[k + 1]["score"] for k in range(len(labs) - 1))
+        check(worst <= TOL_ZS and srt and len(row["embedding"]) == P,
+              f"{name} zero-shot {zs['images'][i]}: {L} scores within {TOL_ZS} of HF's pipeline (max |d| "
+              f"{worst:.2e}), sorted")
 zs = json.load(open(os.path.join(FIX, "zeroshot.json"), encoding="utf-8"))
 imgs = [os.path.join(FIX, n) for n in zs["images"]]
 L = len(zs["labels"])
-r = run(["--labels", ",".join(zs["labels"]), "--top-k", str(L), "-f", "jsonl"] + imgs)
-rows = [json.loads(x) for x in r.stdout.decode().splitlines()]
-check(r.returncode == 0 and len(rows) == len(imgs), f"--labels: {len(rows)} image rows")
-for i, row in enumerate(rows):
-    labs = row.get("labels", [])
-    worst = max(abs(x["score"] - zs["scores"][i][x["label"]]) for x in labs) if len(labs) == L else 1
-    srt = all(labs[k]["score"] >= labs[k + 1]["score"] for k in range(len(labs) - 1))
-    check(worst <= TOL_ZS and srt and len(row["embedding"]) == P,
-          f"zero-shot {zs['images'][i]}: {L} scores within {TOL_ZS} of HF's pipeline (max |d| {worst:.2e}), sorted")
 with open(out("labels.txt"), "w", encoding="utf-8") as f:
     f.write("\n".join(zs["labels"]) + "\r\n\n")
 r = run(["--labels-from", out("labels.txt"), "-f", "jsonl", imgs[0]])

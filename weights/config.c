@@ -1,4 +1,5 @@
-/* weights/config.c — config.json -> sg_config (see config.h for the accepted shapes).
+/* weights/config.c — config.json -> sg_config / sg_text_config, tokenizer_config.json -> the attention-mask
+ * rule (see config.h for the accepted shapes).
  *
  * Keys are looked up by walking the child list with exact comparison (cJSON_GetObjectItem ignores case) and
  * a key we read that appears twice is an error (cJSON would keep the first, Python's json the last).
@@ -153,11 +154,12 @@ int sg_config_validate(const sg_config *c, const char *label, char *err, size_t 
 
 /* Parses len bytes of untrusted JSON into an object root (bounded values, nothing but whitespace after it).
  * 0, or -1 with a message. */
-static int cfg_root(const char *json, size_t len, const char *label, cJSON **out, char *err, size_t errlen) {
+static int cfg_root(const char *json, size_t len, const char *label, size_t max_values, const char *what,
+                    cJSON **out, char *err, size_t errlen) {
     size_t values = sg_json_values_bound(json, len);
-    if (values > CFG_MAX_VALUES) {
-        cfg_fail(err, errlen, label, "holds up to %zu JSON values, more than the %u a config.json may have", values,
-                 CFG_MAX_VALUES);
+    if (values > max_values) {
+        cfg_fail(err, errlen, label, "holds up to %zu JSON values, more than the %zu a %s may have", values,
+                 max_values, what);
         return -1;
     }
     const char *end = NULL;
@@ -186,7 +188,7 @@ static int cfg_root(const char *json, size_t len, const char *label, cJSON **out
 int sg_config_parse(const char *json, size_t len, const char *label, sg_config *out, char *err, size_t errlen) {
     sg_config c = sg_config_default();
     cJSON *root = NULL;
-    if (cfg_root(json, len, label, &root, err, errlen)) return -1;
+    if (cfg_root(json, len, label, CFG_MAX_VALUES, "config.json", &root, err, errlen)) return -1;
     int rc = -1;
     const cJSON *mt, *vc;
     int has_mt = cfg_find(root, "", "model_type", &mt, label, err, errlen);
@@ -268,7 +270,7 @@ int sg_text_config_parse(const char *json, size_t len, const char *label, sg_tex
                          size_t errlen) {
     sg_text_config c = sg_text_config_default();
     cJSON *root = NULL;
-    if (cfg_root(json, len, label, &root, err, errlen)) return -1;
+    if (cfg_root(json, len, label, CFG_MAX_VALUES, "config.json", &root, err, errlen)) return -1;
     int rc = -1;
     const cJSON *mt, *tc;
     int has_mt = cfg_find(root, "", "model_type", &mt, label, err, errlen);
@@ -334,8 +336,9 @@ done:
     return rc;
 }
 
-/* Reads the file at path (at most CFG_MAX_BYTES) into a malloc'd NUL-terminated buffer. 0, or -1 + message. */
-static int cfg_read(const char *path, char **buf_out, size_t *len, char *err, size_t errlen) {
+/* Reads the file at path (at most CFG_MAX_BYTES; what names the kind of file in the size message) into a malloc'd
+ * NUL-terminated buffer. 0, or -1 + message. */
+static int cfg_read(const char *path, const char *what, char **buf_out, size_t *len, char *err, size_t errlen) {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
         cfg_fail(err, errlen, path, "cannot open: %s", strerror(errno));
@@ -347,14 +350,15 @@ static int cfg_read(const char *path, char **buf_out, size_t *len, char *err, si
         cfg_fail(err, errlen, path, "out of memory");
         return -1;
     }
+    errno = 0;
     size_t n = fread(buf, 1, CFG_MAX_BYTES + 1, fp);
-    int bad = ferror(fp);
+    int bad = ferror(fp), e = errno ? errno : EIO;
     fclose(fp);
     if (bad || n > CFG_MAX_BYTES) {
         if (bad)
-            cfg_fail(err, errlen, path, "read error");
+            cfg_fail(err, errlen, path, "read error: %s", strerror(e));
         else
-            cfg_fail(err, errlen, path, "larger than %u bytes, not a config.json", CFG_MAX_BYTES);
+            cfg_fail(err, errlen, path, "larger than %u bytes, not a %s", CFG_MAX_BYTES, what);
         free(buf);
         return -1;
     }
@@ -367,7 +371,7 @@ static int cfg_read(const char *path, char **buf_out, size_t *len, char *err, si
 int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errlen) {
     char *buf;
     size_t n;
-    if (cfg_read(path, &buf, &n, err, errlen)) return -1;
+    if (cfg_read(path, "config.json", &buf, &n, err, errlen)) return -1;
     int rc = sg_config_parse(buf, n, path, out, err, errlen);
     free(buf);
     return rc;
@@ -376,8 +380,57 @@ int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errl
 int sg_text_config_load_file(const char *path, sg_text_config *out, char *err, size_t errlen) {
     char *buf;
     size_t n;
-    if (cfg_read(path, &buf, &n, err, errlen)) return -1;
+    if (cfg_read(path, "config.json", &buf, &n, err, errlen)) return -1;
     int rc = sg_text_config_parse(buf, n, path, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* ---- tokenizer_config.json: does the tokenizer return an attention mask? ------------------------------------ */
+
+/* A tokenizer_config.json holds a few hundred values (an added_tokens_decoder entry is ~7); tokenizers with tens
+ * of thousands of added tokens exist, so the bound is ten times config.json's (cJSON: ~64 MB at most). */
+#define TOKCFG_MAX_VALUES 1000000u
+
+int sg_tokenizer_config_parse(const char *json, size_t len, const char *label, int *attention_mask, char *err,
+                              size_t errlen) {
+    cJSON *root = NULL;
+    if (cfg_root(json, len, label, TOKCFG_MAX_VALUES, "tokenizer_config.json", &root, err, errlen)) return -1;
+    const cJSON *names;
+    int rc = -1, has = cfg_find(root, "", "model_input_names", &names, label, err, errlen);
+    if (has < 0) goto done;
+    if (!has) { /* the tokenizer class's default, ["input_ids", "attention_mask"] for GemmaTokenizer */
+        *attention_mask = 1;
+        rc = 0;
+        goto done;
+    }
+    /* HF runs list(value): null fails there, a string would become a list of characters; only an array of
+     * strings is a real setting. */
+    if (!cJSON_IsArray(names)) {
+        cfg_fail(err, errlen, label, "model_input_names is %s, expected an array of strings (e.g. [\"input_ids\"])",
+                 cfg_type(names));
+        goto done;
+    }
+    int found = 0, i = 0;
+    for (const cJSON *v = names->child; v; v = v->next, i++) {
+        if (!cJSON_IsString(v)) {
+            cfg_fail(err, errlen, label, "model_input_names[%d] is %s, expected a string", i, cfg_type(v));
+            goto done;
+        }
+        found |= !strcmp(v->valuestring, "attention_mask");
+    }
+    *attention_mask = found;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int sg_tokenizer_config_load_file(const char *path, int *attention_mask, char *err, size_t errlen) {
+    char *buf;
+    size_t n;
+    if (cfg_read(path, "tokenizer_config.json", &buf, &n, err, errlen)) return -1;
+    int rc = sg_tokenizer_config_parse(buf, n, path, attention_mask, err, errlen);
     free(buf);
     return rc;
 }

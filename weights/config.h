@@ -1,4 +1,5 @@
-/* weights/config.h — reading the vision (sg_config) and text (sg_text_config) settings of a SigLIP config.json.
+/* weights/config.h — reading the vision (sg_config) and text (sg_text_config) settings of a SigLIP config.json,
+ * and whether the checkpoint's tokenizer returns an attention mask (its tokenizer_config.json).
  *
  * Two real shapes are accepted: a SiglipModel config (top-level model_type "siglip", the vision fields nested
  * in "vision_config"; google/siglip2-base-patch16-224 ships just {"model_type":"siglip_vision_model"} there)
@@ -40,6 +41,20 @@ int sg_config_load_file(const char *path, sg_config *out, char *err, size_t errl
 int sg_text_config_parse(const char *json, size_t len, const char *label, sg_text_config *out, char *err,
                          size_t errlen);
 int sg_text_config_load_file(const char *path, sg_text_config *out, char *err, size_t errlen);
+
+/* tokenizer_config.json: does HF's tokenizer of this checkpoint return an attention_mask? HF's tokenizers return
+ * one exactly when "attention_mask" is in model_input_names (tokenization_utils_base.py and
+ * tokenization_utils_tokenizers.py: return_attention_mask defaults to that test), which from_pretrained takes
+ * from this file when it sets the key, else from the class (GemmaTokenizer, Siglip2Tokenizer: ["input_ids",
+ * "attention_mask"]). google/siglip2-base-patch16-224's file sets ["input_ids"] (transformers
+ * convert_siglip2_to_hf.py, get_siglip2_tokenizer()): no mask. *attention_mask = 1 when the key is absent or
+ * lists "attention_mask", 0 when it is an array of strings without it. Not JSON, not an object, the key twice,
+ * or a value that is not an array of strings (HF's list(value) fails on null and would split a string into
+ * characters) is an error naming label. 0, or -1 + message. */
+int sg_tokenizer_config_parse(const char *json, size_t len, const char *label, int *attention_mask, char *err,
+                              size_t errlen);
+/* The same for the file at path (at most 16 MB; a file that cannot be read is an error). */
+int sg_tokenizer_config_load_file(const char *path, int *attention_mask, char *err, size_t errlen);
 
 /* Checks the relations the forward pass relies on (heads divide hidden, patch divides image, 3 channels,
  * sizes within sane bounds). Returns 0 or -1 with a message in err. */

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "safetensors.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,11 +150,12 @@ void sg_text_model_free(sg_text_model *m) {
     free(m);
 }
 
-int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+/* DIR/name, DIR being path when it is a directory, else the directory holding the file. 0, or -1 + message. */
+static int tl_beside(const char *path, const char *name, char *out, size_t outlen, char *err, size_t errlen) {
     struct stat sb;
     char dir[4096];
     if (!path || strlen(path) >= sizeof dir) {
-        tl_fail(err, errlen, "no weights path, or one too long, to find tokenizer.json beside");
+        tl_fail(err, errlen, "no weights path, or one too long, to find %s beside", name);
         return -1;
     }
     snprintf(dir, sizeof dir, "%s", path);
@@ -166,17 +168,46 @@ int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err
         else
             snprintf(dir, sizeof dir, ".");
     }
-    int n = snprintf(out, outlen, "%s/tokenizer.json", dir);
+    int n = snprintf(out, outlen, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= outlen) {
         tl_fail(err, errlen, "%s: path too long", dir);
         return -1;
     }
+    return 0;
+}
+
+int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+    struct stat sb;
+    if (tl_beside(path, "tokenizer.json", out, outlen, err, errlen) != 0) return -1;
     if (stat(out, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", (int)(strlen(out) - strlen("/tokenizer.json")), out);
         tl_fail(err, errlen,
                 "no tokenizer.json beside the weights (looked for %s): text queries need the checkpoint's "
-                "tokenizer (hf download google/siglip2-base-patch16-224 tokenizer.json --local-dir %s)",
+                "tokenizer (hf download google/siglip2-base-patch16-224 tokenizer.json tokenizer_config.json --local-dir %s)",
                 out, dir);
         return -1;
     }
+    return 0;
+}
+
+int sg_text_mask_rule(const char *path, int *attention_mask, char *why, size_t whylen, char *err, size_t errlen) {
+    char cfg[4200];
+    struct stat sb;
+    if (tl_beside(path, "tokenizer_config.json", cfg, sizeof cfg, err, errlen) != 0) return -1;
+    if (stat(cfg, &sb) != 0 && errno == ENOENT) { /* HF then uses the tokenizer class's default */
+        *attention_mask = 1;
+        snprintf(why, whylen, "no %s: the tokenizer class default model_input_names [input_ids, attention_mask] "
+                 "applies, pad positions are masked", cfg);
+        return 0;
+    }
+    int mask = 1;
+    if (sg_tokenizer_config_load_file(cfg, &mask, err, errlen) != 0) return -1;
+    *attention_mask = mask;
+    snprintf(why, whylen, mask ? "%s: the tokenizer returns an attention mask (model_input_names has "
+                                 "attention_mask, or the class default applies): pad positions are masked"
+                               : "%s: model_input_names without attention_mask: the tokenizer returns input_ids only, "
+                                 "every position is attended, pads included",
+             cfg);
     return 0;
 }

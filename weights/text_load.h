@@ -27,6 +27,14 @@ void sg_text_model_free(sg_text_model *m);
  * directory, else the directory holding the file. 0, or -1 with a message naming the file it looked for. */
 int sg_text_tokenizer_path(const char *path, char *out, size_t outlen, char *err, size_t errlen);
 
+/* Whether HF's tokenizer of the checkpoint at path returns an attention mask (config.h,
+ * sg_tokenizer_config_parse): from DIR/tokenizer_config.json (DIR as for sg_text_tokenizer_path), or 1 when there
+ * is no such file (the tokenizer class's default then applies). When it does, get_text_features(**inputs) and
+ * the zero-shot pipeline mask the pad positions as keys; when it does not (google/siglip2-base-patch16-224),
+ * every one of the T positions is attended. why gets a line for -v saying which and from where. 0, or -1 with a
+ * message naming the file (unreadable, not JSON, model_input_names not an array of strings). */
+int sg_text_mask_rule(const char *path, int *attention_mask, char *why, size_t whylen, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,8 @@
  * can reach the output are computed. With HF's mask, a masked position is never a key, so its hidden state
  * influences nothing but itself; the output is the last position's. So each query keeps its attended
  * positions plus position T-1 (a pad for short queries: it attends to the others and is the one pooled), in
- * order: about tokens + 1 rows instead of T = 64, i.e. several times less work for typical queries. Every kept
+ * order: about tokens + 1 rows instead of T = 64, i.e. several times less work for typical queries (without a
+ * mask, the real SigLIP2 checkpoint's case, every position is a key and all T rows are kept). Every kept
  * row gets exactly the arithmetic it gets in the full computation (GEMM rows are independent; attention
  * over the same keys in the same order, masked keys contributing exact zeros there). A query with no attended
  * position keeps all T rows (HF's eager attention then averages them uniformly).

@@ -2,7 +2,7 @@
  * backend.
  *
  * Matches HF transformers' SiglipModel.get_text_features in fp32 (kernel/text_model.h): token rows + positions,
- * the vision tower's layer loop (cpu_encoder.c's sg_cpu_encoder_layers) with the attention mask, final
+ * the vision tower's layer loop (cpu_encoder.c's sg_cpu_encoder_layers) with the attention mask if any, final
  * LayerNorm of the last position, head Linear.
  */
 #ifndef SG_CPU_TEXT_H

@@ -3,14 +3,18 @@
  *   sg_text_check DIR BACKEND [BATCH ROUNDS]
  *
  * DIR holds a SiglipModel checkpoint and references from scripts/make_text_fixtures.py (text_ids.i32,
- * text_mask.i32, text_features.f32: HF fp32 get_text_features of the processor's ids and attention mask).
+ * text_features.f32: HF fp32 get_text_features of what the checkpoint's tokenizer returned; text_mask.i32 when
+ * that included an attention mask). The mask rule is the command's (sg_text_mask_rule: DIR/tokenizer_config.json)
+ * and must agree with the references (a mask stored exactly when the rule says HF returns one); without a mask
+ * the backend gets none and every position is attended. "attention_mask" in each line says which.
  * BACKEND: cpu | cuda | auto. Prints one JSON line per measurement:
  *   {"what": "load", ...}      text tower load + backend creation (weight packing or upload), seconds
  *   {"what": "accuracy", ...}  per-query cosine to HF fp32 and the worst (and its max |d| relative to max |ref|)
  *   {"what": "throughput", ...} with BATCH > 0: ROUNDS timed calls of BATCH queries after one warm-up, twice:
  *     "ids": "fixture" (the reference queries repeated: a few hundred distinct tokens) and "random" (13 random
  *     ids per query over the whole vocabulary after <bos>: ~13 x BATCH distinct rows to widen and upload, the
- *     worst case for the per-batch token upload); queries/s = BATCH x ROUNDS / time, through the backend API
+ *     worst case for the per-batch token upload; masked to those 14 under the mask rule);
+ *     queries/s = BATCH x ROUNDS / time, through the backend API
  *     (ids in, rows out: tokenisation excluded, as HF's get_text_features is timed on ids).
  * Exit 0 when it ran (the caller judges the numbers), 1 on an error (stderr: "unavailable: reason").
  */
@@ -40,7 +44,7 @@ static int32_t *read_i32(const char *dir, const char *name, size_t *count) {
 }
 
 static int bench(sg_text_backend *b, const char *label, const int32_t *ids, const uint8_t *mask, int batch,
-                 int rounds, float *out) {
+                 int rounds, float *out, int amask) {
     char err[2048];
     if (b->embed(b, ids, mask, batch, out, err, sizeof err) != 0) {
         fprintf(stderr, "unavailable: %s\n", err);
@@ -53,9 +57,10 @@ static int bench(sg_text_backend *b, const char *label, const int32_t *ids, cons
             return -1;
         }
     double dt = now_s() - t0;
-    printf("{\"what\": \"throughput\", \"backend\": \"%s\", \"ids\": \"%s\", \"batch\": %d, \"rounds\": %d, "
-           "\"seconds\": %.4f, \"queries_per_s\": %.1f, \"ms_per_batch\": %.3f}\n",
-           b->name, label, batch, rounds, dt, batch * (double)rounds / dt, dt / rounds * 1e3);
+    printf("{\"what\": \"throughput\", \"backend\": \"%s\", \"attention_mask\": %s, \"ids\": \"%s\", "
+           "\"batch\": %d, \"rounds\": %d, \"seconds\": %.4f, \"queries_per_s\": %.1f, \"ms_per_batch\": %.3f}\n",
+           b->name, amask ? "true" : "false", label, batch, rounds, dt, batch * (double)rounds / dt,
+           dt / rounds * 1e3);
     fflush(stdout);
     return 0;
 }
@@ -87,8 +92,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     double t2 = now_s();
-    printf("{\"what\": \"load\", \"backend\": \"%s\", \"load_s\": %.4f, \"backend_s\": %.4f, \"why\": \"%s\"}\n",
-           b->name, t1 - t0, t2 - t1, why);
+    int amask = 1;
+    char mwhy[4608];
+    if (sg_text_mask_rule(dir, &amask, mwhy, sizeof mwhy, err, sizeof err) != 0) {
+        fprintf(stderr, "unavailable: %s\n", err);
+        sg_text_backend_destroy(b);
+        sg_text_model_free(m);
+        return 1;
+    }
+    printf("{\"what\": \"load\", \"backend\": \"%s\", \"load_s\": %.4f, \"backend_s\": %.4f, \"why\": \"%s\", "
+           "\"attention_mask\": %s}\n", b->name, t1 - t0, t2 - t1, why, amask ? "true" : "false");
     const int T = b->seq_len, P = b->dim;
     size_t nid = 0, nmk = 0, nref = 0;
     int32_t *ids = read_i32(dir, "text_ids.i32", &nid), *mk = read_i32(dir, "text_mask.i32", &nmk);
@@ -96,20 +109,31 @@ int main(int argc, char **argv) {
     snprintf(p, sizeof p, "%s/text_features.f32", dir);
     float *ref = sg_test_read_floats(p, &nref);
     int rc = 0;
-    if (!ids || !mk || !ref || nid != nmk || nid % T || nref != nid / T * P) {
+    if (!ids || !ref || (mk && nid != nmk) || nid % T || nref != nid / T * P) {
         fprintf(stderr, "unavailable: %s: no usable text_ids.i32 / text_mask.i32 / text_features.f32\n", dir);
         rc = 1;
         goto out;
     }
+    if (amask != (mk != NULL)) {
+        fprintf(stderr, "unavailable: %s: the references were made %s an attention mask but %s\n", dir,
+                mk ? "with" : "without", mwhy);
+        rc = 1;
+        goto out;
+    }
     const int Q = (int)(nid / T);
-    uint8_t *mask = malloc(nid);
-    for (size_t i = 0; i < nid; i++) mask[i] = mk[i] != 0;
+    uint8_t *mask = NULL; /* the mask the command would pass: none without the mask rule */
+    if (amask) {
+        mask = malloc(nid);
+        for (size_t i = 0; i < nid; i++) mask[i] = mk[i] != 0;
+    }
     float *out = malloc((size_t)(Q > batch ? Q : batch) * P * sizeof(float));
     double worst = 1, worst_rel = 0;
-    printf("{\"what\": \"accuracy\", \"backend\": \"%s\", \"cosines\": [", b->name);
+    printf("{\"what\": \"accuracy\", \"backend\": \"%s\", \"attention_mask\": %s, \"cosines\": [", b->name,
+           amask ? "true" : "false");
     for (int q0 = 0; q0 < Q && rc == 0; q0 += b->max_batch) {
         int n = Q - q0 < b->max_batch ? Q - q0 : b->max_batch;
-        if (b->embed(b, ids + (size_t)q0 * T, mask + (size_t)q0 * T, n, out + (size_t)q0 * P, err, sizeof err)) {
+        if (b->embed(b, ids + (size_t)q0 * T, mask ? mask + (size_t)q0 * T : NULL, n, out + (size_t)q0 * P, err,
+                     sizeof err)) {
             fprintf(stderr, "unavailable: %s\n", err);
             rc = 1;
         }
@@ -128,9 +152,9 @@ int main(int argc, char **argv) {
         uint8_t *bm = malloc((size_t)batch * T);
         for (int i = 0; i < batch; i++) {
             memcpy(bi + (size_t)i * T, ids + (size_t)(i % Q) * T, (size_t)T * sizeof *bi);
-            memcpy(bm + (size_t)i * T, mask + (size_t)(i % Q) * T, (size_t)T);
+            if (mask) memcpy(bm + (size_t)i * T, mask + (size_t)(i % Q) * T, (size_t)T);
         }
-        rc = bench(b, "fixture", bi, bm, batch, rounds, out) ? 1 : 0;
+        rc = bench(b, "fixture", bi, mask ? bm : NULL, batch, rounds, out, amask) ? 1 : 0;
         uint64_t s = 12345;
         for (int i = 0; i < batch && rc == 0; i++) {
             int32_t *r = bi + (size_t)i * T;
@@ -140,7 +164,7 @@ int main(int argc, char **argv) {
                 rm[t] = t <= 13;
             }
         }
-        if (rc == 0) rc = bench(b, "random", bi, bm, batch, rounds, out) ? 1 : 0;
+        if (rc == 0) rc = bench(b, "random", bi, mask ? bm : NULL, batch, rounds, out, amask) ? 1 : 0;
         free(bi);
         free(bm);
     }
