@@ -278,15 +278,22 @@ done:
     return rc;
 }
 
-int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
-                       int *orientation, char *err, size_t errlen) {
+/* What both entry points do first: the size limit, then sg_jpeg_front_check with a decompressor of its own (the
+ * decode itself uses libjpeg's scanline API). 0, or -1 + message. */
+static int sg_jpeg_front_read(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_jpeg_front *fr,
+                              char *err, size_t errlen) {
     if (len > (size_t)0xffffffffu) return sg_pre_err(err, errlen, "JPEG of %zu bytes is too large", len);
     tjhandle tj = tjInitDecompress();
     if (!tj) return sg_pre_err(err, errlen, "JPEG: cannot initialise libjpeg-turbo: %s", tjGetErrorStr2(NULL));
-    sg_jpeg_front fr;
-    int front = sg_jpeg_front_check(tj, data, len, opts, &fr, err, errlen);
+    int front = sg_jpeg_front_check(tj, data, len, opts, fr, err, errlen);
     tjDestroy(tj);
-    if (front) return -1;
+    return front ? -1 : 0;
+}
+
+int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                       int *orientation, char *err, size_t errlen) {
+    sg_jpeg_front fr;
+    if (sg_jpeg_front_read(data, len, opts, &fr, err, errlen)) return -1;
     if (sg_pre_alloc(out, fr.dw, fr.dh, err, errlen)) return -1;
     if (sg_jpeg_decode_rows(data, len, &fr, out->rgb, NULL, NULL, NULL, err, errlen) != 0) {
         sg_rgb_image_free(out);
@@ -303,14 +310,9 @@ static int sg_jpeg_sink_resize(void *ctx, const uint8_t *rgb, size_t stride, int
 
 int sg_pre_jpeg_to_resized(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
                            sg_preprocess_stats *stats, char *err, size_t errlen) {
-    if (len > (size_t)0xffffffffu) return sg_pre_err(err, errlen, "JPEG of %zu bytes is too large", len);
     double t0 = stats ? sg_jpeg_cpu_now() : 0;
-    tjhandle tj = tjInitDecompress();
-    if (!tj) return sg_pre_err(err, errlen, "JPEG: cannot initialise libjpeg-turbo: %s", tjGetErrorStr2(NULL));
     sg_jpeg_front fr;
-    int front = sg_jpeg_front_check(tj, data, len, opts, &fr, err, errlen);
-    tjDestroy(tj);
-    if (front) return -1;
+    if (sg_jpeg_front_read(data, len, opts, &fr, err, errlen)) return -1;
     if (opts->exif_rotate && fr.orientation != 1) return 1; /* rows must be transposed or flipped first */
     sg_resize_stream *rs =
         sg_resize_stream_begin(fr.dw, fr.dh, out, opts->out_size, opts->out_size, opts->resample, opts->pillow_major);

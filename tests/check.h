@@ -2,11 +2,12 @@
  *
  * CHECK(cond, fmt, ...) prints "PASS: <what>" or "FAIL: <file>:<line>: <what>" and counts failures;
  * SKIP(fmt, ...) records a check that could not run here; CHECK_DONE() returns the exit status for main;
- * sg_test_read_file / sg_test_read_floats read a test input whole; sg_test_poisoned makes a NaN-filled output
- * buffer; sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal /
- * sg_test_frand are the seeded generators the tests draw their data from (each test keeps its own state, so a
+ * sg_test_read_file / sg_test_read_floats / sg_test_read_i32 read a test input whole; sg_test_clock_s reads a
+ * clock (wall or CPU time) for the timing lines; sg_test_poisoned makes a NaN-filled output buffer;
+ * sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal / sg_test_frand are the
+ * seeded generators the tests draw their data from (each test keeps its own state, so a
  * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here.
- * The helper programs in tests/tools include it too, for the readers.
+ * The helper programs in tests/tools include it too, for the readers and the clock.
  */
 #ifndef SG_TEST_CHECK_H
 #define SG_TEST_CHECK_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* unused: in tests/tools, which include this header only for its helpers */
 static int sg_check_failures __attribute__((unused));
@@ -64,6 +66,20 @@ static inline float *sg_test_read_floats(const char *path, size_t *count) {
     float *p = sg_test_read_file(path, count);
     *count /= sizeof(float);
     return p;
+}
+/* sg_test_read_file for the file of int32 values DIR/NAME: their number in *count. */
+static inline int32_t *sg_test_read_i32(const char *dir, const char *name, size_t *count) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    int32_t *v = sg_test_read_file(p, count);
+    *count /= sizeof(int32_t);
+    return v;
+}
+/* Seconds on clock id: CLOCK_MONOTONIC for wall time, CLOCK_THREAD_CPUTIME_ID / CLOCK_PROCESS_CPUTIME_ID for CPU time. */
+static inline double sg_test_clock_s(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 /* n floats, all NaN, in a malloc'd buffer (free it): an output buffer that shows any element left unwritten. */
 static inline float *sg_test_poisoned(size_t n) {

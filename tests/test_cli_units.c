@@ -361,6 +361,20 @@ static void touch(const char *dir, const char *name) {
     write_file(p, "x");
 }
 
+/* The paths that nlists list files yield (nul_sep as for sg_cli_inputs_open), each followed by '|', into got. */
+static void list_paths(char **lists, int nlists, int nul_sep, sg_cli_buf *got) {
+    char err[256];
+    sg_cli_input in;
+    sg_cli_inputs *it = sg_cli_inputs_open(NULL, 0, lists, nlists, nul_sep, 0, err, sizeof err);
+    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
+        sg_cli_buf_puts(got, in.path);
+        sg_cli_buf_putc(got, '|');
+        free(in.path);
+        free(in.error);
+    }
+    sg_cli_inputs_close(it);
+}
+
 static void test_inputs(void) {
     char root[600], sub[700], sub2[800];
     snprintf(root, sizeof root, "%s/tree", g_tmp);
@@ -434,14 +448,7 @@ static void test_inputs(void) {
     fwrite("one\0two\nlines\0\0three\0", 1, 22, f);
     fclose(f);
     char *lists[2] = {list, NULL};
-    it = sg_cli_inputs_open(NULL, 0, lists, 1, 1, 0, err, sizeof err);
-    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
-        sg_cli_buf_puts(&got, in.path);
-        sg_cli_buf_putc(&got, '|');
-        free(in.path);
-        free(in.error);
-    }
-    sg_cli_inputs_close(it);
+    list_paths(lists, 1, 1, &got);
     CHECK(got.p && strcmp(got.p, "one|two\nlines|three|") == 0, "inputs: -0 list keeps newlines, skips empty");
     sg_cli_buf_free(&got);
     it = sg_cli_inputs_open(NULL, 0, lists, 1, 0, 0, err, sizeof err);
@@ -459,14 +466,7 @@ static void test_inputs(void) {
     write_file(crlf, "a.jpg\r\nb\rc.jpg\r\n\r\nlast.jpg\r");
     write_file(second, "z.jpg\n");
     char *two[] = {crlf, second};
-    it = sg_cli_inputs_open(NULL, 0, two, 2, 0, 0, err, sizeof err);
-    while (sg_cli_inputs_next(it, &in, err, sizeof err) == 1) {
-        sg_cli_buf_puts(&got, in.path);
-        sg_cli_buf_putc(&got, '|');
-        free(in.path);
-        free(in.error);
-    }
-    sg_cli_inputs_close(it);
+    list_paths(two, 2, 0, &got);
     CHECK(got.p && strcmp(got.p, "a.jpg|b\rc.jpg|last.jpg|z.jpg|") == 0,
           "inputs: CRLF list without its CRs, then the second list (got %s)", got.p);
     sg_cli_buf_free(&got);

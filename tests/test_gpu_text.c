@@ -25,15 +25,6 @@
 
 static const double k_min_cos = 0.9999;
 
-static int32_t *read_i32(const char *dir, const char *name, size_t *count) {
-    char p[1200];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    size_t len = 0;
-    int32_t *v = sg_test_read_file(p, &len);
-    *count = len / 4;
-    return v;
-}
-
 /* One fixture: its text tower on the cuda backend against HF and the cpu backend, under the fixture's mask rule
  * (tokenizer_config.json, as the command reads it; checked against what HF's tokenizer returned: text_mask.i32
  * is stored exactly when it returned a mask). first: also the checks that do not depend on the fixture. */
@@ -50,8 +41,8 @@ static void check_fixture(const char *root, const char *name, int first) {
     CHECK(gb && cb, "%s: cuda and cpu text backends%s%s", name, gb ? "" : ": ", gb ? "" : err);
     size_t nid = 0, nmk = 0, nref = 0;
     size_t nnt = 0;
-    int32_t *ids = read_i32(dir, "text_ids.i32", &nid), *mk = read_i32(dir, "text_mask.i32", &nmk);
-    int32_t *ntok = read_i32(dir, "text_ntok.i32", &nnt);
+    int32_t *ids = sg_test_read_i32(dir, "text_ids.i32", &nid), *mk = sg_test_read_i32(dir, "text_mask.i32", &nmk);
+    int32_t *ntok = sg_test_read_i32(dir, "text_ntok.i32", &nnt);
     char p[1200];
     snprintf(p, sizeof p, "%s/text_features.f32", dir);
     float *ref = sg_test_read_floats(p, &nref);

@@ -20,6 +20,7 @@
 #include "preprocess/text/tokenizer.h"
 #include "tests/check.h"
 #include "tests/synth_tokenizer.h"
+#include "tests/tok_queries.h"
 
 #include <dirent.h>
 #include <string.h>
@@ -39,16 +40,8 @@
 
 #define MAX_LEN 64
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
+static double cpu_now(void) { return sg_test_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 /* ---- fixture readers ------------------------------------------------------------------------------------ */
 
@@ -300,22 +293,14 @@ static void check_synth(const char *root, const strings *S) {
           compared - (bad > 0 ? bad : 0), truncated, bad);
 
     /* Encoding speed on short captions, one thread. */
-    static const char *const q[] = {"a photo of a dog",
-                                    "a dog on a beach at sunset",
-                                    "This is a photo of two cats.",
-                                    "a red car parked in front of an old building",
-                                    "Un chat noir sur un canapé",
-                                    "富士山の写真",
-                                    "people playing football in the park",
-                                    "a close-up of a flower 🌸",
-                                    "A PAINTING OF A HORSE",
-                                    "night city"};
+    const char *const *q = sg_tok_queries;
     int32_t ids[MAX_LEN];
     long iters = SANITIZED ? 2000 : 100000;
     t0 = now();
     int okq = 1;
     for (long i = 0; i < iters; i++)
-        okq &= sg_tokenizer_encode(t, q[i % 10], strlen(q[i % 10]), ids, MAX_LEN, err, sizeof err) > 0;
+        okq &= sg_tokenizer_encode(t, q[i % SG_TOK_QUERIES], strlen(q[i % SG_TOK_QUERIES]), ids, MAX_LEN, err,
+                                   sizeof err) > 0;
     double qps = iters / (now() - t0);
     if (SANITIZED)
         SKIP("synth256k: %.0f queries/s not gated under sanitizers", qps);

@@ -294,6 +294,7 @@ const char *sg_ckpt_config(const sg_ckpt *c) { return c->cfg_path; }
 const char *sg_ckpt_where(const sg_ckpt *c) { return c->st_path[0] ? c->st_path : c->index_path; }
 const char *sg_ckpt_file_label(const sg_ckpt *c, int file) { return c->st->files[file]->label; }
 void sg_ckpt_set_note(sg_ckpt *c, const char *note) { snprintf(c->note, sizeof c->note, "%s", note); }
+const char *sg_ckpt_note(const sg_ckpt *c) { return c->note; }
 
 void *sg_ckpt_keep_storage(sg_ckpt *c) {
     void *s = c->st;
@@ -416,4 +417,49 @@ int sg_ckpt_bind_layers(sg_ckpt *c, const char *prefix, int allow_bare, sg_layer
         }
     }
     return 0;
+}
+
+int sg_ckpt_refuse_unused(const sg_ckpt *c, int (*is_ours)(const char *name), const char *tower, int L, char *err,
+                          size_t errlen) {
+    int f;
+    const sg_st_tensor *t = sg_ckpt_first_unused(c, is_ours, &f);
+    if (!t) return 0;
+    ck_fail(err, errlen,
+            "%s: tensor '%.200s' is not part of the %s model the config describes (%d layers); config and weights "
+            "disagree%s",
+            sg_ckpt_file_label(c, f), t->name, tower, L, c->note);
+    return -1;
+}
+
+/* ---- a tower's load ------------------------------------------------------------------------------- */
+
+int sg_ckpt_load_tower(const char *path, const sg_ckpt_tower *t, void *model, sg_ckpt_slots s, char *err,
+                       size_t errlen) {
+    sg_ckpt *c = sg_ckpt_open(path, t->wants, err, errlen);
+    if (!c) return -1;
+    char note[4200];
+    int L = 0;
+    const char *cfg_path = sg_ckpt_config(c);
+    if (cfg_path[0]) {
+        if (t->config(model, cfg_path, &L, err, errlen)) goto fail;
+        snprintf(note, sizeof note, " (config: %s)", cfg_path);
+    } else {
+        t->config(model, NULL, &L, err, errlen);
+        snprintf(note, sizeof note, " (config: %s defaults, no config.json beside the weights)", t->defaults);
+    }
+    sg_ckpt_set_note(c, note);
+    snprintf(s.path, s.path_len, "%s", sg_ckpt_where(c));
+    *s.layers = calloc((size_t)L, sizeof **s.layers);
+    if (!*s.layers) {
+        ck_fail(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (t->bind(c, model, err, errlen)) goto fail;
+    *s.storage = sg_ckpt_keep_storage(c);
+    return 0;
+fail:
+    sg_ckpt_close(c);
+    free(*s.layers);
+    *s.layers = NULL;
+    return -1;
 }

@@ -7,6 +7,10 @@
  * allow_bare, "<name>"), checks shape and dtype, and gives fp32: F32 aligned to 4 bytes in place from the
  * mapping, anything else widened into a buffer the checkpoint owns. Every message names the file, the
  * tensor and expected vs found.
+ *
+ * sg_ckpt_load_tower is the sequence both loads share (open, config.json or the defaults, the note, the
+ * layers, bind, keep the storage); a tower gives what differs through sg_ckpt_tower: which tensors it wants,
+ * how it reads its config, the config class its defaults come from, and its bind.
  */
 #ifndef SG_WEIGHTS_CHECKPOINT_H
 #define SG_WEIGHTS_CHECKPOINT_H
@@ -30,6 +34,7 @@ const char *sg_ckpt_where(const sg_ckpt *c);
 
 /* Text appended to shape errors (e.g. " (config: DIR/config.json)"). Copied. */
 void sg_ckpt_set_note(sg_ckpt *c, const char *note);
+const char *sg_ckpt_note(const sg_ckpt *c);
 
 /* The tensor called prefix+name (or name, when allow_bare), exactly one of them across the files; *out is NULL
  * when neither exists. -1 (message) when both or two files hold it. Marks nothing. */
@@ -53,6 +58,36 @@ const sg_st_tensor *sg_ckpt_first_unused(const sg_ckpt *c, int (*is_ours)(const 
 
 /* The label (path) of file f. */
 const char *sg_ckpt_file_label(const sg_ckpt *c, int file);
+
+/* After the bind: the first tensor for which is_ours(name) holds that was not bound is an error ("... is not
+ * part of the <tower> model the config describes (<L> layers); config and weights disagree<note>"). 0 or -1. */
+int sg_ckpt_refuse_unused(const sg_ckpt *c, int (*is_ours)(const char *name), const char *tower, int L, char *err,
+                          size_t errlen);
+
+/* What differs between the towers' loads. */
+typedef struct sg_ckpt_tower {
+    int (*wants)(const char *name); /* as sg_ckpt_open */
+    const char *defaults;           /* the config class named when there is no config.json: "SiglipVisionConfig" */
+    /* config.json at cfg_path into model's config, or its defaults when cfg_path is NULL; *num_layers from it.
+     * 0, or -1 + message. */
+    int (*config)(void *model, const char *cfg_path, int *num_layers, char *err, size_t errlen);
+    /* Binds every tensor (model's layers are allocated, the note is set). 0, or -1 + message. */
+    int (*bind)(sg_ckpt *c, void *model, char *err, size_t errlen);
+} sg_ckpt_tower;
+
+/* Where a tower's model keeps what every load fills in (pointers into the caller's model). */
+typedef struct sg_ckpt_slots {
+    char *path;        /* the weights file (or index), as sg_ckpt_where */
+    size_t path_len;
+    sg_layer **layers; /* [num_layers], calloc'ed */
+    void **storage;    /* sg_ckpt_keep_storage's value */
+} sg_ckpt_slots;
+
+/* Loads the checkpoint at path into model (zeroed by the caller) for the tower t: opens it, reads the config
+ * (or takes the defaults), sets the note " (config: ...)", allocates the layers, binds, keeps the storage.
+ * 0, or -1 + message with all it allocated freed (model itself stays the caller's). */
+int sg_ckpt_load_tower(const char *path, const sg_ckpt_tower *t, void *model, sg_ckpt_slots s, char *err,
+                       size_t errlen);
 
 /* Hands the mappings and buffers over (the value for a model's storage pointer) and frees the rest of c. */
 void *sg_ckpt_keep_storage(sg_ckpt *c);

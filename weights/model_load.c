@@ -1,8 +1,8 @@
 /* weights/model_load.c — checkpoint -> sg_model (contract in model_load.h).
  *
- * A load is: open the checkpoint (checkpoint.c: a directory with model.safetensors or a sharded
- * model.safetensors.index.json, or one .safetensors file; config.json beside them if present, else the
- * SiglipVisionConfig defaults), then bind every tensor the config implies (model-spec.md §4) by name, with or
+ * A load (checkpoint.c's sg_ckpt_load_tower, given this tower's config and bind) is: open the checkpoint (a
+ * directory with model.safetensors or a sharded model.safetensors.index.json, or one .safetensors file;
+ * config.json beside them if present, else the SiglipVisionConfig defaults), then bind every tensor the config implies (model-spec.md §4) by name, with or
  * without the "vision_model." prefix, checking shape and dtype. F32 tensors aligned to 4 bytes are used in
  * place from the mapping; F16/BF16 (and unaligned F32) are widened into owned buffers. Text-tower tensors are
  * never looked at (text_load.c binds them); a vision tensor the config does not use (e.g. layer 12 of a file
@@ -48,7 +48,9 @@ static int ml_is_vision_name(const char *n) {
     return 0;
 }
 
-static int ml_bind_all(sg_ckpt *c, sg_model *m, const char *cfg_note, char *err, size_t errlen) {
+/* The tower's bind (sg_ckpt_tower). */
+static int ml_bind_all(sg_ckpt *c, void *model, char *err, size_t errlen) {
+    sg_model *m = model;
     const sg_config *k = &m->cfg;
     int64_t D = k->hidden_size, F = k->intermediate_size, C = k->num_channels, P = k->patch_size;
     int64_t T = sg_config_tokens(k);
@@ -70,55 +72,37 @@ static int ml_bind_all(sg_ckpt *c, sg_model *m, const char *cfg_note, char *err,
          !ml_bind(c, &m->head_fc2_w, "head.mlp.fc2.weight", 2, D, F, 0, 0) &&
          !ml_bind(c, &m->head_fc2_b, "head.mlp.fc2.bias", 1, D, 0, 0, 0);
     if (!ok) return -1;
-    int f;
-    const sg_st_tensor *t = sg_ckpt_first_unused(c, ml_is_vision_name, &f);
-    if (t) {
-        ml_fail(err, errlen,
-                "%s: tensor '%.200s' is not part of the vision model the config describes (%d layers); config and "
-                "weights disagree%s",
-                sg_ckpt_file_label(c, f), t->name, k->num_layers, cfg_note);
-        return -1;
+    return sg_ckpt_refuse_unused(c, ml_is_vision_name, "vision", k->num_layers, err, errlen);
+}
+
+static int ml_config(void *model, const char *cfg_path, int *num_layers, char *err, size_t errlen) {
+    sg_model *m = model;
+    if (cfg_path) {
+        if (sg_config_load_file(cfg_path, &m->cfg, err, errlen)) return -1;
+    } else {
+        m->cfg = sg_config_default();
     }
+    *num_layers = m->cfg.num_layers;
     return 0;
 }
+
+static const sg_ckpt_tower ml_tower = {ml_wants, "SiglipVisionConfig", ml_config, ml_bind_all};
 
 /* ---- public ----------------------------------------------------------------------------------------- */
 
 sg_model *sg_model_load(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
-    sg_ckpt *c = sg_ckpt_open(path, ml_wants, err, errlen);
-    if (!c) return NULL;
     sg_model *m = calloc(1, sizeof *m);
     if (!m) {
-        sg_ckpt_close(c);
         ml_fail(err, errlen, "out of memory");
         return NULL;
     }
-    char note[4200] = "";
-    const char *cfg_path = sg_ckpt_config(c);
-    if (cfg_path[0]) {
-        if (sg_config_load_file(cfg_path, &m->cfg, err, errlen)) goto fail;
-        snprintf(note, sizeof note, " (config: %s)", cfg_path);
-    } else {
-        m->cfg = sg_config_default();
-        snprintf(note, sizeof note, " (config: SiglipVisionConfig defaults, no config.json beside the weights)");
+    sg_ckpt_slots s = {m->path, sizeof m->path, &m->layers, &m->storage};
+    if (sg_ckpt_load_tower(path, &ml_tower, m, s, err, errlen)) {
+        free(m);
+        return NULL;
     }
-    sg_ckpt_set_note(c, note);
-    snprintf(m->path, sizeof m->path, "%s", sg_ckpt_where(c));
-    m->layers = calloc((size_t)m->cfg.num_layers, sizeof *m->layers);
-    if (!m->layers) {
-        ml_fail(err, errlen, "out of memory");
-        goto fail;
-    }
-    if (ml_bind_all(c, m, note, err, errlen)) goto fail;
-    m->storage = sg_ckpt_keep_storage(c);
     return m;
-
-fail:
-    sg_ckpt_close(c);
-    free(m->layers);
-    free(m);
-    return NULL;
 }
 
 void sg_model_free(sg_model *m) {

@@ -51,7 +51,10 @@ static int tl_scalar(sg_ckpt *c, const char *name, float *out) {
     return 1;
 }
 
-static int tl_bind_all(sg_ckpt *c, sg_text_model *m, const char *note, char *err, size_t errlen) {
+/* The tower's bind (sg_ckpt_tower). */
+static int tl_bind_all(sg_ckpt *c, void *model, char *err, size_t errlen) {
+    sg_text_model *m = model;
+    const char *note = sg_ckpt_note(c);
     const sg_text_config *k = &m->cfg;
     const int64_t V = k->vocab_size, D = k->hidden_size, F = k->intermediate_size, T = k->max_positions;
     const int64_t P = k->projection_size;
@@ -96,51 +99,35 @@ static int tl_bind_all(sg_ckpt *c, sg_text_model *m, const char *note, char *err
     int rs = tl_scalar(c, "logit_scale", &m->logit_scale), rb = tl_scalar(c, "logit_bias", &m->logit_bias);
     if (rs < 0 || rb < 0) return -1;
     m->has_logit = rs == 1 && rb == 1;
-    const sg_st_tensor *u = sg_ckpt_first_unused(c, tl_is_text_name, &f);
-    if (u) {
-        tl_fail(err, errlen,
-                "%s: tensor '%.200s' is not part of the text model the config describes (%d layers); config and "
-                "weights disagree%s",
-                sg_ckpt_file_label(c, f), u->name, k->num_layers, note);
-        return -1;
+    return sg_ckpt_refuse_unused(c, tl_is_text_name, "text", k->num_layers, err, errlen);
+}
+
+static int tl_config(void *model, const char *cfg_path, int *num_layers, char *err, size_t errlen) {
+    sg_text_model *m = model;
+    if (cfg_path) {
+        if (sg_text_config_load_file(cfg_path, &m->cfg, err, errlen)) return -1;
+    } else {
+        m->cfg = sg_text_config_default();
     }
+    *num_layers = m->cfg.num_layers;
     return 0;
 }
 
+static const sg_ckpt_tower tl_tower = {tl_is_text_name, "SiglipTextConfig", tl_config, tl_bind_all};
+
 sg_text_model *sg_text_model_load(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
-    sg_ckpt *c = sg_ckpt_open(path, tl_is_text_name, err, errlen);
-    if (!c) return NULL;
     sg_text_model *m = calloc(1, sizeof *m);
     if (!m) {
-        sg_ckpt_close(c);
         tl_fail(err, errlen, "out of memory");
         return NULL;
     }
-    char note[4200];
-    const char *cfg_path = sg_ckpt_config(c);
-    if (cfg_path[0]) {
-        if (sg_text_config_load_file(cfg_path, &m->cfg, err, errlen)) goto fail;
-        snprintf(note, sizeof note, " (config: %s)", cfg_path);
-    } else {
-        m->cfg = sg_text_config_default();
-        snprintf(note, sizeof note, " (config: SiglipTextConfig defaults, no config.json beside the weights)");
+    sg_ckpt_slots s = {m->path, sizeof m->path, &m->layers, &m->storage};
+    if (sg_ckpt_load_tower(path, &tl_tower, m, s, err, errlen)) {
+        free(m);
+        return NULL;
     }
-    sg_ckpt_set_note(c, note);
-    snprintf(m->path, sizeof m->path, "%s", sg_ckpt_where(c));
-    m->layers = calloc((size_t)m->cfg.num_layers, sizeof *m->layers);
-    if (!m->layers) {
-        tl_fail(err, errlen, "out of memory");
-        goto fail;
-    }
-    if (tl_bind_all(c, m, note, err, errlen)) goto fail;
-    m->storage = sg_ckpt_keep_storage(c);
     return m;
-fail:
-    sg_ckpt_close(c);
-    free(m->layers);
-    free(m);
-    return NULL;
 }
 
 void sg_text_model_free(sg_text_model *m) {

@@ -89,6 +89,22 @@ static int ranges_push(ranges *r, size_t off, size_t len) {
     return 0;
 }
 
+/* One segment of a split: [off, off+len) into seg, and match (1: a match of the literal, 0: text between) into
+ * (*is_match)[*nseg], grown as needed (*capm entries). 0, or -1 when out of memory. */
+static int seg_push(ranges *seg, unsigned char **is_match, size_t *nseg, size_t *capm, size_t off, size_t len,
+                    int match) {
+    if (ranges_push(seg, off, len) < 0) return -1;
+    if (*nseg == *capm) {
+        size_t cap = *capm ? *capm * 2 : 16;
+        unsigned char *nm = realloc(*is_match, cap);
+        if (!nm) return -1;
+        *is_match = nm;
+        *capm = cap;
+    }
+    (*is_match)[(*nseg)++] = (unsigned char)match;
+    return 0;
+}
+
 /* Splits piece [off, off+len) of s on the literal of step st, appending the resulting non-empty pieces to out.
  * Mirrors NormalizedString::split: matches alternate with the text between them, then are regrouped. */
 static int split_piece(const sg_tokenizer *t, const sg_tok_split *st, const char *s, size_t off, size_t len,
@@ -107,25 +123,9 @@ static int split_piece(const sg_tokenizer *t, const sg_tok_split *st, const char
     while (pos < end) {
         const char *f = find_lit(s + pos, end - pos, pat, m);
         size_t ms = f ? (size_t)(f - s) : end;
-        if (ms > pos) {
-            if (ranges_push(&seg, pos, ms - pos) < 0) goto oom;
-            if (nseg == capm) {
-                capm = capm ? capm * 2 : 16;
-                unsigned char *nm = realloc(is_match, capm);
-                if (!nm) goto oom;
-                is_match = nm;
-            }
-            is_match[nseg++] = 0;
-        }
+        if (ms > pos && seg_push(&seg, &is_match, &nseg, &capm, pos, ms - pos, 0) < 0) goto oom;
         if (!f) break;
-        if (ranges_push(&seg, ms, m) < 0) goto oom;
-        if (nseg == capm) {
-            capm = capm ? capm * 2 : 16;
-            unsigned char *nm = realloc(is_match, capm);
-            if (!nm) goto oom;
-            is_match = nm;
-        }
-        is_match[nseg++] = 1;
+        if (seg_push(&seg, &is_match, &nseg, &capm, ms, m, 1) < 0) goto oom;
         pos = ms + m;
     }
     switch (st->behavior) {
@@ -139,13 +139,22 @@ static int split_piece(const sg_tokenizer *t, const sg_tok_split *st, const char
         break;
     case SG_SPLIT_CONTIGUOUS:
     case SG_SPLIT_MERGED_WITH_PREVIOUS:
+    case SG_SPLIT_MERGED_WITH_NEXT: {
         /* Contiguous: a segment of the same kind as the previous one extends it. MergedWithPrevious: a match
-         * right after a non-match extends it. Otherwise a new piece starts. */
-        for (size_t i = 0; i < nseg; i++) {
+         * right after a non-match extends it. Otherwise a new piece starts. MergedWithNext is the mirror image
+         * of MergedWithPrevious: walk backwards, a match right before a non-match extends that piece leftwards,
+         * and the pieces (found last first) are put back in order at the end. */
+        const int back = st->behavior == SG_SPLIT_MERGED_WITH_NEXT;
+        size_t first_new = out->n;
+        for (size_t k = 0; k < nseg; k++) {
+            size_t i = back ? nseg - 1 - k : k;
             int mt = is_match[i];
             int extend = st->behavior == SG_SPLIT_CONTIGUOUS ? (mt == prev_match) : (mt && !prev_match);
             if (extend && open) {
-                cur_e = seg.v[i].off + seg.v[i].len;
+                if (back)
+                    cur_s = seg.v[i].off;
+                else
+                    cur_e = seg.v[i].off + seg.v[i].len;
             } else {
                 if (open && ranges_push(out, cur_s, cur_e - cur_s) < 0) goto oom;
                 cur_s = seg.v[i].off;
@@ -155,24 +164,7 @@ static int split_piece(const sg_tokenizer *t, const sg_tok_split *st, const char
             prev_match = mt;
         }
         if (open && ranges_push(out, cur_s, cur_e - cur_s) < 0) goto oom;
-        break;
-    case SG_SPLIT_MERGED_WITH_NEXT: {
-        /* The mirror image: walk backwards; a match right before a non-match extends that piece leftwards. */
-        size_t first_new = out->n;
-        for (size_t i = nseg; i-- > 0;) {
-            int mt = is_match[i];
-            if (mt && !prev_match && open) {
-                cur_s = seg.v[i].off;
-            } else {
-                if (open && ranges_push(out, cur_s, cur_e - cur_s) < 0) goto oom;
-                cur_s = seg.v[i].off;
-                cur_e = cur_s + seg.v[i].len;
-                open = 1;
-            }
-            prev_match = mt;
-        }
-        if (open && ranges_push(out, cur_s, cur_e - cur_s) < 0) goto oom;
-        for (size_t a = first_new, b = out->n; a + 1 < b; a++, b--) {
+        for (size_t a = first_new, b = out->n; back && a + 1 < b; a++, b--) {
             range x = out->v[a];
             out->v[a] = out->v[b - 1];
             out->v[b - 1] = x;

@@ -22,16 +22,13 @@
 #include <time.h>
 
 #include "tool_pool.h"
+#include "tests/check.h"
 
 #define POOL 64
 #define MAXB 1024
 
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
 static int draw_size(void) {
     static const int small[] = {1, 2, 3, 5, 8, 13, 31, 64}, big[] = {100, 255, 512, MAXB};

@@ -21,12 +21,7 @@
 #include "tests/check.h"
 #include "weights/model_load.h"
 
-static double clock_s(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
 static int write_floats(const char *path, const float *p, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -114,13 +109,13 @@ int main(int argc, char **argv) {
     float *pool = malloc((size_t)n * D * sizeof(float)), *last = malloc((size_t)n * TD * sizeof(float));
     double *runs = malloc((size_t)repeat * sizeof(double)), *cpu = malloc((size_t)repeat * sizeof(double));
     for (int r = 0; r < repeat; r++) {
-        double a = now(), ac = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        double a = now(), ac = sg_test_clock_s(CLOCK_PROCESS_CPUTIME_ID);
         if (sg_cpu_forward_packed(pk, px, n, pool, out_last || ref_last ? last : NULL, threads, err, sizeof err)) {
             fprintf(stderr, "sg_forward: %s\n", err);
             return 1;
         }
         runs[r] = now() - a;
-        cpu[r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - ac;
+        cpu[r] = sg_test_clock_s(CLOCK_PROCESS_CPUTIME_ID) - ac;
         printf("run %d: %.4f s wall, %.4f s cpu\n", r, runs[r], cpu[r]);
     }
     qsort(runs, (size_t)repeat, sizeof *runs, cmp_double);

@@ -17,12 +17,9 @@
 
 #include "kernel/backend.h"
 #include "weights/model_load.h"
+#include "tests/check.h"
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -27,11 +27,7 @@
 #include "tests/check.h"
 #include "weights/model_load.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
 static int parse_format(const char *s, sg_mx_format *f) {
     if (!strcmp(s, "fp32")) *f = SG_MX_FP32;

@@ -12,17 +12,15 @@
  * thread's CPU time, so that other processes on a shared machine do not inflate them.
  */
 #include "preprocess/preprocess.h"
+#include "tests/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the build machine is shared, wall time is not ours */
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+/* CPU time: the build machine is shared, wall time is not ours */
+static double now(void) { return sg_test_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

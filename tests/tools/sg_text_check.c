@@ -28,20 +28,7 @@
 #include "kernel/backend.h"
 #include "weights/text_load.h"
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int32_t *read_i32(const char *dir, const char *name, size_t *count) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    size_t len = 0;
-    int32_t *v = sg_test_read_file(p, &len);
-    *count = len / 4;
-    return v;
-}
+static double now_s(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
 static int bench(sg_text_backend *b, const char *label, const int32_t *ids, const uint8_t *mask, int batch,
                  int rounds, float *out, int amask) {
@@ -104,7 +91,7 @@ int main(int argc, char **argv) {
            "\"attention_mask\": %s}\n", b->name, t1 - t0, t2 - t1, why, amask ? "true" : "false");
     const int T = b->seq_len, P = b->dim;
     size_t nid = 0, nmk = 0, nref = 0;
-    int32_t *ids = read_i32(dir, "text_ids.i32", &nid), *mk = read_i32(dir, "text_mask.i32", &nmk);
+    int32_t *ids = sg_test_read_i32(dir, "text_ids.i32", &nid), *mk = sg_test_read_i32(dir, "text_mask.i32", &nmk);
     char p[4200];
     snprintf(p, sizeof p, "%s/text_features.f32", dir);
     float *ref = sg_test_read_floats(p, &nref);

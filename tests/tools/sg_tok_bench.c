@@ -4,10 +4,12 @@
  *        sg_tok_bench --synth [QUERIES]            (the 256k-entry tokenizer of tests/synth_tokenizer.h, written to
  *                                                   a temporary file first so the load reads a real file)
  * Prints the load time (best of 5 loads, wall and CPU, and the first), vocab size, and queries/s on one thread for a
- * fixed set of short captions (max_len 64). docs/tokenizer.md quotes its figures.
+ * fixed set of short captions (tests/tok_queries.h, max_len 64). docs/tokenizer.md quotes its figures.
  */
 #include "preprocess/text/tokenizer.h"
 #include "tests/synth_tokenizer.h"
+#include "tests/check.h"
+#include "tests/tok_queries.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static double clock_s(clockid_t c) {
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-static double now(void) { return clock_s(CLOCK_MONOTONIC); }
-static double cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
+static double cpu(void) { return sg_test_clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -63,23 +60,12 @@ int main(int argc, char **argv) {
     if (synth) unlink(tmp);
     printf("load: best %.3f s wall (%.3f s CPU), first %.3f s (5 loads), vocab_size %d\n", best, best_cpu, first,
            sg_tokenizer_vocab_size(t));
-    static const char *const q[] = {
-        "a photo of a dog",
-        "a dog on a beach at sunset",
-        "This is a photo of two cats.",
-        "a red car parked in front of an old building",
-        "Un chat noir sur un canapé",
-        "富士山の写真",
-        "people playing football in the park",
-        "a close-up of a flower 🌸",
-        "A PAINTING OF A HORSE",
-        "night city",
-    };
+    const char *const *q = sg_tok_queries;
     int32_t ids[64];
     long total_tokens = 0;
     double t0 = now();
     for (long i = 0; i < queries; i++) {
-        const char *s = q[i % 10];
+        const char *s = q[i % SG_TOK_QUERIES];
         int n = sg_tokenizer_encode(t, s, strlen(s), ids, 64, err, sizeof err);
         if (n < 0) {
             fprintf(stderr, "%s\n", err);
