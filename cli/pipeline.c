@@ -7,7 +7,6 @@
 #include "pipeline.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,14 +373,6 @@ static void *compute_main(void *arg) {
     return NULL;
 }
 
-static void normalize_row(float *v, int d) {
-    double ss = 0; /* accumulate in double: 768 squares in float would lose the last bits of the norm */
-    for (int i = 0; i < d; i++) ss += (double)v[i] * v[i];
-    if (!(ss > 0)) return; /* an all-zero (or NaN) vector has no direction: written as it is */
-    double inv = 1.0 / sqrt(ss);
-    for (int i = 0; i < d; i++) v[i] = (float)(v[i] * inv);
-}
-
 static void free_result_strings(result *r) {
     for (int s = 0; s < r->n; s++) {
         free(r->paths[s]);
@@ -441,7 +432,7 @@ static void *writer_main(void *arg) {
                 if (c->on_error == SG_ON_ERROR_SKIP) continue;
             } else {
                 float *v = r->out + (size_t)k++ * p->D;
-                if (c->normalize) normalize_row(v, p->D);
+                if (c->normalize) sg_cli_normalize_row(v, p->D);
                 vec = v;
                 p->st.embedded++;
             }

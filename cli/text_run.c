@@ -8,7 +8,6 @@
 #include "text_run.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,15 +106,6 @@ static void tokenize(const sg_cli_text_tok *tok, query *q, int T, int32_t *ids, 
     for (int t = 0; t < T; t++) mask[t] = t < valid;
 }
 
-static void l2_normalize(float *v, int d) {
-    double ss = 0;
-    for (int i = 0; i < d; i++) ss += (double)v[i] * v[i];
-    if (ss > 0) {
-        double inv = 1.0 / sqrt(ss);
-        for (int i = 0; i < d; i++) v[i] = (float)(v[i] * inv);
-    }
-}
-
 int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, size_t errlen) {
     memset(st, 0, sizeof *st);
     const double t_start = sg_cli_now();
@@ -197,7 +187,7 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
                 }
             }
             float *v = out + (size_t)slot[i] * P;
-            if (c->normalize) l2_normalize(v, P);
+            if (c->normalize) sg_cli_normalize_row(v, P);
             if (sg_cli_writer_row(c->writer, q->text, v, err, errlen) != 0) rc = -1;
             else st->embedded++;
         }

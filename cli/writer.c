@@ -273,6 +273,14 @@ static void zeroshot_extra(sg_cli_writer *w, const float *vec) {
     sg_cli_buf_puts(&w->extra, "]");
 }
 
+void sg_cli_normalize_row(float *v, int d) {
+    double ss = 0;
+    for (int i = 0; i < d; i++) ss += (double)v[i] * v[i];
+    if (!(ss > 0)) return;
+    double inv = 1.0 / sqrt(ss);
+    for (int i = 0; i < d; i++) v[i] = (float)(v[i] * inv);
+}
+
 int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char *err, size_t errlen) {
     const sg_cli_writer_cfg *c = &w->cfg;
     int rc;

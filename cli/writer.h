@@ -51,6 +51,10 @@ int sg_cli_writer_rejects_path(const sg_cli_writer *w, const char *path);
 /* Writes one row: vec holds dim floats, or NULL for a failed input kept as a null/NaN row.
  * Returns 0, or -1 with a reason in err (write error: disk full, closed pipe). */
 int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char *err, size_t errlen);
+/* --normalize, in place, for an image or a text row before it is written: v / |v|, the norm accumulated in double
+ * (768 squares in float would lose the last bits of it); an all-zero or NaN vector has no direction and is left
+ * as it is. */
+void sg_cli_normalize_row(float *v, int d);
 
 /* Pushes buffered rows to the file (called at batch boundaries). Returns 0 or -1 with a reason. */
 int sg_cli_writer_flush(sg_cli_writer *w, char *err, size_t errlen);
