@@ -1,4 +1,5 @@
-/* kernel/cuda/cuda_common.h — error handling shared by the portable CUDA backend's sources.
+/* kernel/cuda/cuda_common.h — error handling, and the small host helpers, shared by the portable CUDA backend's
+ * sources.
  *
  * Two tiers (docs/style.md): a failing CUDA or cuBLASLt call is an environment error, so it is reported with
  * file:line and the library's own words, never ignored. Functions that can fail return int (0 or -1) and write
@@ -50,6 +51,22 @@
 #define SG_CU_LAUNCHED(err, errlen) SG_CU_TRY(cudaGetLastError(), err, errlen)
 
 static inline int sg_cu_div_up(long a, long b) { return (int)((a + b - 1) / b); }
+
+/* Activation buffers live in one device allocation cut into n pieces of sizes[i] bytes, each starting on a
+ * 256-byte boundary: sg_cu_pieces_bytes is what to allocate, sg_cu_pieces_place points *dst[i] at each piece of
+ * base. */
+static inline size_t sg_cu_pieces_bytes(const size_t *sizes, int n) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (sizes[i] + 255) & ~(size_t)255;
+    return total;
+}
+static inline void sg_cu_pieces_place(void *base, const size_t *sizes, void **const *dst, int n) {
+    char *p = (char *)base;
+    for (int i = 0; i < n; i++) {
+        *dst[i] = p;
+        p += (sizes[i] + 255) & ~(size_t)255;
+    }
+}
 
 /* For the kernels' test entry points: 0 when a CUDA device is present and `kernel` has code for it; else -1
  * with "no CUDA device (...)" or "kernels not built for this GPU (sm_XY, NAME): <hint>", the phrases the

@@ -4,8 +4,6 @@
 #include "cuda_forward.h"
 #include "cuda_common.h"
 
-static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
-
 int sg_cu_model_init(sg_cu_model *cm, const sg_model *m, int max_batch, char *err, size_t errlen) {
     memset(cm, 0, sizeof *cm);
     const sg_config *c = &m->cfg;
@@ -36,8 +34,8 @@ int sg_cu_model_init(sg_cu_model *cm, const sg_model *m, int max_batch, char *er
     const size_t big_cols = (size_t)(F > CPP ? F : CPP);
     const size_t sizes[] = {M * D * 4,        M * D * 2, (M + 16) * 3 * D * 2, M * D * 2, M * big_cols * 2,
                             n * D * 2,        n * D * 2, n * F * 2,            n * D * 4, SG_CU_GEMM_WORKSPACE};
-    size_t total = 0;
-    for (size_t s : sizes) total += align256(s);
+    const int npieces = (int)(sizeof sizes / sizeof *sizes);
+    const size_t total = sg_cu_pieces_bytes(sizes, npieces);
     cudaError_t e = cudaMalloc(&cm->act, total);
     if (e != cudaSuccess) {
         size_t fr = 0, tot = 0;
@@ -49,14 +47,11 @@ int sg_cu_model_init(sg_cu_model *cm, const sg_model *m, int max_batch, char *er
         sg_cu_model_free(cm);
         return -1;
     }
-    char *p = (char *)cm->act;
-    void **dst[] = {(void **)&cm->h,    (void **)&cm->y,  (void **)&cm->qkv,  (void **)&cm->att,
-                    (void **)&cm->big,  (void **)&cm->hatt, (void **)&cm->hy, (void **)&cm->hmlp,
-                    (void **)&cm->pooled, &cm->workspace};
-    for (int i = 0; i < 10; i++) {
-        *dst[i] = p;
-        p += align256(sizes[i]);
-    }
+    void **const dst[] = {(void **)&cm->h,    (void **)&cm->y,  (void **)&cm->qkv,  (void **)&cm->att,
+                          (void **)&cm->big,  (void **)&cm->hatt, (void **)&cm->hy, (void **)&cm->hmlp,
+                          (void **)&cm->pooled, &cm->workspace};
+    static_assert(sizeof dst / sizeof *dst == sizeof sizes / sizeof *sizes, "one size per buffer");
+    sg_cu_pieces_place(cm->act, sizes, dst, npieces);
     // Zero once: the attention kernel's last query tile reads the 16 padding rows after qkv (their results are
     // discarded, but they should be defined values).
     if (cudaMemset(cm->act, 0, total) != cudaSuccess || cublasLtCreate(&cm->lt) != CUBLAS_STATUS_SUCCESS) {

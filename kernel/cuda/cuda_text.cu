@@ -91,8 +91,6 @@ __global__ void text_last_kernel(const float *__restrict__ h, const int32_t *__r
     }
 }
 
-static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
-
 static void layer_plan_free(layer_plan *p) {
     sg_cu_gemm *g[] = {&p->qkv, &p->o, &p->fc1, &p->fc2};
     for (sg_cu_gemm *x : g) sg_cu_gemm_free(x);
@@ -336,8 +334,8 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
     const size_t M = (size_t)c->max_batch * T, n = c->max_batch;
     const size_t sizes[] = {M * D * 4, M * D * 2, (M + 16) * 3 * D * 2, M * D * 2, M * F * 2, n * D * 4, n * D * 2,
                             n * P * 4, M * 4,     M * 4,     (2 * n + 1) * 4, M,   M * D * 4, SG_CU_GEMM_WORKSPACE};
-    size_t total = 0;
-    for (size_t s : sizes) total += align256(s);
+    const int npieces = (int)(sizeof sizes / sizeof *sizes);
+    const size_t total = sg_cu_pieces_bytes(sizes, npieces);
     c->slot = (int32_t *)malloc((size_t)k->vocab_size * sizeof(int32_t));
     if (!c->slot) {
         snprintf(err, errlen, "cuda text backend: out of host memory for the %d-entry id table", k->vocab_size);
@@ -365,15 +363,12 @@ sg_text_backend *sg_cuda_text_backend_create(const sg_text_model *m, const sg_ba
         text_destroy(b);
         return nullptr;
     }
-    char *q = (char *)c->act;
-    void **dst[] = {(void **)&c->h,       (void **)&c->y,     (void **)&c->qkv,   (void **)&c->att,
-                    (void **)&c->big,     (void **)&c->last,  (void **)&c->ylast, (void **)&c->out,
-                    (void **)&c->d_index, (void **)&c->d_pos, (void **)&c->d_seq, (void **)&c->d_mask,
-                    (void **)&c->d_rows,  &c->ws};
-    for (int i = 0; i < 14; i++) {
-        *dst[i] = q;
-        q += align256(sizes[i]);
-    }
+    void **const dst[] = {(void **)&c->h,       (void **)&c->y,     (void **)&c->qkv,   (void **)&c->att,
+                          (void **)&c->big,     (void **)&c->last,  (void **)&c->ylast, (void **)&c->out,
+                          (void **)&c->d_index, (void **)&c->d_pos, (void **)&c->d_seq, (void **)&c->d_mask,
+                          (void **)&c->d_rows,  &c->ws};
+    static_assert(sizeof dst / sizeof *dst == sizeof sizes / sizeof *sizes, "one size per buffer");
+    sg_cu_pieces_place(c->act, sizes, dst, npieces);
     // Zero once: the attention kernel's last query tile reads the 16 padding rows after qkv.
     if (cudaMemset(c->act, 0, total) != cudaSuccess || cublasLtCreate(&c->lt) != CUBLAS_STATUS_SUCCESS ||
         cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking) != cudaSuccess ||
