@@ -18,7 +18,6 @@ import contextlib
 import io
 import json
 import os
-import pty
 import re
 import shutil
 import signal
@@ -27,17 +26,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done, skip  # noqa: E402
+from sgtest import BIN, IMAGES, ROOT, check, done, fixture, fresh_dir, on_pty, rows_on_terminal, skip  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
-IMAGES = os.path.join(ROOT, "tests/images")
+FIX = fixture("tiny196")
 W = ["--backend", "cpu", "--weights", FIX]
 D = 64
-work = os.path.join(TMP, "cli_edges")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+work = fresh_dir("cli_edges")
 PNG = os.path.join(IMAGES, "png_rgb.png")
 ALL_IMAGES = sorted(os.path.join(IMAGES, n) for n in os.listdir(IMAGES) if not n.endswith((".txt", ".md")))
 
@@ -76,46 +72,12 @@ check(r.returncode == 0 and any("/400 images" in f and "ETA" in f for f in early
 
 # --- 5b. rows on the terminal the progress line is drawn on: never mixed
 pngs = [p for p in ALL_IMAGES if p.endswith(".png")][:12]
-
-
-def on_pty(args):
-    """Runs the binary with stdout and stderr on one pseudo-terminal; returns everything it drew."""
-    m, s = pty.openpty()
-    p = subprocess.Popen([BIN] + W + args, stdout=s, stderr=s, stdin=subprocess.DEVNULL)
-    os.close(s)
-    buf = b""
-    while True:
-        try:
-            d = os.read(m, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not d:
-            break
-        buf += d
-    os.close(m)
-    return p.wait(), buf
-
-
-def rows_on(buf):
-    """JSON rows found on a terminal stream: the text of each line after its last erase-line escape."""
-    rows, broken = 0, 0
-    for line in buf.split(b"\n"):
-        seg = line.rstrip(b"\r").split(b"\x1b[K")[-1].split(b"\r")[-1]
-        if b'{"path"' in seg:
-            try:
-                json.loads(seg)
-                rows += 1
-            except ValueError:
-                broken += 1
-    return rows, broken
-
-
-rc, buf = on_pty(["-b", "1", "-j", "1"] + pngs)
-rows, broken = rows_on(buf)
+rc, buf = on_pty([BIN] + W + ["-b", "1", "-j", "1"] + pngs)
+rows, broken = rows_on_terminal(buf, "path")
 check(rc == 0 and rows == len(pngs) and b"img/s" not in buf,
       f"item 5: rows on the same terminal, no --progress: no progress line drawn among them ({rows} rows, {broken} broken)")
-rc, buf = on_pty(["-b", "1", "-j", "1", "--progress"] + pngs)
-rows, broken = rows_on(buf)
+rc, buf = on_pty([BIN] + W + ["-b", "1", "-j", "1", "--progress"] + pngs)
+rows, broken = rows_on_terminal(buf, "path")
 check(rc == 0 and rows == len(pngs) and broken == 0,
       f"item 5: with --progress the line is cleared before each batch of rows ({rows} whole rows, {broken} broken)")
 

@@ -8,7 +8,6 @@ identity) is written as a PPM and its embedding compared with pooled.f32 from tr
 absolute, fp32 CPU vs fp32 torch; values up to ~3).
 """
 import json
-import math
 import os
 import random
 import shutil
@@ -16,17 +15,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done, fail, ok, skip  # noqa: E402
+from sgtest import BIN, IMAGES, check, done, fixture, fresh_dir, skip  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
-IMAGES = os.path.join(ROOT, "tests/images")
+FIX = fixture("tiny196")
 W = ["--backend", "cpu", "--weights", FIX, "-q"]
 D = 64
-work = os.path.join(TMP, "cli_formats")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+work = fresh_dir("cli_formats")
 
 
 def run(args, **kw):

@@ -19,15 +19,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done, fail, ok  # noqa: E402
+from sgtest import BIN, IMAGES, check, done, fixture, fresh_dir  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
-IMAGES = os.path.join(ROOT, "tests/images")
+FIX = fixture("tiny196")
 W = ["--backend", "cpu", "--weights", FIX, "-q", "-b", "4", "-j", "2"]
-work = os.path.join(TMP, "cli_resume")
-shutil.rmtree(work, ignore_errors=True)
+work = fresh_dir("cli_resume")
 inp = os.path.join(work, "in")
 os.makedirs(inp)
 rng = random.Random()

@@ -24,17 +24,14 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done, skip  # noqa: E402
+from sgtest import BIN, IMAGES, check, done, fixture, fresh_dir, skip  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests/fixtures/tiny196")
-IMAGES = os.path.join(ROOT, "tests/images")
+FIX = fixture("tiny196")
 W = ["--backend", "cpu", "--weights", FIX, "-q"]
 D = 64
-work = os.path.join(TMP, "cli_safety")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+work = fresh_dir("cli_safety")
 IMGS = [os.path.join(IMAGES, n) for n in ("png_rgb.png", "jpeg_444.jpg", "bmp_24.bmp")]
 
 

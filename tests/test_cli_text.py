@@ -29,16 +29,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done  # noqa: E402
+from sgtest import BIN, ROOT, check, done, fixture, fresh_dir  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests/fixtures/tinytext")
+FIX = fixture("tinytext")
 W = ["--backend", "cpu", "--weights", FIX, "-q"]
 TOL_COS, TOL_ABS, TOL_ZS = 0.99999, 1e-4, 1e-4
-work = os.path.join(TMP, "cli_text")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+work = fresh_dir("cli_text")
 
 queries = json.load(open(os.path.join(FIX, "queries.json"), encoding="utf-8"))
 ref = np.fromfile(os.path.join(FIX, "text_features.f32"), "<f4").reshape(len(queries), -1)

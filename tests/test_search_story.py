@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, TMP, check, done, skip  # noqa: E402
+from sgtest import BIN, ROOT, check, done, fixture, fresh_dir, skip  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -26,10 +26,9 @@ except ImportError:
     skip("search story: python3-faiss is not installed (make deps installs it)")
     done()
 
-FIX = os.path.join(ROOT, "tests/fixtures/tinytext")
+FIX = fixture("tinytext")
 W = ["--backend", "cpu", "--weights", FIX, "-q"]
-work = os.path.join(TMP, "search_story")
-shutil.rmtree(work, ignore_errors=True)
+work = fresh_dir("search_story")
 photos = os.path.join(work, "photos")
 os.makedirs(os.path.join(photos, "sub"))
 for name in ["zs0.png", "zs1.png", "zs2.png"]:
