@@ -70,6 +70,16 @@ static int same_terminal(int a, int b) {
     return isatty(a) && isatty(b) && fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_rdev == y.st_rdev;
 }
 
+/* Whether a run draws the progress line on stderr: automatically when stderr is a terminal, except when the rows
+ * themselves are printed on that same terminal (its redraws would land among them); --progress forces it, and
+ * then *rows_share_tty says the line must be cleared before each batch of rows. Image and text runs alike. */
+static int progress_wanted(const sg_cli_args *a, int *rows_share_tty) {
+    int rows_on_err_tty = !a->output && same_terminal(STDOUT_FILENO, STDERR_FILENO);
+    int show = !a->quiet && (a->progress || (isatty(STDERR_FILENO) && !rows_on_err_tty));
+    *rows_share_tty = show && rows_on_err_tty;
+    return show;
+}
+
 /* Cores this process may run on: the affinity mask (what Slurm, taskset or a container grants), not every
  * core of the machine, so a job given 8 cores of a 128-core node starts 8 decode workers. */
 static int usable_cores(void) {
@@ -189,20 +199,19 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
         fprintf(stderr, "siglip2-embed: text backend %s: %s\nsiglip2-embed: text attention: %s\n", env.backend->name,
                 env.why, env.mask_why);
     int single = a->ntexts == 1 && !a->texts_from;
-    sg_cli_format fmt = a->format != SG_FMT_AUTO ? a->format
-                        : a->output && sg_cli_format_from_path(a->output) != SG_FMT_AUTO
-                            ? sg_cli_format_from_path(a->output)
-                            : single && !a->output && isatty(STDOUT_FILENO) ? SG_FMT_JSON : SG_FMT_JSONL;
+    sg_cli_format fmt = choose_format(a, single);
     sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
     sg_cli_writer *w = sg_cli_writer_open(&wc, err, sizeof err);
     if (!w) {
         sg_cli_text_env_close(&env);
         return setup_error(err);
     }
+    int rows_share_tty;
     sg_cli_progress prog;
-    sg_cli_progress_init(&prog, !a->quiet && (a->progress || isatty(STDERR_FILENO)) ? stderr : NULL);
+    sg_cli_progress_init(&prog, progress_wanted(a, &rows_share_tty) ? stderr : NULL);
+    sg_cli_progress_units(&prog, "query", "queries", "queries/s");
     sg_cli_text_cfg tc = {env.backend, &env.tok, w, a->texts, a->ntexts, a->texts_from, a->nul_sep,
-                          bo->max_batch, a->normalize, a->on_error, a->verbose, &prog};
+                          bo->max_batch, a->normalize, a->on_error, a->verbose, &prog, rows_share_tty};
     sg_cli_text_stats st;
     int prc = sg_cli_text_run(&tc, &st, err, sizeof err);
     char cerr[1024];
@@ -355,11 +364,8 @@ int main(int argc, char **argv) {
         setup_error(err);
         goto out;
     }
-    /* Progress: automatic when stderr is a terminal, except when the rows themselves are printed on that same
-     * terminal (its redraws would land among them); --progress forces it, and then the line is cleared before
-     * each batch of rows. */
-    int rows_on_err_tty = !a.output && same_terminal(STDOUT_FILENO, STDERR_FILENO);
-    int show_progress = !a.quiet && (a.progress || (isatty(STDERR_FILENO) && !rows_on_err_tty));
+    int rows_share_tty;
+    int show_progress = progress_wanted(&a, &rows_share_tty);
     sg_cli_progress prog;
     sg_cli_progress_init(&prog, show_progress ? stderr : NULL);
     if (show_progress)
@@ -370,7 +376,7 @@ int main(int argc, char **argv) {
         .inputs = in, .image_size = S, .dim = D, .reject_newline_paths = reject_newlines, .pre = &pre,
         .batch = batch, .threads = threads, .normalize = a.normalize, .on_error = a.on_error, .shard_k = a.shard_k,
         .shard_n = a.shard_n, .done = a.resume ? &done : NULL, .dump_dir = a.dump_dir, .progress = &prog,
-        .counter = counter, .rows_share_progress_tty = show_progress && rows_on_err_tty,
+        .counter = counter, .rows_share_progress_tty = rows_share_tty,
     };
     /* Early start only when nothing the workers read can block for long: a list or an image on stdin, or a
      * list that is a pipe, would keep a worker in read() if the backend then failed to start and the run had

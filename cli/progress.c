@@ -16,6 +16,13 @@ void sg_cli_progress_init(sg_cli_progress *p, FILE *out) {
     p->last = 0;
     p->drawn = 0;
     p->tty = out && isatty(fileno(out));
+    sg_cli_progress_units(p, "image", "images", "img/s");
+}
+
+void sg_cli_progress_units(sg_cli_progress *p, const char *one, const char *many, const char *rate) {
+    p->one = one;
+    p->many = many;
+    p->rate = rate;
 }
 
 static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int exact, double now) {
@@ -24,15 +31,15 @@ static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t to
     fprintf(p->out, "%s%llu", p->tty ? "\r\033[K" : "\r", (unsigned long long)(done + failed));
     if (total && total < done + failed) total = done + failed; /* a bound overtaken by the work itself */
     if (total && !exact) {
-        fprintf(p->out, "/%llu+ images", (unsigned long long)total); /* still counting: no percentage or ETA */
+        fprintf(p->out, "/%llu+ %s", (unsigned long long)total, p->many); /* still counting: no percentage or ETA */
         total = 0;
     } else if (total) {
-        fprintf(p->out, "/%llu images  %3.0f%%", (unsigned long long)total,
+        fprintf(p->out, "/%llu %s  %3.0f%%", (unsigned long long)total, p->many,
                 100.0 * (double)(done + failed) / (double)total);
     } else {
-        fprintf(p->out, done + failed == 1 ? " image" : " images");
+        fprintf(p->out, " %s", done + failed == 1 ? p->one : p->many);
     }
-    fprintf(p->out, "  %.1f img/s", rate);
+    fprintf(p->out, "  %.1f %s", rate, p->rate);
     if (total && rate > 0 && total > done + failed) {
         long eta = (long)((double)(total - done - failed) / rate + 0.5);
         fprintf(p->out, "  ETA %ld:%02ld:%02ld", eta / 3600, eta / 60 % 60, eta % 60);

@@ -157,6 +157,7 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
         }
         st->compute_s += sg_cli_now() - t0;
         t0 = sg_cli_now();
+        if (c->rows_share_progress_tty) sg_cli_progress_clear(c->progress); /* never draw inside a row */
         for (int i = 0; i < nq && rc == 0; i++) {
             query *q = &qs[i];
             char label[512];

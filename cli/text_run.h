@@ -47,6 +47,7 @@ typedef struct sg_cli_text_cfg {
     sg_cli_on_error on_error;
     int verbose;               /* say which queries were truncated */
     sg_cli_progress *progress; /* may be disabled */
+    int rows_share_progress_tty; /* rows go to the terminal the progress line is drawn on: clear it first */
 } sg_cli_text_cfg;
 
 typedef struct sg_cli_text_stats {

@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sgtest import BIN, ROOT, check, done, fixture, fresh_dir  # noqa: E402
+from sgtest import BIN, ROOT, check, done, fixture, fresh_dir, on_pty, rows_on_terminal  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -162,6 +162,18 @@ for fmt in ["fbin", "fvecs", "f32", "json"]:
     else:
         y = np.array([o["embedding"] for o in json.load(open(out("q.json"), encoding="utf-8"))], dtype=np.float32)
     check(r.returncode == 0 and y is not None and np.array_equal(y, emb), f"{fmt}: the same rows")
+
+# ---- rows on the terminal the progress line is drawn on (as image runs: issue 14 item 5) ----------------------
+many = sum([["--text", f"query {i}"] for i in range(12)], [])
+rc, buf = on_pty([BIN] + W[:-1] + ["-b", "1", "-f", "jsonl"] + many)
+rows, broken = rows_on_terminal(buf, "text")
+check(rc == 0 and rows == 12 and b"/s" not in buf,
+      f"rows on the same terminal, no --progress: no progress line drawn among them ({rows} rows, {broken} broken)")
+rc, buf = on_pty([BIN] + W[:-1] + ["-b", "1", "-f", "jsonl", "--progress"] + many)
+rows, broken = rows_on_terminal(buf, "text")
+check(rc == 0 and rows == 12 and broken == 0 and b"queries/s" in buf and b"img/s" not in buf,
+      f"with --progress the line counts queries and is cleared before each batch of rows ({rows} whole rows, "
+      f"{broken} broken)")
 
 # ---- bad input --------------------------------------------------------------------------------------------
 bad = ["good one", b"caf\xe9".decode("latin-1"), "another"]
