@@ -2,7 +2,8 @@
  *
  * The megakernel cannot deadlock only if its task table is in dependency order under the kernel's counter rules;
  * sg_mega_plan_check proves that for a table before it is uploaded. Here: the order the backend builds passes
- * the check for every batch size 1..1024 (12 layers, the H100's 132 CTAs, and a small grid);
+ * the check for every batch size 1..1024 (12 layers, the H100's 132 CTAs, and a small grid), with wide (128 x 256)
+ * and narrow (128 x 128) GEMM tasks;
  * and the check itself fails on tables broken in the ways that matter: a stage before its producer, an image's
  * attention before the second row tile it spans, a task repeated (another missing), a field out of range, a
  * short table.
@@ -15,9 +16,9 @@
 #include "kernel/mega/mega_plan.h"
 
 /* Builds and checks one table; returns it (caller frees) or NULL. */
-static uint32_t *build(int n, int L, int grid, size_t *count, char *err, size_t errlen) {
+static uint32_t *build(int n, int L, int grid, int narrow, size_t *count, char *err, size_t errlen) {
     uint32_t *t = NULL;
-    if (sg_mega_plan_build(n, L, grid, &t, count, err, errlen)) return NULL;
+    if (sg_mega_plan_build(n, L, grid, narrow, &t, count, err, errlen)) return NULL;
     return t;
 }
 
@@ -44,13 +45,14 @@ static void check_all_sizes(void) {
         {"132 CTAs (H100)", 132},
         {"8 CTAs", 8},
     };
+    for (int narrow = 0; narrow < 2; narrow++)
     for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
         int bad = 0, first_bad = 0;
         long tasks = 0;
         for (int n = 1; n <= 1024; n += n < 128 ? 1 : 61) { /* every partial-tile pattern, then up to 1,024 */
             size_t count = 0;
-            uint32_t *t = build(n, 12, orders[o].grid, &count, err, sizeof err);
-            if (!t || sg_mega_plan_check(t, count, n, 12, err, sizeof err) != 0) {
+            uint32_t *t = build(n, 12, orders[o].grid, narrow, &count, err, sizeof err);
+            if (!t || sg_mega_plan_check(t, count, n, 12, narrow, err, sizeof err) != 0) {
                 if (!bad++) {
                     first_bad = n;
                     printf("    batch %d: %s\n", n, err);
@@ -61,27 +63,34 @@ static void check_all_sizes(void) {
             free(t);
         }
         if (bad)
-            CHECK(0, "%s: %d task tables out of order, the first at batch %d", orders[o].name, bad, first_bad);
+            CHECK(0, "%s, %s GEMM tasks: %d task tables out of order, the first at batch %d", orders[o].name,
+                  narrow ? "narrow" : "wide", bad, first_bad);
         else
-            CHECK(1, "%s: task tables for batches 1..128 and up to 1,024 are complete and in dependency order (%ld "
-                  "tasks checked)", orders[o].name, tasks);
+            CHECK(1, "%s, %s GEMM tasks: task tables for batches 1..128 and up to 1,024 are complete and in "
+                  "dependency order (%ld tasks checked)", orders[o].name, narrow ? "narrow" : "wide", tasks);
     }
     size_t count = 0;
     for (int L = 1; L <= 3; L++) {
-        uint32_t *t = build(5, L, 132, &count, err, sizeof err);
-        CHECK(t && sg_mega_plan_check(t, count, 5, L, err, sizeof err) == 0 &&
-                  count == (size_t)sg_mega_total_tasks(5, L),
+        uint32_t *t = build(5, L, 132, 0, &count, err, sizeof err);
+        CHECK(t && sg_mega_plan_check(t, count, 5, L, 0, err, sizeof err) == 0 &&
+                  count == (size_t)sg_mega_total_tasks(5, L, 0),
               "%d layer(s), batch 5: %zu tasks, in order", L, count);
         free(t);
     }
-    uint32_t *t = build(1, 12, 132, &count, err, sizeof err);
+    uint32_t *t = build(1, 12, 132, 0, &count, err, sizeof err);
     /* batch 1 = 2 row tiles; GEMM tasks are 256 columns wide: per layer 2 x (4 + 9 + 3 + 4 + 12 + 3) + 12 heads = 82;
      * plus 2 x (4 + 3) for the patch embedding, 2 x 4 for the post-LayerNorm, and the MAP head: 2 x 6 K/V tiles +
      * 12 pooling tasks (one per head) + one head row tile x (3 + 4 + 12 + 3) */
     CHECK(t && count == 12 * 82 + 14 + 8 + 46,
           "batch 1: %zu tasks (12 layers x 82 + patch embedding 14 + post-LN 8 + head 46)", count);
     free(t);
-    CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, &count, err, sizeof err) == NULL,
+    t = build(1, 12, 132, 1, &count, err, sizeof err);
+    /* narrow: GEMM tasks 128 columns wide, twice as many: per layer 2 x (4 + 18 + 6 + 4 + 24 + 6) + 12 = 136; patch
+     * embedding 2 x (4 + 6); post-LN 8; head 2 x 12 + 12 + (6 + 4 + 24 + 6) */
+    CHECK(t && count == 12 * 136 + 20 + 8 + 76,
+          "batch 1, narrow: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 76)", count);
+    free(t);
+    CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,
           "more layers than the encoding holds is refused (%s)", err);
 }
 
@@ -89,66 +98,66 @@ static void check_broken_tables(void) {
     char err[512];
     size_t count = 0;
     const int n = 3, L = 2; /* image 0: rows 0-195 (tiles 0, 1); image 1: 196-391 (tiles 1-3); image 2: tiles 3, 4 */
-    uint32_t *good = build(n, L, 132, &count, err, sizeof err);
-    CHECK(good && sg_mega_plan_check(good, count, n, L, err, sizeof err) == 0, "the table of batch 3 passes");
+    uint32_t *good = build(n, L, 132, 0, &count, err, sizeof err);
+    CHECK(good && sg_mega_plan_check(good, count, n, L, 0, err, sizeof err) == 0, "the table of batch 3 passes");
     if (!good) return;
     uint32_t *t = malloc(count * sizeof *t);
 
     memcpy(t, good, count * sizeof *t); /* a QKV tile before the LayerNorm it reads */
     size_t q = find(t, count, SG_MT_QKV, 1, 2, 4), ln = find(t, count, SG_MT_LN1, 1, 2, 3);
     move_before(t, q, ln);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0 && strstr(err, "before its inputs"),
           "QKV of layer 1 moved before its LayerNorm-1 is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* image 0's attention after row tile 0's QKV tiles but before tile 1's */
     size_t a = find(t, count, SG_MT_ATT, 0, 0, 7), q1 = find(t, count, SG_MT_QKV, 0, 1, 0);
     move_before(t, a, q1);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "attention of an image before the QKV of the second row tile it spans is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* out-projection of row tile 1 before image 1's attention (it overlaps) */
     size_t o = find(t, count, SG_MT_OUT, 0, 1, 0), a1 = find(t, count, SG_MT_ATT, 0, 1, 11);
     move_before(t, o, a1);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "out-projection of a row tile before the attention of an image overlapping it is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* a task twice, another missing: the counters still add up */
     t[find(t, count, SG_MT_FC1, 0, 4, 11)] = sg_mega_encode(SG_MT_FC1, 0, 4, 10);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0, "a repeated FC1 tile (another missing) is "
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0, "a repeated FC1 tile (another missing) is "
           "rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* a post-LayerNorm task repeated in place of another */
     t[find(t, count, SG_MT_POSTLN, L, 4, 3)] = sg_mega_encode(SG_MT_POSTLN, L, 4, 2);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "twice"),
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0 && strstr(err, "twice"),
           "a repeated post-LayerNorm task is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* a column tile that does not exist */
     t[find(t, count, SG_MT_QKV, 0, 0, 8)] = sg_mega_encode(SG_MT_QKV, 0, 0, 9);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "out of range"),
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0 && strstr(err, "out of range"),
           "a QKV column tile 9 (of 0..8) is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the head's K/V tile of row tile 2 before its post-LayerNorm */
     size_t hkv = find(t, count, SG_MT_HKV, L, 2, 5), pl = find(t, count, SG_MT_POSTLN, L, 2, 1);
     move_before(t, hkv, pl);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0 && strstr(err, "before its inputs"),
           "a head K/V tile before the post-LayerNorm of its row tile is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* image 1's pooling before the K/V tiles of row tile 3 (it spans 1-3) */
     size_t pool = find(t, count, SG_MT_POOL, L, 1, 5), kv3 = find(t, count, SG_MT_HKV, L, 3, 0);
     move_before(t, pool, kv3);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "the pooling of an image before the head K/V of the last row tile it spans is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the head's out-projection before the last image's pooling */
     size_t hout = find(t, count, SG_MT_HOUT, L, 0, 2), pool2 = find(t, count, SG_MT_POOL, L, 2, 11);
     move_before(t, hout, pool2);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "the head's out-projection before the pooling of every image of its rows is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the head's FC2 before one of its FC1 tiles */
     size_t hf2 = find(t, count, SG_MT_HFC2, L, 0, 0), hf1 = find(t, count, SG_MT_HFC1, L, 0, 11);
     move_before(t, hf2, hf1);
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "the head's FC2 before its last FC1 tile is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the whole table reversed */
@@ -157,12 +166,34 @@ static void check_broken_tables(void) {
         t[i] = t[count - 1 - i];
         t[count - 1 - i] = x;
     }
-    CHECK(sg_mega_plan_check(t, count, n, L, err, sizeof err) != 0, "the table reversed is rejected (%s)", err);
+    CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0, "the table reversed is rejected (%s)", err);
 
-    CHECK(sg_mega_plan_check(good, count - 1, n, L, err, sizeof err) != 0, "a table one task short is rejected (%s)",
+    CHECK(sg_mega_plan_check(good, count - 1, n, L, 0, err, sizeof err) != 0, "a table one task short is rejected (%s)",
           err);
-    CHECK(sg_mega_plan_check(good, count, n + 1, L, err, sizeof err) != 0,
+    CHECK(sg_mega_plan_check(good, count, n + 1, L, 0, err, sizeof err) != 0,
           "a table checked against another batch size is rejected (%s)", err);
+    CHECK(sg_mega_plan_check(good, count, n, L, 1, err, sizeof err) != 0,
+          "a wide table checked as a narrow one is rejected (%s)", err);
+    free(t);
+    free(good);
+
+    /* Narrow tables: the counters' targets double (two signals per 128 columns), and the check sees it. */
+    good = build(n, L, 132, 1, &count, err, sizeof err);
+    CHECK(good && sg_mega_plan_check(good, count, n, L, 1, err, sizeof err) == 0, "the narrow table of batch 3 passes");
+    if (!good) return;
+    CHECK(sg_mega_plan_check(good, count, n, L, 0, err, sizeof err) != 0,
+          "a narrow table checked as a wide one is rejected (%s)", err);
+    t = malloc(count * sizeof *t);
+    memcpy(t, good, count * sizeof *t); /* FC2 of row tile 2 before the last of its 24 narrow FC1 tiles */
+    size_t f2 = find(t, count, SG_MT_FC2, 0, 2, 0), f1 = find(t, count, SG_MT_FC1, 0, 2, 23);
+    move_before(t, f2, f1);
+    CHECK(sg_mega_plan_check(t, count, n, L, 1, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+          "narrow: FC2 before the last FC1 tile of its row tile is rejected (%s)", err);
+    memcpy(t, good, count * sizeof *t); /* LayerNorm-2 before the last narrow out-projection tile (of 6) */
+    size_t l2 = find(t, count, SG_MT_LN2, 0, 1, 0), o5 = find(t, count, SG_MT_OUT, 0, 1, 5);
+    move_before(t, l2, o5);
+    CHECK(sg_mega_plan_check(t, count, n, L, 1, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+          "narrow: LayerNorm-2 before the last out-projection tile of its row tile is rejected (%s)", err);
     free(t);
     free(good);
 }

@@ -33,6 +33,7 @@ struct sg_mega_gpu {
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
+    int narrow_max;            // batches of up to this many images run narrow GEMM tasks (0: none)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
@@ -146,6 +147,15 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     int dev = 0;
     SG_MEGA_TRY(cudaGetDevice(&dev));
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+    // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
+    // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
+    // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md).
+    // SG_MEGA_NARROW_MAX=N overrides it (docs/debug-knobs.md; 0: always wide).
+    g->narrow_max = 0;
+    if (k->narrow) {
+        while (sg_mega_tiles_m(g->narrow_max + 1) * 10 <= g->sms) g->narrow_max++;
+        if (const char *e = getenv("SG_MEGA_NARROW_MAX")) g->narrow_max = atoi(e);
+    }
 
     // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
     const size_t head0 = (size_t)L * (3 * D + F), lut0 = head0 + 2 * D + F;
@@ -240,8 +250,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, g->sms, &t, &count, err, errlen)) return -1;
-        if (sg_mega_plan_check(t, count, n, g->L, err, errlen)) {
+        if (sg_mega_plan_build(n, g->L, g->sms, n <= g->narrow_max, &t, &count, err, errlen)) return -1;
+        if (sg_mega_plan_check(t, count, n, g->L, n <= g->narrow_max, err, errlen)) {
             free(t);
             return -1;
         }
@@ -264,7 +274,10 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
             sg_tmap_sw128(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_POOLED], 1, b->pooled, n, SG_MEGA_D, 64, 32, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_HMLP], 0, b->hmlp, n, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen))
+            sg_tmap_sw128(&sm[SG_SMAP_HMLP], 0, b->hmlp, n, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_QKV64], 0, b->qkv, M, 3 * SG_MEGA_D, 64, 64, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_H64], 0, b->H, M, SG_MEGA_F, 64, 64, err, errlen) ||
+            sg_tmap_sw128(&sm[SG_SMAP_HMLP64], 0, b->hmlp, n, SG_MEGA_F, 64, 64, err, errlen))
             return -1;
         if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
             cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {
@@ -305,6 +318,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.y8sf = g->y8sf;
     p.w1sf = g->w1sf;
     p.fc1_mx = g->mx != nullptr;
+    p.narrow = n <= g->narrow_max;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
@@ -346,7 +360,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                                       "gemm:init", "gemm:kloop", "gemm:store"};
         static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
         fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
-                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L));
+                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, n <= g->narrow_max));
         for (int i = 0; i < SG_MT_END + 5; i++) {
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
             fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,

@@ -50,14 +50,19 @@ enum {
 #define SG_MAPS(L) (SG_MAP_W0 + 5 * (L) + 1)
 // Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
-enum { SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP, SG_SMAPS };
+// The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h).
+enum {
+    SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP,
+    SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_HMLP64, SG_SMAPS
+};
 
 // A piece of a GEMM tile handed from a consumer warpgroup to its storer thread: the piece sits in the warpgroup's
 // staging buffer in the TMA box layout; the storer writes it out with TMA, frees the buffer once read, and
 // signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
     int mode;  // 0: stop; 1: bf16 128 x 128 (2 boxes of 64 columns x 128 rows), stored; 2: fp32 64 x 128 (4 boxes
-               // of 32 columns x 64 rows), added to the tensor (reduce-add); 3: the same fp32 piece, stored
+               // of 32 columns x 64 rows), added to the tensor (reduce-add); 3: the same fp32 piece, stored;
+               // 4: bf16 64 x 128 (2 boxes of 64 columns x 64 rows, at the buffer's start and 16 KB in), stored
     int map, x, y;
     int cnt;   // counter word to signal once this piece is complete, or -1 (not the tile's last piece)
 };
@@ -101,6 +106,7 @@ struct sg_mega_params {
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1_mx;
+    int narrow;  // this launch's GEMM tasks are 128 x 128, a warpgroup's half 64 rows (mega_plan.h); else 128 x 256
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 
@@ -149,6 +155,8 @@ struct sg_mega_launcher {
     // fp32, through the device buffer tmp -> E4M3 q + 128x4 scales sf; sm100_quant.h's sg_sm100_quant_weight).
     int (*quant_weight)(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
                         size_t errlen);
+    // 1: the kernel runs narrow GEMM tasks (sg_mega_params.narrow), which small batches get; 0: wide ones only.
+    int narrow;
 };
 
 struct sg_mega_gpu;

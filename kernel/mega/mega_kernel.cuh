@@ -10,7 +10,9 @@
 // operand is loaded once for both halves (a quarter fewer bytes from L2 per FLOP than two independent 128 x 128
 // tiles: the megakernel's K loops were bound by L2 bandwidth, docs/perf-notes.md). Each warpgroup stages its half
 // into 32 KB of its own and hands it to its storer thread (lane 1 of warp 8 + w), which writes it out with TMA
-// (store, or reduce-add into the fp32 residual stream) and signals the half's counter.
+// (store, or reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
+// sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and
+// warpgroup w computes the 64-row half w (mega_plan.h); every element is the same wgmma chain either way.
 // The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
@@ -31,10 +33,13 @@
 // memset and no parity bank; the host zeroes them once at allocation.
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
-//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase, t_busy) -> the K loop's end time (clock64, profile only):
+//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) -> the K loop's end time (clock64, profile only; the
+//       K loop's start goes to sg_mega_prof_mark(1)):
 //       warpgroup w's half of the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K =
 //       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
-//       stage; each stage's empty barrier counts one arrival per warpgroup), started at bias[0..128) (shared
+//       stage; each stage's empty barrier counts one arrival per warpgroup); when p.narrow, rows m0 + 64 w..,
+//       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
+//       out.mode 4); an architecture whose launcher says narrow = 0 never gets such a launch; started at bias[0..128) (shared
 //       memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half handed to the storer
 //       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
 //       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
@@ -43,7 +48,7 @@
 //       stages (Q, K, V boxes of 256 rows x 64 columns); when it returns, this warpgroup's threads have finished
 //       reading them;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
-//       blocks (A 128 rows, W 256 rows; or the MXFP8 FC1 blocks with their scale atoms);
+//       blocks (A 128 rows, W 256 rows, or 128 when p.narrow; or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
 //       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7); false: the bf16 LayerNorm below;
@@ -78,7 +83,7 @@ __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
 __device__ __forceinline__ void sg_mega_wait_inputs(const sg_mega_params &p, const sg_mega_task &k) {
     size_t c;
     unsigned t;
-    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
+    for (int i = 0; sg_mega_input(k, p.n, p.tm_max, p.narrow, i, &c, &t); i++) sg_dep_wait(p.cnt + c, t);
 }
 
 // Both consumer warpgroups have written their part of a task's output (global stores): one thread publishes it.
@@ -134,7 +139,9 @@ template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
                                                 uint64_t *bempty) {
-    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
+    sg_ring ring = {0, 0};
+    sg_count_ring<SG_MEGA_TASKQ> tq = {0};
+    sg_count_ring<SG_MEGA_BIAS_SLOTS> bq = {0};
     unsigned next = sg_mega_ticket(p);
     for (;;) {
         const unsigned code = next;
@@ -142,16 +149,16 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
-        sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
-        tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
-        sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
-        sg_ring_next(tq, SG_MEGA_TASKQ);
+        sg_mbar_wait(&tempty[tq.stage()], tq.phase() ^ 1u);
+        tslot[tq.stage()] = (int)code;  // SG_MT_END is the stop
+        sg_mbar_arrive(&tfull[tq.stage()]);  // release: the slot write is visible to the consumers' wait
+        tq.next();
         if (k.kind == SG_MT_END) return;
         // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
         // load's round trips to L2 then overlap the consumers' work instead of following it. Holding it is safe:
         // this task's loads depend only on this CTA's own consumers, which are running tasks before it.
         next = sg_mega_ticket(p);
-        const int m0 = k.a * SG_MEGA_BM, n0 = k.b * SG_MEGA_TN;
+        const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = k.b * tn;
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
             for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b (POOL: no Q, a scratch stage)
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
@@ -163,14 +170,15 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
         } else if (sg_mega_is_gemm(k.kind)) {
-            // This task's 256 bias values into the next bias slot (freed once both warpgroups read it); a task
-            // without bias (the patch embedding) still takes its slot, with an arrival and no bytes.
+            // This task's 256 (narrow: 128) bias values into the next bias slot (freed once both warpgroups read
+            // it); a task without bias (the patch embedding) still takes its slot, with an arrival and no bytes.
             const float *bias = sg_mega_bias(p, k);
-            sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
-            sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? SG_MEGA_TN * sizeof(float) : 0u);
+            sg_mbar_wait(&bempty[bq.stage()], bq.phase() ^ 1u);
+            sg_mbar_arrive_expect_tx(&bfull[bq.stage()], bias ? tn * (uint32_t)sizeof(float) : 0u);
             if (bias)
-                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, SG_MEGA_TN * sizeof(float), &bfull[bq.stage]);
-            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage(), bias + n0, tn * (uint32_t)sizeof(float),
+                             &bfull[bq.stage()]);
+            bq.next();
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
@@ -304,7 +312,7 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
         const CUtensorMap *map = p.smaps + d.map;
-        if (d.mode == 1) {
+        if (d.mode == 1 || d.mode == 4) {  // bf16: two boxes of 64 columns (128 or 64 rows) 16 KB apart
             sg_tma_store_2d(map, buf, d.x, d.y);
             sg_tma_store_2d(map, buf + 16384, d.x + 64, d.y);
         } else {  // fp32: reduce-add (2) or store (3)
@@ -331,32 +339,54 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
     }
 }
 
+// The profile's time stamps (SG_SM90_PROFILE=1; thread 0, warpgroup 0's view): [0] the task's start, [1] a GEMM
+// task's K loop start. In shared memory rather than registers: a 64-bit stamp live across the K loop spilled the
+// profiling instantiation.
+__shared__ long long sg_mega_prof_t[2];
+__device__ __forceinline__ void sg_mega_prof_mark(int i) {
+    if (threadIdx.x == 0) sg_mega_prof_t[i] = clock64();
+}
+
+// A consumer's positions in the task queue (SG_MEGA_TASKQ = 4 slots) and the bias slots (2), packed in one
+// register: the consumers' loop-carried state must fit beside the GEMM's 128 accumulators in 168 registers, and
+// one more live value spilled it. Bits 0-2: tasks taken mod 8 (slot, phase); bits 3-4: GEMM tasks taken mod 4.
+struct sg_mega_qpos {
+    uint32_t v;
+    __device__ __forceinline__ uint32_t tstage() const { return v & 3u; }
+    __device__ __forceinline__ uint32_t tphase() const { return (v >> 2) & 1u; }
+    __device__ __forceinline__ void tnext() { v = (v & ~7u) | ((v + 1u) & 7u); }
+    __device__ __forceinline__ uint32_t bstage() const { return (v >> 3) & 1u; }
+    __device__ __forceinline__ uint32_t bphase() const { return (v >> 4) & 1u; }
+    __device__ __forceinline__ void bnext() { v = (v & 7u) | ((v + 8u) & 0x18u); }
+};
+static_assert(SG_MEGA_TASKQ == 4 && SG_MEGA_BIAS_SLOTS == 2, "sg_mega_qpos's bit fields");
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, typename Arch::ctx &ax,
                                                 const sg_ring_smem &sm, uint64_t *tfull, uint64_t *tempty,
                                                 const int *tslot, const sg_mega_out &out0, const float *bias_s,
                                                 uint64_t *bfull, uint64_t *bempty) {
-    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
+    sg_ring ring = {0, 0};
+    sg_mega_qpos q = {0};
     uint32_t ophase = 0;  // the storer hand-off's position
     const int tid = threadIdx.x % 128, warp = threadIdx.x / 32, M = p.n * SG_MEGA_T;  // warp: 0..7 of both
     const bool rec = PROF && threadIdx.x == 0;  // the profile: warpgroup 0's view (both run every task)
     long long t_idle = 0;
     for (;;) {
         if (PROF) t_idle = clock64();
-        sg_mbar_wait(&tfull[tq.stage], tq.phase);
-        const sg_mega_task k = sg_mega_decode((unsigned)tslot[tq.stage]);
-        sg_mbar_arrive(&tempty[tq.stage]);
-        sg_ring_next(tq, SG_MEGA_TASKQ);
+        sg_mbar_wait(&tfull[q.tstage()], q.tphase());
+        const sg_mega_task k = sg_mega_decode((unsigned)tslot[q.tstage()]);
+        sg_mbar_arrive(&tempty[q.tstage()]);
+        q.tnext();
         if (k.kind == SG_MT_END) {  // stop this warpgroup's storer
             sg_mega_out_begin(out0, ophase);
             if (tid == 0) out0.desc->mode = 0;
             sg_mbar_arrive(out0.ready);
             return;
         }
-        long long t_busy = 0;
         if (PROF) {
-            t_busy = clock64();
-            if (rec) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(t_busy - t_idle));
+            sg_mega_prof_mark(0);
+            if (rec) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
         }
         const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
         switch (k.kind) {
@@ -425,29 +455,33 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                     // out-proj / FC2 / patch halves are added to the fp32 residual stream h by a TMA reduce-add in
                     // L2 (h += tile: one adder per element per stage, so deterministic), which spares loading the
                     // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
-            sg_mbar_wait(&bfull[bq.stage], bq.phase);  // the bias slot (PATCH's carries no bias)
-            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * bq.stage + SG_MEGA_BN * w : nullptr;
-            const bool head = k.kind >= SG_MT_HKV;
-            const int n0 = k.b * SG_MEGA_TN + SG_MEGA_BN * w;  // this warpgroup's half
+            // This warpgroup's half: columns 128 w.. of a wide task, rows 64 w.. of a narrow one (mega_plan.h).
+            sg_mbar_wait(&bfull[q.bstage()], q.bphase());  // the bias slot (PATCH's carries no bias)
+            const int nw = p.narrow ? 0 : w;
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * q.bstage() + SG_MEGA_BN * nw : nullptr;
+            const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
+            const int n0 = k.b * sg_mega_tn(p.narrow) + SG_MEGA_BN * nw;
             sg_mega_out out = out0;
-            out.mode = !sg_mega_f32_tile(k.kind) ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
+            out.mode = !f32 ? (p.narrow ? 4 : 1) : k.kind == SG_MT_HOUT ? 3 : 2;
             out.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                     : k.kind == SG_MT_FC1                        ? SG_SMAP_H
                     : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
                     : head                                       ? SG_SMAP_POOLED
                                                                  : SG_SMAP_RES;
+            if (p.narrow && !f32)  // the same tensor's map with 64-row boxes
+                out.map = out.map == SG_SMAP_QKV ? SG_SMAP_QKV64 : out.map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
             out.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
-            out.y = k.a * SG_MEGA_BM;
+            out.y = k.a * SG_MEGA_BM + (p.narrow ? 64 * w : 0);
             out.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
-            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase, t_busy);
-            sg_mbar_arrive(&bempty[bq.stage]);  // every thread of both warpgroups has read its bias (count 256)
-            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase);
+            sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)
+            q.bnext();
             if (rec) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // staging, stores
             break;
         }
         }
         if (rec) {
-            atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t_busy));
+            atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - sg_mega_prof_t[0]));
             atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);
         }
     }

@@ -45,8 +45,8 @@ static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M,
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about two grids of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int grid) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T, W = SG_MEGA_WGS;
+static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T, W = SG_MEGA_WGS / (1 + narrow);  /* tiles per task */
     /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
      * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
      * 11,634 / 11,619 images/s at 1,024 against 11,210 with one), and the shorter lag keeps inputs in L2. */
@@ -87,20 +87,20 @@ static void build_interleaved(tasks *v, int n, int L, int grid) {
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES / W);
 }
 
-int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int grid, int narrow, uint32_t **out, size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
         snprintf(err, errlen, "megakernel task table: batch %d with %d layers is beyond the task encoding", n, L);
         return -1;
     }
-    tasks v = {NULL, 0, (size_t)sg_mega_total_tasks(n, L)};
+    tasks v = {NULL, 0, (size_t)sg_mega_total_tasks(n, L, narrow)};
     v.t = malloc(v.cap * sizeof *v.t);
     if (!v.t) {
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    build_interleaved(&v, n, L, grid);
+    build_interleaved(&v, n, L, grid, narrow);
     if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);
@@ -114,15 +114,15 @@ int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, ch
 
 /* Tasks of one kind per unit (row tile, image for ATT and POOL, head row tile for HOUT..HFC2) and per layer: the
  * range of the b field. */
-static int per_unit(int kind) {
+static int per_unit(int kind, int narrow) {
     switch (kind) {
     case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return SG_MEGA_LN_PARTS;
     case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
-        return SG_MEGA_OUT_TILES / SG_MEGA_WGS;
-    case SG_MT_QKV: return SG_MEGA_QKV_TILES / SG_MEGA_WGS;
-    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES / SG_MEGA_WGS;
+        return sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow);
+    case SG_MT_QKV: return sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow);
+    case SG_MT_FC1: case SG_MT_HFC1: return sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
     case SG_MT_ATT: case SG_MT_POOL: return SG_MEGA_HEADS;
-    case SG_MT_HKV: return SG_MEGA_HKV_TILES / SG_MEGA_WGS;
+    case SG_MT_HKV: return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow);
     default: return 0;
     }
 }
@@ -132,11 +132,11 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen) {
+int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, int narrow, char *err, size_t errlen) {
     const int tm = sg_mega_tiles_m(n), tq = sg_mega_tiles_head(n);
-    if (count != (size_t)sg_mega_total_tasks(n, L)) {
+    if (count != (size_t)sg_mega_total_tasks(n, L, narrow)) {
         snprintf(err, errlen, "megakernel task table for batch %d: %zu tasks, expected %d", n, count,
-                 sg_mega_total_tasks(n, L));
+                 sg_mega_total_tasks(n, L, narrow));
         return -1;
     }
     const size_t words = sg_mega_counter_words(tm);
@@ -157,10 +157,10 @@ int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err,
         const int in_layer = k.kind == SG_MT_PREP || k.kind == SG_MT_PATCH ? l == 0
                              : k.kind >= SG_MT_POSTLN                     ? l == L  /* the post-LN and the head */
                                                                           : l < L;
-        int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind);
+        int ok = k.kind < SG_MT_END && in_layer && k.a < units && k.b < per_unit(k.kind, narrow);
         size_t cw;
         unsigned target;
-        for (int j = 0; ok && sg_mega_input(k, n, tm, j, &cw, &target); j++) ok = c[cw] >= target;
+        for (int j = 0; ok && sg_mega_input(k, n, tm, narrow, j, &cw, &target); j++) ok = c[cw] >= target;
         if (!ok) {
             snprintf(err, errlen, "megakernel task table for batch %d: task %zu (kind %d, layer %d, %d, %d) is out of "
                      "range or comes before its inputs", n, i, k.kind, k.layer, k.a, k.b);

@@ -6,7 +6,8 @@
 // One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
 // is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
 // half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
-// counters count 128-column halves. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
+// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_tn below): 128 x 128 GEMM
+// tasks, twice as many, whose counts and counter targets below double. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
 // §2); a layer's stages are (tasks; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
@@ -102,20 +103,33 @@ typedef struct sg_mega_task {
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
-SG_HD static inline int sg_mega_head_tasks(int n) {
-    return SG_MEGA_HKV_TILES / SG_MEGA_WGS * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
+// The two shapes of a launch's GEMM tasks (chosen per batch size by the host, sg_mega_params.narrow):
+//   wide (narrow = 0): 128 x 256, warpgroup w the 128 x 128 column half w (the A block shared: fewer L2 bytes per
+//       FLOP, what large batches are bound by);
+//   narrow (1): 128 x 128, warpgroup w the 64-row half w, twice the tasks: small batches have too few tiles to
+//       fill the GPU. Every element is the same m64n128k16 wgmma chain from the same bias either way, so an
+//       image's rows do not depend on the shape its batch got.
+// Either way each warpgroup signals its part once: a GEMM task gives SG_MEGA_WGS signals, and a row tile's
+// counter gets (its stage's *_TILES) x (1 + narrow) of them per layer.
+SG_HD static inline int sg_mega_tn(int narrow) { return narrow ? SG_MEGA_BN : SG_MEGA_TN; }  // columns of a task
+SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles / SG_MEGA_WGS * (1 + narrow); }
+SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
+    return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) *
-               ((SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS + SG_MEGA_LN_PARTS);
+               (sg_mega_gemm_tasks(SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES, narrow) +
+                SG_MEGA_LN_PARTS);
 }
-SG_HD static inline int sg_mega_layer_tasks(int n) {
+SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     const int tm = sg_mega_tiles_m(n);
     return tm * (2 * SG_MEGA_LN_PARTS +
-                 (SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES) / SG_MEGA_WGS) +
+                 sg_mega_gemm_tasks(SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES,
+                                    narrow)) +
            SG_MEGA_HEADS * n;
 }
-SG_HD static inline int sg_mega_total_tasks(int n, int L) {
-    return L * sg_mega_layer_tasks(n) +
-           (2 * SG_MEGA_LN_PARTS + SG_MEGA_OUT_TILES / SG_MEGA_WGS) * sg_mega_tiles_m(n) + sg_mega_head_tasks(n);
+SG_HD static inline int sg_mega_total_tasks(int n, int L, int narrow) {
+    return L * sg_mega_layer_tasks(n, narrow) +
+           (2 * SG_MEGA_LN_PARTS + sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow)) * sg_mega_tiles_m(n) +
+           sg_mega_head_tasks(n, narrow);
 }
 SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
 // Index of the counter a task of `kind` signals (for ATT and POOL, `a` is the image; a POOL task signals its head
@@ -178,11 +192,12 @@ SG_HD static inline int sg_mega_gemm_k(int kind) {
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
-// must reach; returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
+// must reach (GEMM producers' targets doubled in a narrow launch); returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
 // sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;
 // tm_layout: the row tiles the counter arrays were laid out for (the kernel's tm_max).
 // An image's 196 rows span 2 or 3 row tiles; a 128-row tile overlaps 1 or 2 images.
-SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int i, size_t *counter, unsigned *target) {
+SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int narrow, int i, size_t *counter,
+                                      unsigned *target) {
     const int l = k.layer;
     int kind, first = k.a, count = 1;
     unsigned t;
@@ -226,7 +241,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     }
     if (i >= count) return 0;
     *counter = sg_mega_counter(kind, first + i, tm_layout);
-    *target = t;
+    *target = narrow && sg_mega_signals(kind) == SG_MEGA_WGS ? 2 * t : t;  // a GEMM producer: narrow tasks, twice
     return 1;
 }
 
@@ -237,17 +252,18 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
 extern "C" {
 #endif
 
-/* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), in the one
+/* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), with wide or
+ * narrow GEMM tasks (sg_mega_tn), in the one
  * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about two grids of tasks behind
  * the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
  * memory, n or L beyond the encoding). */
-int sg_mega_plan_build(int n, int L, int grid, uint32_t **out, size_t *count, char *err, size_t errlen);
+int sg_mega_plan_build(int n, int L, int grid, int narrow, uint32_t **out, size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
  * mega_kernel.cuh) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
  * cannot deadlock), that every field is in range, and that every task of the launch appears exactly once.
  * 0, or -1 with the first offending task in err. */
-int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, char *err, size_t errlen);
+int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, int narrow, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

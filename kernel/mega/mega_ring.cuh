@@ -30,6 +30,18 @@ __device__ __forceinline__ void sg_ring_next(sg_ring &r, int stages) {
     }
 }
 
+// A position in a ring of a power-of-two size S kept as one count n of slots passed: slot n % S, phase (n / S) % 2.
+// One register where sg_ring takes two (the megakernel's consumers keep their task-queue and bias-slot positions
+// live across the K loop, which holds every other register).
+template <int S>
+struct sg_count_ring {
+    static_assert(S > 0 && (S & (S - 1)) == 0, "a power of two");
+    uint32_t n;
+    __device__ __forceinline__ uint32_t stage() const { return n & (S - 1); }
+    __device__ __forceinline__ uint32_t phase() const { return (n / S) & 1u; }
+    __device__ __forceinline__ void next() { n++; }
+};
+
 // Shared memory of one ring: its stages (1024-aligned) and their barriers.
 typedef struct sg_ring_smem {
     uint8_t *stages;   // STAGES x (A block, W block of BN rows), base 1024-byte aligned
@@ -55,18 +67,19 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
 }
 // The megakernel's GEMM task (kernel/mega/mega_kernel.cuh): per K block one stage of A rows [m0, m0+128) followed by
 // the W rows of both warpgroups' halves, [n0, n0+128) and [n0+128, n0+256) (mapW: box {64, 128}), so both halves
-// read the same A block. STAGES: the megakernel's ring depth.
+// read the same A block. STAGES: the megakernel's ring depth. narrow: only W rows [n0, n0+128) (a 128 x 128 task,
+// whose warpgroups take the A block's 64-row halves); the stage keeps its size.
 template <int STAGES>
 __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                     int K, const sg_ring_smem &sm, sg_ring &ring) {
+                                                     int K, const sg_ring_smem &sm, sg_ring &ring, bool narrow) {
     constexpr uint32_t half = SG_GEMM_B_BYTES(128), stage = SG_GEMM_A_BYTES + 2 * half;
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
         sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
         uint8_t *a = sm.stages + ring.stage * stage;
-        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], stage);
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], narrow ? stage - half : stage);
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        sg_tma_load_2d(a + SG_GEMM_A_BYTES + half, mapW, &sm.full[ring.stage], k0, n0 + 128);
+        if (!narrow) sg_tma_load_2d(a + SG_GEMM_A_BYTES + half, mapW, &sm.full[ring.stage], k0, n0 + 128);
         sg_ring_next(ring, STAGES);
     }
 }

@@ -136,7 +136,7 @@ struct sg_sm100_arch {
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
         if (!(p.fc1_mx && k.kind == SG_MT_FC1)) {
-            sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
+            sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, false);  // never narrow
             return;
         }
         const uint32_t nb = SG_MEGA_D / 32;
@@ -170,13 +170,13 @@ struct sg_sm100_arch {
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
-                                                     const sg_mega_out &out, uint32_t &ophase, long long t_busy) {
+                                                     const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
         const bool mx = p.fc1_mx && k.kind == SG_MT_FC1;  // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
         const int nk = mx ? SG_MEGA_D / 128 : sg_mega_gemm_k(k.kind) / 64;
         const uint32_t tmem0 = *sg_sm100_mega_tmem_slot();
         uint64_t *acc_full = sg_sm100_mega_acc_full();
-        const long long t_k = PROF ? clock64() : 0;
+        if (PROF) sg_mega_prof_mark(1);
         if (threadIdx.x == 0) {  // the MMA issuer: both halves
             sg_ring q = ring;
             for (int kb = 0; kb < nk; kb++) {
@@ -220,8 +220,8 @@ struct sg_sm100_arch {
         sg_tc_fence_after();
         const long long t_e = PROF ? clock64() : 0;
         if (PROF && threadIdx.x == 0) {
-            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(t_k - t_busy));
-            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));
+            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));
+            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - sg_mega_prof_t[1]));
         }
         const uint32_t tmem = tmem0 + sg_sm100_tmem_addr(32u * (uint32_t)warp, (uint32_t)(SG_MEGA_BN * w));
         const uint32_t buf = sg_smem_u32(out.buf);
@@ -283,6 +283,6 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm100_mega_kernel(const __
 typedef sg_mega_launch_fns<sg_sm100_mega_kernel<false>, sg_sm100_mega_kernel<true>, SG_SM100_MEGA_SMEM> sm100_fns;
 
 // FC1 in bf16 (--precision bf16) or in block-scaled MXFP8 (the default numerics: docs/perf-notes.md, kernel/sm100).
-const sg_mega_launcher sg_sm100_mega_launcher = {"sm100", sm100_fns::prepare, sm100_fns::launch, nullptr};
+const sg_mega_launcher sg_sm100_mega_launcher = {"sm100", sm100_fns::prepare, sm100_fns::launch, nullptr, 0};
 const sg_mega_launcher sg_sm100_mega_launcher_mxfp8 = {"sm100", sm100_fns::prepare, sm100_fns::launch,
-                                                      sg_sm100_quant_weight};
+                                                      sg_sm100_quant_weight, 0};

@@ -81,10 +81,10 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
-    static __device__ __forceinline__ void produce_gemm(const sg_mega_params &, const sg_mega_task &,
+    static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow != 0);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -93,38 +93,54 @@ struct sg_sm90_arch {
 
     // Warpgroup w's half: the accumulators start at the bias (its shared-memory slot, or zero), the K loop walks the
     // shared ring (each stage freed by one arrival per warpgroup once the next block's MMAs are issued), then the
-    // half is staged for the storer.
+    // half is staged for the storer. Wide task (128 x 256): the half is 128 x 128, columns 128 w.. (two m64n128
+    // accumulators over the A block's two 64-row halves, this half's W rows); narrow (128 x 128): 64 x 128, rows
+    // 64 w.. (one accumulator, A's half w, the stage's only W rows). The same m64n128k16 chain either way.
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
-                                                     const float *bias, ctx &, const sg_ring_smem &sm, sg_ring &ring,
-                                                     const sg_mega_out &out, uint32_t &ophase, long long t_busy) {
+                                                     const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
+                                                     const sg_mega_out &out, uint32_t &ophase) {
+        return p.narrow ? gemm_half<PROF, true>(p, k, w, bias, c, sm, ring, out, ophase)
+                        : gemm_half<PROF, false>(p, k, w, bias, c, sm, ring, out, ophase);
+    }
+
+    template <bool PROF, bool NARROW>
+    static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
+                                                          const float *bias, ctx &, const sg_ring_smem &sm,
+                                                          sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128;
-        float acc0[64], acc1[64];
+        float acc0[64], acc1[NARROW ? 1 : 64];
         {
             const bool hb = bias != nullptr;
             const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
             sg_mega_acc_init(acc0, bsa, hb);
-            sg_mega_acc_init(acc1, bsa, hb);
+            if constexpr (!NARROW) sg_mega_acc_init(acc1, bsa, hb);
         }
-        const long long t_k = PROF ? clock64() : 0;
+        if (PROF) sg_mega_prof_mark(1);
         const int K = sg_mega_gemm_k(k.kind);
         uint32_t prev = 0;
         for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
-            const uint64_t da = sg_smem_desc(a, 16, 1024), da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
-            const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES + w * SG_MEGA_WH_BYTES, 16, 1024);
+            const uint64_t da = sg_smem_desc(a + (NARROW ? w * 64 * 128 : 0), 16, 1024);
+            const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES + (NARROW ? 0 : w * SG_MEGA_WH_BYTES), 16, 1024);
             sg_wgmma_fence_regs(acc0);
-            sg_wgmma_fence_regs(acc1);
+            if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
             sg_wgmma_fence();
+            if constexpr (NARROW) {
 #pragma unroll
-            for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
-                sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
-                sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
+            } else {
+                const uint64_t da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
+#pragma unroll
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
+                    sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
+                    sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, 1);
+                }
             }
             sg_wgmma_commit();
             sg_wgmma_fence_regs(acc0);
-            sg_wgmma_fence_regs(acc1);
+            if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
             sg_wgmma_wait<1>();  // the previous block's MMAs are complete: its stage is free (for this warpgroup)
             if (k0 > 0 && tid == 0) sg_mbar_arrive(&sm.empty[prev]);
             prev = ring.stage;
@@ -132,30 +148,32 @@ struct sg_sm90_arch {
         }
         sg_wgmma_wait<0>();
         sg_wgmma_fence_regs(acc0);
-        sg_wgmma_fence_regs(acc1);
+        if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
         if (tid == 0) sg_mbar_arrive(&sm.empty[prev]);
         const long long t_e = PROF ? clock64() : 0;
         if (PROF && threadIdx.x == 0) {
-            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(t_k - t_busy));  // accumulator start
-            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - t_k));     // K loop
+            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));  // accumulator start
+            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - sg_mega_prof_t[1]));     // K loop
         }
-        if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half
+        if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128, mode 4)
             sg_mega_out_begin(out, ophase);
             if (sg_mega_gelu_tile(k.kind)) {
                 sg_mega_stage_bf16<1>(acc0, out.buf, 0);
-                sg_mega_stage_bf16<1>(acc1, out.buf, 1);
+                if constexpr (!NARROW) sg_mega_stage_bf16<1>(acc1, out.buf, 1);
             } else {
                 sg_mega_stage_bf16<0>(acc0, out.buf, 0);
-                sg_mega_stage_bf16<0>(acc1, out.buf, 1);
+                if constexpr (!NARROW) sg_mega_stage_bf16<0>(acc1, out.buf, 1);
             }
             sg_mega_out_end(out, ophase, 0, true);
-        } else {  // two pieces of 64 fp32 rows
+        } else {  // pieces of 64 fp32 rows: two (narrow: one)
             sg_mega_out_begin(out, ophase);
             sg_mega_stage_f32(acc0, out.buf);
-            sg_mega_out_end(out, ophase, 0, false);
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32(acc1, out.buf);
-            sg_mega_out_end(out, ophase, 1, true);
+            sg_mega_out_end(out, ophase, 0, NARROW);
+            if constexpr (!NARROW) {
+                sg_mega_out_begin(out, ophase);
+                sg_mega_stage_f32(acc1, out.buf);
+                sg_mega_out_end(out, ophase, 1, true);
+            }
         }
         return t_e;
     }
@@ -176,4 +194,4 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
 
 typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false>, sg_sm90_mega_kernel<true>, SG_MEGA_SMEM> sm90_fns;
 
-const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr};
+const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 1};
