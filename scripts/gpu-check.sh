@@ -139,8 +139,10 @@ grep -E '^(PASS|FAIL|SKIP)' "$WORK/test_gpu_cuda.log" | sed 's/^/    /'
 
 # --- 5. compute-sanitizer on a small batch
 # racecheck reports hazards inside cuBLAS's own Hopper GEMM kernels (nvjet_*: TMA loads and mbarrier waits, whose
-# ordering racecheck does not model); those are listed and counted but only hazards in any other kernel (ours)
-# fail the check. memcheck and synccheck must be clean everywhere.
+# ordering racecheck does not model), and once (2026-11-25) a hazard at a site it could not name in the same run;
+# those are listed and counted, but a hazard in any other kernel (ours), a run that did not finish or write its
+# output, or a sanitizer error fails the check. (Excluding cuBLAS's kernels by name, --kernel-name-exclude
+# kns=nvjet, made the sanitizer fail with an internal error.) memcheck and synccheck must be clean everywhere.
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 LIBK='^(nvjet|sm[0-9]+_xmma|cutlass|cublas)'
 if [ "${SG_CHECK_SANITIZE:-1}" = 0 ]; then
@@ -151,15 +153,20 @@ else
     for B in "${AVAILABLE[@]}"; do
         for TOOL in memcheck racecheck synccheck; do
             log=$WORK/sanitizer-$B-$TOOL.log
+            rm -f "$WORK/san-$B.npy"  # a stale output must not pass for this run's
             "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" --backend "$B" --batch 2 -q \
                 --no-normalize -f npy -o "$WORK/san-$B.npy" "${FILES[0]}" "${FILES[1]}" >"$log" 2>&1
             rc=$?
             summary=$(grep -m1 'SUMMARY' "$log")
             if [ "$TOOL" = racecheck ] && [ "$rc" -ne 0 ]; then
-                kernels=$(grep -E 'Race reported|access at' "$log" | sed -E 's/.* access at ([^+ ]+).*/\1/' | sort -u)
-                ours=$(echo "$kernels" | grep -vE "$LIBK" | grep -v '^$')
-                lib=$(echo "$kernels" | grep -E "$LIBK" | tr '\n' ' ')
-                if [ -z "$ours" ] && grep -q 'SUMMARY' "$log" && [ -f "$WORK/san-$B.npy" ]; then
+                # each site: a kernel name, or "(unnamed)" where racecheck could not name the code (seen once in
+                # a cuBLAS call, 2026-11-25; our kernels all carry their names in the binary)
+                kernels=$(grep -E 'Race reported|access at' "$log" |
+                    sed -E -e 's/.* access at ([^+ ]+).*/\1/' -e 's/.* access at *(\[.*)?$/(unnamed)/' | sort -u)
+                ours=$(echo "$kernels" | grep -vE "$LIBK" | grep -v '^(unnamed)$' | grep -v '^$')
+                lib=$(echo "$kernels" | grep -E "$LIBK|^\(unnamed\)$" | tr '\n' ' ')
+                if [ -z "$ours" ] && grep -q 'SUMMARY' "$log" && [ -f "$WORK/san-$B.npy" ] &&
+                    ! grep -qE 'Internal Sanitizer Error|Target application returned an error' "$log"; then
                     pass "compute-sanitizer racecheck, backend $B, batch 2: no hazard in our kernels ($summary; all in cuBLAS: $lib)"
                 else
                     echo "$ours" | sed 's/^/    hazard in: /'

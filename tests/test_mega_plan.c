@@ -45,7 +45,8 @@ static void check_all_sizes(void) {
         {"132 CTAs (H100)", 132},
         {"8 CTAs", 8},
     };
-    for (int narrow = 0; narrow < 2; narrow++)
+    static const char *shape[] = {"wide", "narrow", "narrow64"};
+    for (int narrow = 0; narrow < 3; narrow++)
     for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
         int bad = 0, first_bad = 0;
         long tasks = 0;
@@ -64,10 +65,10 @@ static void check_all_sizes(void) {
         }
         if (bad)
             CHECK(0, "%s, %s GEMM tasks: %d task tables out of order, the first at batch %d", orders[o].name,
-                  narrow ? "narrow" : "wide", bad, first_bad);
+                  shape[narrow], bad, first_bad);
         else
             CHECK(1, "%s, %s GEMM tasks: task tables for batches 1..128 and up to 1,024 are complete and in "
-                  "dependency order (%ld tasks checked)", orders[o].name, narrow ? "narrow" : "wide", tasks);
+                  "dependency order (%ld tasks checked)", orders[o].name, shape[narrow], tasks);
     }
     size_t count = 0;
     for (int L = 1; L <= 3; L++) {
@@ -90,6 +91,13 @@ static void check_all_sizes(void) {
     CHECK(t && count == 12 * 136 + 20 + 8 + 76,
           "batch 1, narrow: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 76)", count);
     free(t);
+    t = build(1, 12, 132, 2, &count, err, sizeof err);
+    /* narrow64: 64 columns, four times the wide GEMM tasks: per layer 2 x (4 + 36 + 12 + 4 + 48 + 12) + 12 = 244;
+     * patch embedding 2 x (4 + 12); post-LN 8; head 2 x 24 + 12 + (12 + 4 + 48 + 12) */
+    CHECK(t && count == 12 * 244 + 32 + 8 + 136,
+          "batch 1, narrow64: %zu tasks (12 layers x 244 + patch embedding 32 + post-LN 8 + head 136)", count);
+    free(t);
+    CHECK(build(1, 12, 132, 3, &count, err, sizeof err) == NULL, "a task shape beyond narrow64 is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,
           "more layers than the encoding holds is refused (%s)", err);
 }

@@ -33,7 +33,7 @@ struct sg_mega_gpu {
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
-    int narrow_max;            // batches of up to this many images run narrow GEMM tasks (0: none)
+    int narrow_max[3];         // [s]: batches of up to this many images run GEMM task shape s or narrower
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
@@ -149,12 +149,16 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
     // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
-    // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md).
-    // SG_MEGA_NARROW_MAX=N overrides it (docs/debug-knobs.md; 0: always wide).
-    g->narrow_max = 0;
-    if (k->narrow) {
-        while (sg_mega_tiles_m(g->narrow_max + 1) * 10 <= g->sms) g->narrow_max++;
-        if (const char *e = getenv("SG_MEGA_NARROW_MAX")) g->narrow_max = atoi(e);
+    // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
+    // narrow64 (128 x 64) up to one row tile per 66 SMs (1 image; measured against narrow: 1.07x at batch 1, 0.99x
+    // at 2, 0.94x at 4, 0.80x at 8). SG_MEGA_NARROW_MAX=N and SG_MEGA_NARROW64_MAX=N override them
+    // (docs/debug-knobs.md; 0: none).
+    g->narrow_max[0] = g->n_max;
+    g->narrow_max[1] = g->narrow_max[2] = 0;
+    for (int s = 1; s <= k->narrow; s++) {
+        const int per = s == 1 ? 10 : 66;
+        while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
+        if (const char *e = getenv(s == 1 ? "SG_MEGA_NARROW_MAX" : "SG_MEGA_NARROW64_MAX")) g->narrow_max[s] = atoi(e);
     }
 
     // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
@@ -211,6 +215,20 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
              sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 2)], w.fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 3)], w.fc2_w, D, F, SG_MEGA_BN, 64, err, errlen);
     }
+    // Each weight's twin with 64-row boxes, for narrow64 launches (SG_MAP_W64).
+    struct weight { int map; const void *w; uint64_t rows, cols; };
+    std::vector<weight> ws = {{SG_MAP_WPATCH, b->patch_w, D, D}, {SG_MAP_HKVW, b->head_kv_w, 2 * D, D},
+                              {SG_MAP_HOUTW, b->head_out_w, D, D}, {SG_MAP_HFC1W, b->head_fc1_w, F, D},
+                              {SG_MAP_HFC2W, b->head_fc2_w, D, F}};
+    for (int l = 0; l < L; l++) {
+        const sg_mega_layer_w &w = b->layers[l];
+        ws.push_back({SG_MAP_W(l, 0), w.qkv_w, 3 * D, D});
+        ws.push_back({SG_MAP_W(l, 1), w.o_w, D, D});
+        ws.push_back({SG_MAP_W(l, 2), w.fc1_w, F, D});
+        ws.push_back({SG_MAP_W(l, 3), w.fc2_w, D, F});
+    }
+    for (size_t i = 0; i < ws.size() && !rc; i++)
+        rc = sg_tmap_sw128_bf16(&hm[SG_MAP_W64(L, ws[i].map)], ws[i].w, ws[i].rows, ws[i].cols, 64, 64, err, errlen);
     if (rc) {
         sg_mega_gpu_free(g);
         return nullptr;
@@ -232,6 +250,9 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     return g;
 }
 
+// The GEMM task shape of a launch of n images (sg_mega_params.narrow): the narrowest whose limit n is within.
+static int mega_shape(const sg_mega_gpu *g, int n) { return n <= g->narrow_max[2] ? 2 : n <= g->narrow_max[1] ? 1 : 0; }
+
 int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix, const float *post_w,
                      const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen) {
     if (n < 1 || n > g->n_max) {
@@ -250,8 +271,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, g->sms, n <= g->narrow_max, &t, &count, err, errlen)) return -1;
-        if (sg_mega_plan_check(t, count, n, g->L, n <= g->narrow_max, err, errlen)) {
+        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), &t, &count, err, errlen)) return -1;
+        if (sg_mega_plan_check(t, count, n, g->L, mega_shape(g, n), err, errlen)) {
             free(t);
             return -1;
         }
@@ -318,7 +339,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.y8sf = g->y8sf;
     p.w1sf = g->w1sf;
     p.fc1_mx = g->mx != nullptr;
-    p.narrow = n <= g->narrow_max;
+    p.narrow = mega_shape(g, n);
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
@@ -360,7 +381,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                                       "gemm:init", "gemm:kloop", "gemm:store"};
         static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
         fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
-                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, n <= g->narrow_max));
+                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, mega_shape(g, n)));
         for (int i = 0; i < SG_MT_END + 5; i++) {
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
             fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,

@@ -47,10 +47,14 @@ enum {
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
 #define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))  // MXFP8 FC1 only: layer l's E4M3 W1 (boxes 128 x 128 bytes)
 #define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))             // MXFP8 FC1 only: its E4M3 input
-#define SG_MAPS(L) (SG_MAP_W0 + 5 * (L) + 1)
+// Every weight's map again with boxes of 64 rows (W rows of a narrow64 launch's 64-column tasks), at the wide map's
+// index shifted past the ones above; the shifted non-weight indices stay unused.
+#define SG_MAP_W64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
+#define SG_MAPS(L) (2 * SG_MAP_W0 + 9 * (L) + 1)
 // Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
-// The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h).
+// The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h) (64 x 64 halves
+// of a narrow64 launch use their first box).
 enum {
     SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP,
     SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_HMLP64, SG_SMAPS
@@ -60,9 +64,10 @@ enum {
 // staging buffer in the TMA box layout; the storer writes it out with TMA, frees the buffer once read, and
 // signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
-    int mode;  // 0: stop; 1: bf16 128 x 128 (2 boxes of 64 columns x 128 rows), stored; 2: fp32 64 x 128 (4 boxes
-               // of 32 columns x 64 rows), added to the tensor (reduce-add); 3: the same fp32 piece, stored;
-               // 4: bf16 64 x 128 (2 boxes of 64 columns x 64 rows, at the buffer's start and 16 KB in), stored
+    int mode;  // 0: stop; 1: bf16, stored: nbox boxes of 64 columns (x 128 rows, or 64 with a *64 map) 16 KB apart;
+               // 2: fp32 64 rows, added to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; 3: the same
+               // fp32 piece, stored
+    int nbox;  // boxes of the piece: bf16 2 (128 columns) or 1 (64); fp32 4 (128 columns) or 2 (64)
     int map, x, y;
     int cnt;   // counter word to signal once this piece is complete, or -1 (not the tile's last piece)
 };
@@ -106,7 +111,7 @@ struct sg_mega_params {
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1_mx;
-    int narrow;  // this launch's GEMM tasks are 128 x 128, a warpgroup's half 64 rows (mega_plan.h); else 128 x 256
+    int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64 128 x 64
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 
@@ -155,7 +160,7 @@ struct sg_mega_launcher {
     // fp32, through the device buffer tmp -> E4M3 q + 128x4 scales sf; sm100_quant.h's sg_sm100_quant_weight).
     int (*quant_weight)(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
                         size_t errlen);
-    // 1: the kernel runs narrow GEMM tasks (sg_mega_params.narrow), which small batches get; 0: wide ones only.
+    // The narrowest GEMM task shape the kernel runs (sg_mega_params.narrow: small batches get them); 0: wide only.
     int narrow;
 };
 

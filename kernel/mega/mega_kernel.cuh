@@ -12,7 +12,7 @@
 // into 32 KB of its own and hands it to its storer thread (lane 1 of warp 8 + w), which writes it out with TMA
 // (store, or reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and
-// warpgroup w computes the 64-row half w (mega_plan.h); every element is the same wgmma chain either way.
+// warpgroup w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many.
 // The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
@@ -39,7 +39,8 @@
 //       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
 //       stage; each stage's empty barrier counts one arrival per warpgroup); when p.narrow, rows m0 + 64 w..,
 //       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
-//       out.mode 4); an architecture whose launcher says narrow = 0 never gets such a launch; started at bias[0..128) (shared
+//       a *64 map); when p.narrow == 2 the same with 64 columns (n0 = 64 k.b.., out.nbox halved); an architecture
+//       whose launcher says narrow = 0 never gets such a launch; started at bias[0..128) (shared
 //       memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half handed to the storer
 //       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
 //       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
@@ -48,7 +49,8 @@
 //       stages (Q, K, V boxes of 256 rows x 64 columns); when it returns, this warpgroup's threads have finished
 //       reading them;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
-//       blocks (A 128 rows, W 256 rows, or 128 when p.narrow; or the MXFP8 FC1 blocks with their scale atoms);
+//       blocks (A 128 rows, W 256 rows, or 128 when p.narrow == 1, 64 when 2 (map_w then has 64-row boxes); or the
+//       MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
 //       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7); false: the bf16 LayerNorm below;
@@ -181,6 +183,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             bq.next();
             int a, w;
             sg_mega_gemm_maps(k, a, w);
+            if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
         }  // PREP and LayerNorm tasks read with ordinary loads
     }
@@ -269,7 +272,7 @@ struct sg_mega_out {
     uint8_t *buf;
     uint64_t *ready, *free;
     sg_mega_store_desc *desc;
-    int mode, map, x, y, cnt;
+    int mode, nbox, map, x, y, cnt;
 };
 
 // Every thread of the warpgroup, before writing a piece into the buffer: waits until the last one was read out.
@@ -284,6 +287,7 @@ __device__ __forceinline__ void sg_mega_out_end(const sg_mega_out &o, uint32_t &
     if (threadIdx.x % 128 == 0) {
         sg_mega_store_desc &d = *o.desc;
         d.mode = o.mode;
+        d.nbox = o.nbox;
         d.map = o.map;
         d.x = o.x;
         d.y = o.y + 64 * piece;
@@ -312,11 +316,10 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
         const CUtensorMap *map = p.smaps + d.map;
-        if (d.mode == 1 || d.mode == 4) {  // bf16: two boxes of 64 columns (128 or 64 rows) 16 KB apart
-            sg_tma_store_2d(map, buf, d.x, d.y);
-            sg_tma_store_2d(map, buf + 16384, d.x + 64, d.y);
-        } else {  // fp32: reduce-add (2) or store (3)
-            for (int j = 0; j < 4; j++) {
+        if (d.mode == 1) {  // bf16: boxes of 64 columns (128 or 64 rows) 16 KB apart
+            for (int j = 0; j < d.nbox; j++) sg_tma_store_2d(map, buf + j * 16384, d.x + 64 * j, d.y);
+        } else {  // fp32: reduce-add (2) or store (3), boxes of 32 columns 8 KB apart
+            for (int j = 0; j < d.nbox; j++) {
                 if (d.mode == 2) sg_tma_reduce_add_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
                 else sg_tma_store_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
             }
@@ -462,7 +465,8 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
             const int n0 = k.b * sg_mega_tn(p.narrow) + SG_MEGA_BN * nw;
             sg_mega_out out = out0;
-            out.mode = !f32 ? (p.narrow ? 4 : 1) : k.kind == SG_MT_HOUT ? 3 : 2;
+            out.mode = !f32 ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
+            out.nbox = (f32 ? 4 : 2) >> (p.narrow == 2);  // a narrow64 half has 64 columns
             out.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                     : k.kind == SG_MT_FC1                        ? SG_SMAP_H
                     : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
@@ -527,7 +531,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     const sg_ring_smem sm = {ring, full, empty};
     const int wg = threadIdx.x / 128;
     if (wg < SG_MEGA_WGS) {
-        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg], 0, 0, 0, 0, -1};
+        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg], 0, 0, 0, 0, 0, -1};
         typename Arch::ctx ax = Arch::ctx_for(wg);
         sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull, tempty, tslot, out, bias_s, bfull, bempty);
     } else {

@@ -46,29 +46,30 @@ static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M,
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about two grids of tasks) keeps them from waiting. */
 static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
-    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T, W = SG_MEGA_WGS / (1 + narrow);  /* tiles per task */
+    const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
     /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
      * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
      * 11,634 / 11,619 images/s at 1,024 against 11,210 with one), and the shorter lag keeps inputs in L2. */
-    const int lag_att = imax(1, 2 * grid * W / SG_MEGA_QKV_TILES), lag_ln = imax(1, 2 * grid * W / SG_MEGA_OUT_TILES);
+    const int lag_att = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow)),
+              lag_ln = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
     for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
     for (int r = 0; r < tm + lag_ln; r++) {
-        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, SG_MEGA_OUT_TILES / W);
+        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
         if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
     }
     for (int l = 0; l < L; l++) {
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, SG_MEGA_QKV_TILES / W);
+            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow));
             if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
         }
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, SG_MEGA_OUT_TILES / W);
+            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
             if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
         }
-        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, SG_MEGA_FC1_TILES / W);
+        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow));
         for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, SG_MEGA_FC2_TILES / W);
+            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
             if (r - lag_ln >= 0)
                 put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
         }
@@ -78,20 +79,22 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
     const int tq = sg_mega_tiles_head(n);
     int next = 0;
     for (int r = 0; r < tm + lag_att; r++) {
-        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, SG_MEGA_HKV_TILES / W);
+        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow));
         if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, &next);
     }
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, SG_MEGA_OUT_TILES / W);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, SG_MEGA_FC1_TILES / W);
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, SG_MEGA_FC2_TILES / W);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
 }
 
 int sg_mega_plan_build(int n, int L, int grid, int narrow, uint32_t **out, size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
-    if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M) {
-        snprintf(err, errlen, "megakernel task table: batch %d with %d layers is beyond the task encoding", n, L);
+    if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M || narrow < 0 ||
+        narrow > 2) {
+        snprintf(err, errlen, "megakernel task table: batch %d with %d layers (task shape %d) is beyond the task "
+                 "encoding", n, L, narrow);
         return -1;
     }
     tasks v = {NULL, 0, (size_t)sg_mega_total_tasks(n, L, narrow)};

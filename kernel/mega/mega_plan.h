@@ -6,8 +6,8 @@
 // One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
 // is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
 // half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
-// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_tn below): 128 x 128 GEMM
-// tasks, twice as many, whose counts and counter targets below double. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
+// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_tn below): 128 x 128 or
+// 128 x 64 GEMM tasks, twice or four times as many, whose counts and counter targets below grow as much. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
 // §2); a layer's stages are (tasks; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
@@ -108,11 +108,13 @@ SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) 
 //       FLOP, what large batches are bound by);
 //   narrow (1): 128 x 128, warpgroup w the 64-row half w, twice the tasks: small batches have too few tiles to
 //       fill the GPU. Every element is the same m64n128k16 wgmma chain from the same bias either way, so an
-//       image's rows do not depend on the shape its batch got.
+//       image's rows do not depend on the shape its batch got;
+//   narrow64 (2): 128 x 64, warpgroup w the 64-row half w with m64n64k16 (another wgmma shape: its rows' bits
+//       against the others' are what the GPU batch-invariance test checks), four times the tasks.
 // Either way each warpgroup signals its part once: a GEMM task gives SG_MEGA_WGS signals, and a row tile's
-// counter gets (its stage's *_TILES) x (1 + narrow) of them per layer.
-SG_HD static inline int sg_mega_tn(int narrow) { return narrow ? SG_MEGA_BN : SG_MEGA_TN; }  // columns of a task
-SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles / SG_MEGA_WGS * (1 + narrow); }
+// counter gets (its stage's *_TILES) << narrow of them per layer.
+SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> narrow; }  // columns of a task
+SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles / SG_MEGA_WGS << narrow; }
 SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
     return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) *
@@ -192,7 +194,7 @@ SG_HD static inline int sg_mega_gemm_k(int kind) {
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
-// must reach (GEMM producers' targets doubled in a narrow launch); returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
+// must reach (GEMM producers' targets doubled, or quadrupled, in a narrow launch); returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
 // sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;
 // tm_layout: the row tiles the counter arrays were laid out for (the kernel's tm_max).
 // An image's 196 rows span 2 or 3 row tiles; a 128-row tile overlaps 1 or 2 images.
@@ -241,7 +243,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     }
     if (i >= count) return 0;
     *counter = sg_mega_counter(kind, first + i, tm_layout);
-    *target = narrow && sg_mega_signals(kind) == SG_MEGA_WGS ? 2 * t : t;  // a GEMM producer: narrow tasks, twice
+    *target = sg_mega_signals(kind) == SG_MEGA_WGS ? t << narrow : t;  // a GEMM producer: narrow tasks, 2 or 4 x
     return 1;
 }
 

@@ -136,7 +136,7 @@ struct sg_sm100_arch {
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
         if (!(p.fc1_mx && k.kind == SG_MT_FC1)) {
-            sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, false);  // never narrow
+            sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, 0);  // never narrow
             return;
         }
         const uint32_t nb = SG_MEGA_D / 32;

@@ -24,10 +24,11 @@ static_assert(SG_MEGA_ATT_BOX_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROW
 // 128 floats; none: zero), so the K loop accumulates onto it: registers k..k+3 share columns 8 (k/4) + 2 (lane %
 // 4) + {0, 1} (the wgmma accumulator layout). Shared-memory loads (the producer brought the bias in beside the
 // first K block): a global load here cost two dependent L2 round trips per tile (the layer table, then the bias).
-__device__ __forceinline__ void sg_mega_acc_init(float (&acc)[64], uint32_t bsa, bool has_bias) {
+template <int R>  // 64 registers: 128 columns; 32: 64 (a narrow64 task)
+__device__ __forceinline__ void sg_mega_acc_init(float (&acc)[R], uint32_t bsa, bool has_bias) {
     const uint32_t col0 = 2u * (threadIdx.x & 3u);
 #pragma unroll
-    for (int k = 0; k < 64; k += 4) {
+    for (int k = 0; k < R; k += 4) {
         float2 b = make_float2(0.0f, 0.0f);
         if (has_bias)
             asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"  // volatile + memory: not above the slot's wait
@@ -41,8 +42,8 @@ __device__ __forceinline__ void sg_mega_acc_init(float (&acc)[64], uint32_t bsa,
 // buffer, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
 // at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank conflicts.
 // GELU = 1 applies tanh GELU first.
-template <int GELU>
-__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint8_t *buf, int half) {
+template <int GELU, int R>  // R = 64: 128 columns (two boxes); 32: 64 (box 0)
+__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[R], uint8_t *buf, int half) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // Row r = 64 half + 16 warp + lane/4 + 8 ((k/2)%2), so r % 8 = lane/4 for every register: the swizzle is a
     // per-thread constant, and the addresses are 32-bit shared-window offsets (64-bit generic pointers for 32
@@ -50,7 +51,7 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint8
     const uint32_t base = sg_smem_u32(buf) + (64 * half + 16 * warp + (lane >> 2)) * 128 + 4 * (lane & 3);
     const uint32_t r8 = (uint32_t)lane >> 2;
 #pragma unroll
-    for (int k = 0; k < 64; k += 2) {
+    for (int k = 0; k < R; k += 2) {
         const float a = GELU ? sg_mega_gelu(acc[k]) : acc[k], b = GELU ? sg_mega_gelu(acc[k + 1]) : acc[k + 1];
         const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
         const uint32_t off = (k / 32) * 16384 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 4) % 8) ^ r8) << 4);
@@ -59,15 +60,17 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[64], uint8
     }
 }
 
-// Writes 64 rows x 128 fp32 columns into `buf` as four TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
-__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[64], uint8_t *buf) {
+// Writes 64 rows x 128 fp32 columns (R = 64; 64 columns when R = 32) into `buf` as four (two) TMA boxes of 32
+// columns x 64 rows, 128-byte swizzle.
+template <int R>
+__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[R], uint8_t *buf) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // 16-byte chunk of register pair k: 2 ((k/4) % 4) + (lane % 4)/2 (even + bit), so chunk ^ (row % 8) =
     // 2 ((k/4) % 4) ^ x with the per-thread x = ((lane % 4)/2) ^ (lane/4).
     const uint32_t base = sg_smem_u32(buf) + (16 * warp + (lane >> 2)) * 128 + 8 * (lane & 1);
     const uint32_t x = (((uint32_t)lane & 3) >> 1) ^ ((uint32_t)lane >> 2);
 #pragma unroll
-    for (int k = 0; k < 64; k += 2) {
+    for (int k = 0; k < R; k += 2) {
         const uint32_t off = (k / 16) * 8192 + 8 * ((k / 2) % 2) * 128 + (((2 * ((uint32_t)(k / 4) % 4)) ^ x) << 4);
         asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[k]), "f"(acc[k + 1]) : "memory");
     }
@@ -84,7 +87,7 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow != 0);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -100,16 +103,19 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
-        return p.narrow ? gemm_half<PROF, true>(p, k, w, bias, c, sm, ring, out, ophase)
-                        : gemm_half<PROF, false>(p, k, w, bias, c, sm, ring, out, ophase);
+        return p.narrow == 2 ? gemm_half<PROF, 2>(p, k, w, bias, c, sm, ring, out, ophase)
+             : p.narrow      ? gemm_half<PROF, 1>(p, k, w, bias, c, sm, ring, out, ophase)
+                             : gemm_half<PROF, 0>(p, k, w, bias, c, sm, ring, out, ophase);
     }
 
-    template <bool PROF, bool NARROW>
+    // S: the task shape (sg_mega_params.narrow): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32 registers).
+    template <bool PROF, int S>
     static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
                                                           sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
+        constexpr bool NARROW = S > 0;
         const int tid = threadIdx.x % 128;
-        float acc0[64], acc1[NARROW ? 1 : 64];
+        float acc0[S == 2 ? 32 : 64], acc1[NARROW ? 1 : 64];
         {
             const bool hb = bias != nullptr;
             const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
@@ -127,7 +133,10 @@ struct sg_sm90_arch {
             sg_wgmma_fence_regs(acc0);
             if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
             sg_wgmma_fence();
-            if constexpr (NARROW) {
+            if constexpr (S == 2) {
+#pragma unroll
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc0, da + 2 * kk, db + 2 * kk, 1);
+            } else if constexpr (NARROW) {
 #pragma unroll
                 for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
             } else {
@@ -194,4 +203,4 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
 
 typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false>, sg_sm90_mega_kernel<true>, SG_MEGA_SMEM> sm90_fns;
 
-const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 1};
+const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 2};
