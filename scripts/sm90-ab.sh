@@ -16,6 +16,8 @@
 # Prints a table last (scripts/sm90_ab_table.py); everything is kept under OUTDIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib-gpu.sh
+. scripts/lib-gpu.sh
 ROOT=$PWD
 BASE_TAR=${1:?usage: scripts/sm90-ab.sh BASE.tar [OUTDIR]}
 RES=${2:-${OUT:-/tmp/sg-sm90-ab}}
@@ -41,13 +43,8 @@ rc_base=$?
 [ $rc_new -eq 0 ] || { tail -30 "$WORK/build-new.log"; echo "new build failed"; exit 1; }
 [ $rc_base -eq 0 ] || { tail -30 "$WORK/build-base.log"; echo "base build failed"; exit 1; }
 
-CKPT=$WORK/siglip2-base-random
-if [ ! -f "$CKPT/model.safetensors" ]; then
-    stamp checkpoint
-    $PY scripts/make_fixtures.py --full-size "$CKPT" >"$WORK/ckpt.log" 2>&1 || { tail "$WORK/ckpt.log"; exit 1; }
-fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv |
-    tee "$RES/gpu.txt"
+sg_gpu_checkpoint
+sg_gpu_info
 
 graph() {  # graph TREE LABEL BACKEND
     timeout 300 "$1/build/tools/sg_gpu_graph_bench" "$CKPT" "$BATCHES" "$3" 2>"$WORK/graph-$2.err" |

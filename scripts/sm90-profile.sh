@@ -14,6 +14,8 @@
 # Environment: SG_BATCHES (timings, default 1,256,1024), SG_NCU=0 skips ncu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib-gpu.sh
+. scripts/lib-gpu.sh
 ROOT=$PWD
 RES=${1:-${OUT:-/tmp/sg-sm90-profile}}
 WORK=${SG_WORK:-/tmp/sg-gpu-work}
@@ -26,13 +28,8 @@ DEPS=()
 stamp build
 make -j"$(nproc)" "${DEPS[@]}" siglip2-embed build/tools/sg_gpu_graph_bench >"$WORK/build.log" 2>&1 ||
     { tail -30 "$WORK/build.log"; exit 1; }
-CKPT=$WORK/siglip2-base-random
-if [ ! -f "$CKPT/model.safetensors" ]; then
-    stamp checkpoint
-    $PY scripts/make_fixtures.py --full-size "$CKPT" >"$WORK/ckpt.log" 2>&1 || { tail "$WORK/ckpt.log"; exit 1; }
-fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv |
-    tee "$RES/gpu.txt"
+sg_gpu_checkpoint
+sg_gpu_info
 stamp "graph replays (pixels on the GPU): sm90, then cuda"
 timeout 200 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES:-1,256,1024}" sm90 2>&1 | tee "$RES/graph-sm90.jsonl"
 timeout 200 build/tools/sg_gpu_graph_bench "$CKPT" "${SG_BATCHES:-1,256,1024}" cuda 2>&1 | tee "$RES/graph-cuda.jsonl"
