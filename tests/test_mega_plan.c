@@ -18,7 +18,7 @@
 /* Builds and checks one table; returns it (caller frees) or NULL. */
 static uint32_t *build(int n, int L, int grid, int narrow, size_t *count, char *err, size_t errlen) {
     uint32_t *t = NULL;
-    if (sg_mega_plan_build(n, L, grid, narrow, &t, count, err, errlen)) return NULL;
+    if (sg_mega_plan_build(n, L, grid, narrow, 0, 0, &t, count, err, errlen)) return NULL;
     return t;
 }
 
@@ -69,6 +69,29 @@ static void check_all_sizes(void) {
         else
             CHECK(1, "%s, %s GEMM tasks: task tables for batches 1..128 and up to 1,024 are complete and in "
                   "dependency order (%ld tasks checked)", orders[o].name, shape[narrow], tasks);
+    }
+    /* FC1 / FC2 interleaved behind their inputs' producers (SG_MEGA_FC1_LAG / SG_MEGA_FC2_LAG) */
+    const int lags[][2] = {{1, 0}, {0, 1}, {1, 1}, {2, 2}};
+    for (size_t j = 0; j < sizeof lags / sizeof lags[0]; j++) {
+        int bad = 0, first_bad = 0;
+        for (int n = 1; n <= 1024; n += n < 64 ? 1 : 97) {
+            size_t count = 0;
+            uint32_t *t = NULL;
+            if (sg_mega_plan_build(n, 12, 132, 0, lags[j][0], lags[j][1], &t, &count, err, sizeof err) ||
+                sg_mega_plan_check(t, count, n, 12, 0, err, sizeof err) != 0) {
+                if (!bad++) {
+                    first_bad = n;
+                    printf("    batch %d: %s\n", n, err);
+                }
+            }
+            free(t);
+        }
+        if (bad)
+            CHECK(0, "FC1 / FC2 interleaved %d / %d grids behind: %d tables out of order, the first at batch %d",
+                  lags[j][0], lags[j][1], bad, first_bad);
+        else
+            CHECK(1, "FC1 / FC2 interleaved %d / %d grids behind: tables for batches 1..64 and up to 1,024 complete "
+                  "and in dependency order", lags[j][0], lags[j][1]);
     }
     size_t count = 0;
     for (int L = 1; L <= 3; L++) {

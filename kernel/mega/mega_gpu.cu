@@ -34,6 +34,7 @@ struct sg_mega_gpu {
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     int narrow_max[3];         // [s]: batches of up to this many images run GEMM task shape s or narrower
+    int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
@@ -155,6 +156,10 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // (docs/debug-knobs.md; 0: none).
     g->narrow_max[0] = g->n_max;
     g->narrow_max[1] = g->narrow_max[2] = 0;
+    const char *lag = getenv("SG_MEGA_FC1_LAG");
+    g->fc1_lag = lag ? atoi(lag) : 0;
+    lag = getenv("SG_MEGA_FC2_LAG");
+    g->fc2_lag = lag ? atoi(lag) : 0;
     for (int s = 1; s <= k->narrow; s++) {
         const int per = s == 1 ? 10 : 66;
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
@@ -271,7 +276,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), &t, &count, err, errlen)) return -1;
+        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), g->fc1_lag, g->fc2_lag, &t, &count, err, errlen))
+            return -1;
         if (sg_mega_plan_check(t, count, n, g->L, mega_shape(g, n), err, errlen)) {
             free(t);
             return -1;

@@ -40,12 +40,27 @@ static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M,
     }
 }
 
+/* One stage of a segment: kind, layer, tasks per row tile, and its row tiles' offset behind the segment's loop. */
+typedef struct {
+    int kind, layer, per, off;
+} stage;
+
+/* Stages interleaved row tile by row tile: at step r, stage i puts its tasks of row tile r - off_i (when that is a
+ * row tile), in the order the stages are listed. */
+static void put_segment(tasks *v, const stage *st, int count, int tm) {
+    int last = 0;
+    for (int i = 0; i < count; i++) last = imax(last, st[i].off);
+    for (int r = 0; r < tm + last; r++)
+        for (int i = 0; i < count; i++)
+            if (r - st[i].off >= 0 && r - st[i].off < tm) put_tiles(v, st[i].kind, st[i].layer, r - st[i].off, st[i].per);
+}
+
 /* Stage by stage, with the memory-bound tasks following their producer at a distance of lag row tiles instead of
  * waiting for the whole stage: after the QKV tiles of row tile r come the attention tasks of the images ending in
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about two grids of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
+static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag) {
     const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
     /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
      * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
@@ -63,16 +78,32 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
             if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow));
             if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
         }
-        for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_OUT, l, r, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
-            if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN2, l, r - lag_ln, SG_MEGA_LN_PARTS);
+        /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
+         * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
+         * into FC1's, that many grids behind, so their inputs are still in L2 (an experiment: docs/perf-notes.md). */
+        const int fc1_per = sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
+        const int lag1 = imax(1, fc1_lag * grid / fc1_per), lag2 = imax(1, fc2_lag * grid / fc1_per);
+        const int next_ln = l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN;
+        stage seg[5];
+        int k = 0, off = 0;
+        seg[k++] = (stage){SG_MT_OUT, l, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow), 0};
+        seg[k++] = (stage){SG_MT_LN2, l, SG_MEGA_LN_PARTS, off = lag_ln};
+        if (fc1_lag > 0) {
+            seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off += lag1};
+        } else {
+            put_segment(v, seg, k, tm);
+            k = 0;
+            seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off = 0};
         }
-        for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_FC1, l, r, sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow));
-        for (int r = 0; r < tm + lag_ln; r++) {
-            if (r < tm) put_tiles(v, SG_MT_FC2, l, r, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
-            if (r - lag_ln >= 0)
-                put_tiles(v, l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN, l + 1, r - lag_ln, SG_MEGA_LN_PARTS);
+        if (fc2_lag > 0) {
+            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow), off += lag2};
+        } else {
+            put_segment(v, seg, k, tm);
+            k = 0;
+            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow), off = 0};
         }
+        seg[k++] = (stage){next_ln, l + 1, SG_MEGA_LN_PARTS, off + lag_ln};
+        put_segment(v, seg, k, tm);
     }
     /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
      * head's small GEMMs and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at batch 1,024). */
@@ -88,7 +119,8 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow) {
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
 }
 
-int sg_mega_plan_build(int n, int L, int grid, int narrow, uint32_t **out, size_t *count, char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, uint32_t **out, size_t *count,
+                       char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M || narrow < 0 ||
@@ -103,7 +135,7 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, uint32_t **out, size_
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    build_interleaved(&v, n, L, grid, narrow);
+    build_interleaved(&v, n, L, grid, narrow, fc1_lag, fc2_lag);
     if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);
