@@ -13,7 +13,8 @@
 # 3. the photos' pooled embeddings (--no-normalize, f32) from both: identical bytes, or how far apart;
 # 4. the new tree's batch invariance (every row of batches 1, 2, 15, 16, 17, 255, 256, 1,024 bit-identical to
 #    its batch-1 row).
-# Prints a table last (scripts/sm90_ab_table.py); everything is kept under OUTDIR.
+# Prints a table last (scripts/sm90_ab_table.py). OUTDIR gets few files (the device tool brings back only a handful):
+# gpu.txt, graph.jsonl, profile-base.txt, profile-new.txt, and summary.txt (identity, invariance, the table).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-gpu.sh
@@ -52,6 +53,7 @@ graph() {  # graph TREE LABEL BACKEND
 }
 stamp "graph replays: base, new, base, new, cuda"
 : >"$RES/graph.jsonl"
+: >"$RES/summary.txt"
 graph "$BASE" base-1 sm90
 graph "$ROOT" new-1 sm90
 graph "$BASE" base-2 sm90
@@ -84,9 +86,9 @@ for v in base new; do
 done
 if cmp -s "$WORK/emb-base.f32" "$WORK/emb-new.f32"; then
     echo "PASS: photos' embeddings identical bytes, base and new ($(($(stat -c %s "$WORK/emb-new.f32") / 3072)) rows)" |
-        tee "$RES/identity.txt"
+        tee -a "$RES/summary.txt"
 else
-    $PY - "$WORK/emb-base.f32" "$WORK/emb-new.f32" <<'EOF' | tee "$RES/identity.txt"
+    $PY - "$WORK/emb-base.f32" "$WORK/emb-new.f32" <<'EOF' | tee -a "$RES/summary.txt"
 import sys, numpy as np
 a = np.fromfile(sys.argv[1], np.float32).reshape(-1, 768).astype(np.float64)
 b = np.fromfile(sys.argv[2], np.float32).reshape(-1, 768).astype(np.float64)
@@ -96,8 +98,8 @@ EOF
 fi
 
 stamp "batch invariance (new)"
-timeout 300 "$ROOT/build/tools/sg_batch_invariance" "$CKPT" sm90 2>&1 | tee "$RES/invariance.txt"
+timeout 300 "$ROOT/build/tools/sg_batch_invariance" "$CKPT" sm90 2>&1 | tee -a "$RES/summary.txt"
 
 stamp table
-$PY scripts/sm90_ab_table.py "$RES/graph.jsonl" | tee "$RES/table.txt"
+$PY scripts/sm90_ab_table.py "$RES/graph.jsonl" | tee -a "$RES/summary.txt"
 stamp done
