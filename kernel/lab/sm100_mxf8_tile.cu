@@ -18,18 +18,11 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 #include "../mega/tmap.cuh"
+#include "lab_cuda.cuh"
 #include "../sm100/sm100_desc.h"
 #include "sm100_mxf8_tile.h"
 #include "../sm100/sm100_ptx.cuh"
 
-#define SG_CK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
-            abort();                                                                                  \
-        }                                                                                             \
-    } while (0)
 
 #define SG_TILE 128                       // M, N and K per block: MXF8 1-CTA MMA needs M = 128
 #define SG_TILE_BYTES (SG_TILE * SG_TILE) // one E4M3 operand tile, 16 KiB

@@ -22,15 +22,8 @@
 #include "../mega/mega_sync.cuh"
 #include "../mega/mega_ln.cuh"
 #include "../mega/tmap.cuh"
+#include "lab_cuda.cuh"
 
-#define SG_CK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
-            abort();                                                                                  \
-        }                                                                                             \
-    } while (0)
 
 #define SG_LAB_THREADS 384
 // Producer 40 + 2 consumers x 232 registers x 128 threads = 64,512 <= 65,536 per SM (one CTA per SM).
@@ -356,24 +349,9 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     } else if (a->out_bf16 == 0) {
         SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
     }
-    a->us = a->tflops = 0;
-    if (a->reps > 0) {
-        cudaEvent_t e0, e1;
-        SG_CK(cudaEventCreate(&e0));
-        SG_CK(cudaEventCreate(&e1));
-        SG_CK(cudaEventRecord(e0));
-        for (int r = 0; r < a->reps; r++)
-            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
-        SG_CK(cudaEventRecord(e1));
-        SG_CK(cudaEventSynchronize(e1));
-        SG_CK(cudaGetLastError());
-        float ms = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        a->us = 1000.0 * ms / a->reps;
-        a->tflops = 2.0 * M * N * K / (a->us * 1e-6) / 1e12;
-        SG_CK(cudaEventDestroy(e0));
-        SG_CK(cudaEventDestroy(e1));
-    }
+    a->us = sg_lab_time_us(a->reps,
+                           [&] { kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep); });
+    a->tflops = a->reps > 0 ? 2.0 * M * N * K / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dA));
     SG_CK(cudaFree(dW));
     SG_CK(cudaFree(dbias));
@@ -400,22 +378,7 @@ extern "C" int sg_sm90_lab_attn(sg_sm90_lab_attn_args *a, char *err, size_t errl
     SG_CK(cudaGetLastError());
     SG_CK(cudaDeviceSynchronize());
     sg_download_bf16(a->out, dout, M * 768);
-    a->us = 0;
-    if (a->reps > 0) {
-        cudaEvent_t e0, e1;
-        SG_CK(cudaEventCreate(&e0));
-        SG_CK(cudaEventCreate(&e1));
-        SG_CK(cudaEventRecord(e0));
-        for (int r = 0; r < a->reps; r++) sg_sm90_lab_attn_kernel<<<grid, SG_LAB_THREADS, smem>>>(m, a->B, dout);
-        SG_CK(cudaEventRecord(e1));
-        SG_CK(cudaEventSynchronize(e1));
-        SG_CK(cudaGetLastError());
-        float ms = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        a->us = 1000.0 * ms / a->reps;
-        SG_CK(cudaEventDestroy(e0));
-        SG_CK(cudaEventDestroy(e1));
-    }
+    a->us = sg_lab_time_us(a->reps, [&] { sg_sm90_lab_attn_kernel<<<grid, SG_LAB_THREADS, smem>>>(m, a->B, dout); });
     SG_CK(cudaFree(dqkv));
     SG_CK(cudaFree(dout));
     return 0;
@@ -517,23 +480,8 @@ extern "C" int sg_sm90_lab_mlp(sg_sm90_lab_mlp_args *a, char *err, size_t errlen
     SG_CK(cudaGetLastError());
     SG_CK(cudaDeviceSynchronize());
     SG_CK(cudaMemcpy(a->out, dout, M * 768 * 4, cudaMemcpyDeviceToHost));
-    a->us = a->tflops = 0;
-    if (a->reps > 0) {
-        cudaEvent_t e0, e1;
-        SG_CK(cudaEventCreate(&e0));
-        SG_CK(cudaEventCreate(&e1));
-        SG_CK(cudaEventRecord(e0));
-        for (int r = 0; r < a->reps; r++) launch(6);
-        SG_CK(cudaEventRecord(e1));
-        SG_CK(cudaEventSynchronize(e1));
-        SG_CK(cudaGetLastError());
-        float ms = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        a->us = 1000.0 * ms / a->reps;
-        a->tflops = 2.0 * M * 768 * 3072 * 2 / (a->us * 1e-6) / 1e12;
-        SG_CK(cudaEventDestroy(e0));
-        SG_CK(cudaEventDestroy(e1));
-    }
+    a->us = sg_lab_time_us(a->reps, [&] { launch(6); });
+    a->tflops = a->reps > 0 ? 2.0 * M * 768 * 3072 * 2 / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dX));
     SG_CK(cudaFree(dW1));
     SG_CK(cudaFree(dW2));
@@ -564,23 +512,8 @@ extern "C" int sg_sm90_lab_layernorm(sg_sm90_lab_ln_args *a, char *err, size_t e
     SG_CK(cudaGetLastError());
     SG_CK(cudaDeviceSynchronize());
     sg_download_bf16(a->out, dy, M * SG_LN_D);
-    a->us = 0;
-    if (a->reps > 0) {
-        cudaEvent_t e0, e1;
-        SG_CK(cudaEventCreate(&e0));
-        SG_CK(cudaEventCreate(&e1));
-        SG_CK(cudaEventRecord(e0));
-        for (int r = 0; r < a->reps; r++)
-            sg_sm90_lab_ln_kernel<<<grid, SG_LAB_THREADS>>>(dx, dg, db, a->eps, dy, (int)M);
-        SG_CK(cudaEventRecord(e1));
-        SG_CK(cudaEventSynchronize(e1));
-        SG_CK(cudaGetLastError());
-        float ms = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        a->us = 1000.0 * ms / a->reps;
-        SG_CK(cudaEventDestroy(e0));
-        SG_CK(cudaEventDestroy(e1));
-    }
+    a->us = sg_lab_time_us(a->reps,
+                           [&] { sg_sm90_lab_ln_kernel<<<grid, SG_LAB_THREADS>>>(dx, dg, db, a->eps, dy, (int)M); });
     SG_CK(cudaFree(dx));
     SG_CK(cudaFree(dg));
     SG_CK(cudaFree(db));
@@ -738,31 +671,13 @@ extern "C" int sg_sm90_lab_gemm_fp8(sg_sm90_lab_gemm_fp8_args *a, char *err, siz
         for (size_t r = 0; r < M; r++)
             for (size_t b = 0; b < N / SG_FP8_BN; b++) a->out_s[r * (N / SG_FP8_BN) + b] = t[b * ld_o + r];
     }
-    a->us = a->tflops = a->quant_us = 0;
-    if (a->reps > 0) {
-        cudaEvent_t e0, e1, e2;
-        SG_CK(cudaEventCreate(&e0));
-        SG_CK(cudaEventCreate(&e1));
-        SG_CK(cudaEventCreate(&e2));
-        SG_CK(cudaEventRecord(e0));
-        for (int r = 0; r < a->reps; r++)
-            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mSA, mW, sw, (int)M, (int)N, (int)K, ep);
-        SG_CK(cudaEventRecord(e1));
-        for (int r = 0; r < a->reps; r++)
-            sg_sm90_lab_fp8_quant_act_kernel<<<qblocks, qthreads>>>(dA, (int)M, (int)K, qa, sa_t, (int)ld_s, a->pow2);
-        SG_CK(cudaEventRecord(e2));
-        SG_CK(cudaEventSynchronize(e2));
-        SG_CK(cudaGetLastError());
-        float ms = 0, msq = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        SG_CK(cudaEventElapsedTime(&msq, e1, e2));
-        a->us = 1000.0 * ms / a->reps;
-        a->quant_us = 1000.0 * msq / a->reps;
-        a->tflops = 2.0 * M * N * K / (a->us * 1e-6) / 1e12;
-        SG_CK(cudaEventDestroy(e0));
-        SG_CK(cudaEventDestroy(e1));
-        SG_CK(cudaEventDestroy(e2));
-    }
+    a->us = sg_lab_time_us(a->reps, [&] {
+        kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mSA, mW, sw, (int)M, (int)N, (int)K, ep);
+    });
+    a->quant_us = sg_lab_time_us(a->reps, [&] {
+        sg_sm90_lab_fp8_quant_act_kernel<<<qblocks, qthreads>>>(dA, (int)M, (int)K, qa, sa_t, (int)ld_s, a->pow2);
+    });
+    a->tflops = a->reps > 0 ? 2.0 * M * N * K / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dA));
     SG_CK(cudaFree(dW));
     SG_CK(cudaFree(dbias));

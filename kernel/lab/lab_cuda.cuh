@@ -1,0 +1,39 @@
+// kernel/lab/lab_cuda.cuh — what the lab's CUDA launchers (kernel/lab/sm90_lab.cu, sm100_mxf8_tile.cu) share: a
+// CUDA-call check that aborts with the call and the error (lab code only: the product reports errors instead), and
+// the timing of a launch repeated with CUDA events.
+#ifndef SG_LAB_CUDA_CUH
+#define SG_LAB_CUDA_CUH
+
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define SG_CK(call)                                                                                   \
+    do {                                                                                              \
+        cudaError_t e_ = (call);                                                                      \
+        if (e_ != cudaSuccess) {                                                                      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));    \
+            abort();                                                                                  \
+        }                                                                                             \
+    } while (0)
+
+// Mean microseconds per call of launch() over reps back-to-back calls on the default stream, between two CUDA
+// events; 0 when reps <= 0.
+template <class F>
+static double sg_lab_time_us(int reps, F launch) {
+    if (reps <= 0) return 0.0;
+    cudaEvent_t e0, e1;
+    SG_CK(cudaEventCreate(&e0));
+    SG_CK(cudaEventCreate(&e1));
+    SG_CK(cudaEventRecord(e0));
+    for (int r = 0; r < reps; r++) launch();
+    SG_CK(cudaEventRecord(e1));
+    SG_CK(cudaEventSynchronize(e1));
+    SG_CK(cudaGetLastError());
+    float ms = 0;
+    SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+    SG_CK(cudaEventDestroy(e0));
+    SG_CK(cudaEventDestroy(e1));
+    return 1000.0 * ms / reps;
+}
+#endif
