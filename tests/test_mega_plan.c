@@ -36,6 +36,30 @@ static void move_before(uint32_t *t, size_t from, size_t to) {
     t[to] = x;
 }
 
+/* Builds and checks the tables of 12 layers for batches 1..dense, then every step-th up to 1,024, with the given
+ * grid, task shape and FC1 / FC2 lags; returns how many failed (the first one's batch and reason printed, its batch
+ * in *first_bad) and adds the tasks checked to *tasks. */
+static int sweep_sizes(int grid, int narrow, int fc1_lag, int fc2_lag, int dense, int step, long *tasks,
+                       int *first_bad) {
+    char err[512];
+    int bad = 0;
+    for (int n = 1; n <= 1024; n += n < dense ? 1 : step) {
+        size_t count = 0;
+        uint32_t *t = NULL;
+        if (sg_mega_plan_build(n, 12, grid, narrow, fc1_lag, fc2_lag, &t, &count, err, sizeof err) ||
+            sg_mega_plan_check(t, count, n, 12, narrow, err, sizeof err) != 0) {
+            if (!bad++) {
+                *first_bad = n;
+                printf("    batch %d: %s\n", n, err);
+            }
+        } else {
+            *tasks += (long)count;
+        }
+        free(t);
+    }
+    return bad;
+}
+
 static void check_all_sizes(void) {
     char err[512];
     const struct {
@@ -48,21 +72,10 @@ static void check_all_sizes(void) {
     static const char *shape[] = {"wide", "narrow", "narrow64"};
     for (int narrow = 0; narrow < 3; narrow++)
     for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
-        int bad = 0, first_bad = 0;
+        int first_bad = 0;
         long tasks = 0;
-        for (int n = 1; n <= 1024; n += n < 128 ? 1 : 61) { /* every partial-tile pattern, then up to 1,024 */
-            size_t count = 0;
-            uint32_t *t = build(n, 12, orders[o].grid, narrow, &count, err, sizeof err);
-            if (!t || sg_mega_plan_check(t, count, n, 12, narrow, err, sizeof err) != 0) {
-                if (!bad++) {
-                    first_bad = n;
-                    printf("    batch %d: %s\n", n, err);
-                }
-            } else {
-                tasks += (long)count;
-            }
-            free(t);
-        }
+        /* every partial-tile pattern, then up to 1,024 */
+        const int bad = sweep_sizes(orders[o].grid, narrow, 0, 0, 128, 61, &tasks, &first_bad);
         if (bad)
             CHECK(0, "%s, %s GEMM tasks: %d task tables out of order, the first at batch %d", orders[o].name,
                   shape[narrow], bad, first_bad);
@@ -73,19 +86,9 @@ static void check_all_sizes(void) {
     /* FC1 / FC2 interleaved behind their inputs' producers (SG_MEGA_FC1_LAG / SG_MEGA_FC2_LAG) */
     const int lags[][2] = {{1, 0}, {0, 1}, {1, 1}, {2, 2}};
     for (size_t j = 0; j < sizeof lags / sizeof lags[0]; j++) {
-        int bad = 0, first_bad = 0;
-        for (int n = 1; n <= 1024; n += n < 64 ? 1 : 97) {
-            size_t count = 0;
-            uint32_t *t = NULL;
-            if (sg_mega_plan_build(n, 12, 132, 0, lags[j][0], lags[j][1], &t, &count, err, sizeof err) ||
-                sg_mega_plan_check(t, count, n, 12, 0, err, sizeof err) != 0) {
-                if (!bad++) {
-                    first_bad = n;
-                    printf("    batch %d: %s\n", n, err);
-                }
-            }
-            free(t);
-        }
+        int first_bad = 0;
+        long tasks = 0;
+        const int bad = sweep_sizes(132, 0, lags[j][0], lags[j][1], 64, 97, &tasks, &first_bad);
         if (bad)
             CHECK(0, "FC1 / FC2 interleaved %d / %d grids behind: %d tables out of order, the first at batch %d",
                   lags[j][0], lags[j][1], bad, first_bad);

@@ -33,7 +33,7 @@ struct sg_mega_gpu {
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
-    int narrow_max[3];         // [s]: batches of up to this many images run GEMM task shape s or narrower
+    int narrow_max[3];         // [s], s = 1, 2: batches of up to this many images run GEMM task shape s (mega_shape)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
@@ -154,8 +154,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // narrow64 (128 x 64) up to one row tile per 66 SMs (1 image; measured against narrow: 1.07x at batch 1, 0.99x
     // at 2, 0.94x at 4, 0.80x at 8). SG_MEGA_NARROW_MAX=N and SG_MEGA_NARROW64_MAX=N override them
     // (docs/debug-knobs.md; 0: none).
-    g->narrow_max[0] = g->n_max;
-    g->narrow_max[1] = g->narrow_max[2] = 0;
+    g->narrow_max[0] = g->narrow_max[1] = g->narrow_max[2] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
     g->fc1_lag = lag ? atoi(lag) : 0;
     lag = getenv("SG_MEGA_FC2_LAG");

@@ -141,9 +141,7 @@ template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
                                                 uint64_t *bempty) {
-    sg_ring ring = {0, 0};
-    sg_count_ring<SG_MEGA_TASKQ> tq = {0};
-    sg_count_ring<SG_MEGA_BIAS_SLOTS> bq = {0};
+    sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
     unsigned next = sg_mega_ticket(p);
     for (;;) {
         const unsigned code = next;
@@ -151,10 +149,10 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
-        sg_mbar_wait(&tempty[tq.stage()], tq.phase() ^ 1u);
-        tslot[tq.stage()] = (int)code;  // SG_MT_END is the stop
-        sg_mbar_arrive(&tfull[tq.stage()]);  // release: the slot write is visible to the consumers' wait
-        tq.next();
+        sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
+        tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
+        sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
+        sg_ring_next(tq, SG_MEGA_TASKQ);
         if (k.kind == SG_MT_END) return;
         // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
         // load's round trips to L2 then overlap the consumers' work instead of following it. Holding it is safe:
@@ -175,12 +173,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             // This task's 256 (narrow: 128) bias values into the next bias slot (freed once both warpgroups read
             // it); a task without bias (the patch embedding) still takes its slot, with an arrival and no bytes.
             const float *bias = sg_mega_bias(p, k);
-            sg_mbar_wait(&bempty[bq.stage()], bq.phase() ^ 1u);
-            sg_mbar_arrive_expect_tx(&bfull[bq.stage()], bias ? tn * (uint32_t)sizeof(float) : 0u);
+            sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
+            sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? tn * (uint32_t)sizeof(float) : 0u);
             if (bias)
-                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage(), bias + n0, tn * (uint32_t)sizeof(float),
-                             &bfull[bq.stage()]);
-            bq.next();
+                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, tn * (uint32_t)sizeof(float), &bfull[bq.stage]);
+            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes

@@ -30,18 +30,6 @@ __device__ __forceinline__ void sg_ring_next(sg_ring &r, int stages) {
     }
 }
 
-// A position in a ring of a power-of-two size S kept as one count n of slots passed: slot n % S, phase (n / S) % 2.
-// One register where sg_ring takes two (the megakernel's consumers keep their task-queue and bias-slot positions
-// live across the K loop, which holds every other register).
-template <int S>
-struct sg_count_ring {
-    static_assert(S > 0 && (S & (S - 1)) == 0, "a power of two");
-    uint32_t n;
-    __device__ __forceinline__ uint32_t stage() const { return n & (S - 1); }
-    __device__ __forceinline__ uint32_t phase() const { return (n / S) & 1u; }
-    __device__ __forceinline__ void next() { n++; }
-};
-
 // Shared memory of one ring: its stages (1024-aligned) and their barriers.
 typedef struct sg_ring_smem {
     uint8_t *stages;   // STAGES x (A block, W block of BN rows), base 1024-byte aligned
