@@ -26,25 +26,14 @@
 #include "tests/check.h"
 #include "kernel/lab/lab.h"
 #include "kernel/lab/sm100_attn_lab.h"
+#include "kernel/sm100/sm100_desc.h"
+#include "weights/safetensors.h"
 
 enum { T = 196, DH = 64, HEADS = 12, LD_QKV = 3 * HEADS * DH, LD_OUT = HEADS * DH, BOX_ROWS = 256 };
 
 static uint64_t rng_state;
 static double rng_normal(void) { return sg_test_normal(&rng_state); }
 
-/* float -> bf16 bits, round to nearest even (inputs here are finite). */
-static uint16_t bf16_from_float(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7FFFu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-static double bf16_to_double(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 static void check_swizzle(void) {
     char why[256];
@@ -83,7 +72,7 @@ static void ref_query(const uint16_t *qkv, int rows, int img, int head, int quer
         double d = 0;
         if (row < rows) {
             const uint16_t *k = qkv + (size_t)row * LD_QKV + LD_OUT + head * DH;
-            for (int c = 0; c < DH; c++) d += bf16_to_double(q[c]) * bf16_to_double(k[c]);
+            for (int c = 0; c < DH; c++) d += sg_bf16_to_f32(q[c]) * sg_bf16_to_f32(k[c]);
         }
         s[j] = 0.125 * d;
         if (s[j] > mx) mx = s[j];
@@ -95,7 +84,7 @@ static void ref_query(const uint16_t *qkv, int rows, int img, int head, int quer
         const int row = img * T + j;
         if (row >= rows) continue;
         const uint16_t *v = qkv + (size_t)row * LD_QKV + 2 * LD_OUT + head * DH;
-        for (int c = 0; c < DH; c++) o[c] += p * bf16_to_double(v[c]);
+        for (int c = 0; c < DH; c++) o[c] += p * sg_bf16_to_f32(v[c]);
     }
     for (int c = 0; c < DH; c++) o[c] /= sum;
 }
@@ -114,7 +103,7 @@ static int run_case(const attn_case *tc) {
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < LD_QKV; c++) {
             const double sd = c < LD_OUT ? tc->sq : c < 2 * LD_OUT ? tc->sk : tc->sv;
-            qkv[(size_t)r * LD_QKV + c] = bf16_from_float((float)(rng_normal() * sd));
+            qkv[(size_t)r * LD_QKV + c] = sg_bf16_bits((float)(rng_normal() * sd));
         }
     char err[512] = "";
     const int rc = sg_sm100_attn_lab(qkv, tc->n_img, tc->warpgroup, out, err, sizeof err);
@@ -135,14 +124,14 @@ static int run_case(const attn_case *tc) {
             double vmax = 0;
             for (int j = 0; j < T; j++)
                 for (int c = 0; c < DH; c++) {
-                    const double a = fabs(bf16_to_double(qkv[(size_t)(img * T + j) * LD_QKV + 2 * LD_OUT + h * DH + c]));
+                    const double a = fabs(sg_bf16_to_f32(qkv[(size_t)(img * T + j) * LD_QKV + 2 * LD_OUT + h * DH + c]));
                     if (a > vmax) vmax = a;
                 }
             for (int i = 0; i < T; i++) {
                 ref_query(qkv, rows, img, h, i, T, o);
                 if (probe_mask && img == 0) ref_query(qkv, rows, img, h, i, 208, ou); /* keys padded, unmasked */
                 for (int c = 0; c < DH; c++) {
-                    const double got = bf16_to_double(out[(size_t)(img * T + i) * LD_OUT + h * DH + c]);
+                    const double got = sg_bf16_to_f32(out[(size_t)(img * T + i) * LD_OUT + h * DH + c]);
                     const double e = fabs(got - o[c]) / vmax;
                     if (!(e <= worst)) { /* NaN (an unwritten element) sticks */
                         worst = e;

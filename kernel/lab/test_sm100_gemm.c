@@ -29,22 +29,11 @@
 #include "kernel/lab/lab.h"
 #include "kernel/lab/sm100_gemm_check.h"
 #include "kernel/sm100/sm100_desc.h"
+#include "weights/safetensors.h"
 
 static uint64_t rng_state;
 static double rng_normal(void) { return sg_test_normal(&rng_state); }
 
-static uint16_t bf16_bits(float x) {
-    float r = sg_bf16_round(x);
-    uint32_t u;
-    memcpy(&u, &r, 4);
-    return (uint16_t)(u >> 16);
-}
-static float bf16_value(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 typedef struct gemm_case {
@@ -66,12 +55,12 @@ static int run_case(const gemm_case *c) {
     uint16_t *out16 = malloc((size_t)M * N * 2);
     if (c->kind == 0) {
         for (long i = 0; i < (long)M * K; i++) {
-            ((uint16_t *)a)[i] = bf16_bits((float)rng_normal());
-            af[i] = bf16_value(((uint16_t *)a)[i]);
+            ((uint16_t *)a)[i] = sg_bf16_bits((float)rng_normal());
+            af[i] = sg_bf16_to_f32(((uint16_t *)a)[i]);
         }
         for (long i = 0; i < (long)N * K; i++) {
-            ((uint16_t *)b)[i] = bf16_bits((float)(rng_normal() / sqrt(K)));
-            bf[i] = bf16_value(((uint16_t *)b)[i]);
+            ((uint16_t *)b)[i] = sg_bf16_bits((float)(rng_normal() / sqrt(K)));
+            bf[i] = sg_bf16_to_f32(((uint16_t *)b)[i]);
         }
     } else {
         for (long i = 0; i < (long)M * K; i++) af[i] = (float)(rng_normal() * ldexp(1.0, (int)((i / 32 * 7919u) % 41) - 20));
@@ -113,7 +102,7 @@ static int run_case(const gemm_case *c) {
                 }
                 if (c->bf16) {
                     /* + half a bf16 ulp, 2^-8 relative at worst (8 significant bits), of the value rounded */
-                    double e = fabs(bf16_value(out16[(size_t)i * N + j]) - v) / (tol + ldexp(fabs(v) + tol, -8));
+                    double e = fabs(sg_bf16_to_f32(out16[(size_t)i * N + j]) - v) / (tol + ldexp(fabs(v) + tol, -8));
                     if (!(e <= worst)) worst = e;
                 }
             }

@@ -326,6 +326,12 @@ static inline SG_SM100_HD float sg_bf16_round(float x) {
     v.u &= 0xFFFF0000u;
     return v.f;
 }
+/* The bf16 bit pattern of sg_bf16_round(x). */
+static inline SG_SM100_HD uint16_t sg_bf16_bits(float x) {
+    union { float f; uint32_t u; } v;
+    v.f = sg_bf16_round(x);
+    return (uint16_t)(v.u >> 16);
+}
 
 #ifdef __cplusplus
 }
