@@ -34,6 +34,7 @@ struct sg_mega_gpu {
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     int narrow_max[3];         // [s], s = 1, 2: batches of up to this many images run GEMM task shape s (mega_shape)
+    int prefetch;              // sg_mega_params.prefetch (SG_MEGA_PREFETCH_H, SG_MEGA_PREFETCH_A)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
@@ -156,9 +157,12 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // (docs/debug-knobs.md; 0: none).
     g->narrow_max[0] = g->narrow_max[1] = g->narrow_max[2] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
-    g->fc1_lag = lag ? atoi(lag) : 0;
+    g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
     lag = getenv("SG_MEGA_FC2_LAG");
     g->fc2_lag = lag ? atoi(lag) : 0;
+    const char *pf = getenv("SG_MEGA_PREFETCH_H");
+    g->prefetch = pf && atoi(pf) ? 1 : 0;
+    if ((pf = getenv("SG_MEGA_PREFETCH_A"))) g->prefetch |= atoi(pf) << 8;
     for (int s = 1; s <= k->narrow; s++) {
         const int per = s == 1 ? 10 : 66;
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
@@ -345,6 +349,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.w1sf = g->w1sf;
     p.fc1_mx = g->mx != nullptr;
     p.narrow = mega_shape(g, n);
+    p.prefetch = g->prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;

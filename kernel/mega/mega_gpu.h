@@ -111,6 +111,9 @@ struct sg_mega_params {
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1_mx;
+    // L2 prefetches (experiment, SG_MEGA_PREFETCH_H / SG_MEGA_PREFETCH_A): bit 0, a residual-adding task's output
+    // tile of h when its loads start; bits 8.., the A block this many K blocks ahead of the one being loaded.
+    int prefetch;
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64 128 x 64
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes

@@ -45,9 +45,10 @@
 //       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
 //       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
 //       128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
-//   Arch::attention(q, k, v, img, head, att, ld, w): warpgroup w's share of one (image, head) from three ring
-//       stages (Q, K, V boxes of 256 rows x 64 columns); when it returns, this warpgroup's threads have finished
-//       reading them;
+//   Arch::attention(q, k, v, empty, s0, img, head, att, ld, w): warpgroup w's share of one (image, head) from the
+//       ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3), which it
+//       gives back itself: one arrival by this warpgroup on each one's empty barrier (empty[(s0 + j) % 3]) once its
+//       threads have finished reading it;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
 //       blocks (A 128 rows, W 256 rows, or 128 when p.narrow == 1, 64 when 2 (map_w then has 64-row boxes); or the
 //       MXFP8 FC1 blocks with their scale atoms);
@@ -181,6 +182,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
+            if ((p.prefetch & 1) && sg_mega_f32_tile(k.kind) && k.kind != SG_MT_HOUT)  // h's tile, for the reduce
+                for (int y = 0; y < SG_MEGA_BM; y += 64)
+                    for (int x = 0; x < tn; x += 32)
+                        sg_tma_prefetch_l2_2d(p.smaps + (k.kind == SG_MT_HFC2 ? SG_SMAP_POOLED : SG_SMAP_RES), n0 + x,
+                                              m0 + y);
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
         }  // PREP and LayerNorm tasks read with ordinary loads
     }
@@ -439,14 +445,17 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 st[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
+            // The stages come back in ring order, one arrival per warpgroup on each: the attention gives them back
+            // itself (as early as its reads end), the pool after its last barrier.
+            static_assert(SG_MEGA_STAGES == 3, "attention's Q, K, V are the ring's three stages from ring.stage on");
             if (k.kind == SG_MT_ATT) {
-                Arch::attention(st[0], st[1], st[2], k.a, k.b, p.att, SG_MEGA_D, w);
-                sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written, stages read
+                Arch::attention(st[0], st[1], st[2], sm.empty, (int)ring.stage, k.a, k.b, p.att, SG_MEGA_D, w);
+                sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written
             } else {
                 sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);
+                if (tid == 0)
+                    for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
             }
-            if (tid == 0)  // the three stages come back in ring order (one arrival per warpgroup)
-                for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
             if (threadIdx.x == 0)  // both warpgroups passed the barrier above: their writes are ordered before this
                 sg_red_release_add(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), 1);
             break;

@@ -263,9 +263,14 @@ struct sg_sm100_arch {
         return t_e;
     }
 
-    static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v, int img,
-                                                     int head, __nv_bfloat16 *out, int ldo, int) {
+    // All 8 consumer warps share the task's MMAs, so the stages go back only when both warpgroups are done.
+    static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
+                                                     uint64_t *empty, int s0, int img, int head, __nv_bfloat16 *out,
+                                                     int ldo, int) {
         sg_mma_attn_task(q, k, v, img, head, out, ldo, threadIdx.x / 32, 2 * 4);  // the 8 consumer warps
+        sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
+        if (threadIdx.x % 128 == 0)
+            for (int j = 0; j < 3; j++) sg_mbar_arrive(empty + (s0 + j) % SG_MEGA_STAGES);
     }
 };
 #endif

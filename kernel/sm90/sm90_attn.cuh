@@ -44,9 +44,12 @@ __device__ __forceinline__ void sg_sm90_attn_produce(const CUtensorMap *mapQKV, 
 }
 
 // One 64-query block rb (0..3) of one (image, head) by the 128 threads of a warpgroup, with Q, K, V already in
-// shared memory (q, k, v: 256 x 64 bf16 SW128 boxes, 1024-byte aligned).
+// shared memory (q, k, v: 256 x 64 bf16 SW128 boxes, 1024-byte aligned). release (the warpgroup's last block in the
+// megakernel; else NULL): the empty barriers of a ring of three stages whose Q, K and V are stages s0, s0 + 1,
+// s0 + 2 (mod 3); one arrival each by thread 0, Q's and K's once S = Q K^T is complete, V's once P V is.
 __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, const uint8_t *k, const uint8_t *v,
-                                                   int img, int head, __nv_bfloat16 *out, int ldo) {
+                                                   int img, int head, __nv_bfloat16 *out, int ldo,
+                                                   uint64_t *release, int s0) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // softmax(0.125 s) = exp2(0.125 log2(e) (s - max)) / sum: one FMUL+EX2 per element.
     const float scale_log2 = 0.125f * 1.4426950408889634f;
@@ -65,6 +68,10 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, con
     sg_wgmma_commit();
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(s);
+    if (release && t == 0) {  // this warpgroup's reads of Q and K are complete
+        sg_mbar_arrive(release + s0);
+        sg_mbar_arrive(release + (s0 + 1) % 3);
+    }
 
     // Register k holds row r + 8 ((k/2)%2), column 8 (k/4) + 2 (lane%4) + k%2 (sm90_ptx.cuh).
     float mx[2] = {-INFINITY, -INFINITY};
@@ -113,6 +120,7 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, con
     sg_wgmma_commit();
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(o);
+    if (release && t == 0) sg_mbar_arrive(release + (s0 + 2) % 3);  // and of V
 
     const float inv[2] = {1.0f / sum[0], 1.0f / sum[1]};
     const int r0 = 64 * rb + 16 * warp + lane / 4;
@@ -132,7 +140,7 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, con
 __device__ __forceinline__ void sg_sm90_attn_consume(int wg, int img, int head, __nv_bfloat16 *out, int ldo,
                                                      const sg_sm90_attn_smem &sm, uint32_t &phase) {
     sg_mbar_wait(sm.full, phase);
-    for (int rb = wg; rb < 4; rb += 2) sg_sm90_attn_block(rb, sm.q, sm.k, sm.v, img, head, out, ldo);
+    for (int rb = wg; rb < 4; rb += 2) sg_sm90_attn_block(rb, sm.q, sm.k, sm.v, img, head, out, ldo, nullptr, 0);
     if (threadIdx.x % 128 == 0) sg_mbar_arrive(sm.empty);
     phase ^= 1u;
 }

@@ -87,7 +87,7 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow, p.prefetch >> 8);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -108,7 +108,8 @@ struct sg_sm90_arch {
                              : gemm_half<PROF, 0>(p, k, w, bias, c, sm, ring, out, ophase);
     }
 
-    // S: the task shape (sg_mega_params.narrow): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32 registers).
+    // S: the task shape (sg_mega_params.narrow): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32 registers;
+    // a ring stage holds two K blocks, sg_gemm_produce_wide).
     template <bool PROF, int S>
     static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
@@ -125,7 +126,7 @@ struct sg_sm90_arch {
         if (PROF) sg_mega_prof_mark(1);
         const int K = sg_mega_gemm_k(k.kind);
         uint32_t prev = 0;
-        for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        for (int k0 = 0; k0 < K; k0 += S == 2 ? 2 * SG_GEMM_BK : SG_GEMM_BK) {  // narrow64: two K blocks a stage
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
             const uint64_t da = sg_smem_desc(a + (NARROW ? w * 64 * 128 : 0), 16, 1024);
@@ -133,9 +134,13 @@ struct sg_sm90_arch {
             sg_wgmma_fence_regs(acc0);
             if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
             sg_wgmma_fence();
-            if constexpr (S == 2) {
+            if constexpr (S == 2) {  // the stage's two K blocks in order: the same k16 chain as one block a stage
+                const uint64_t da2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + w * 64 * 128, 16, 1024);
+                const uint64_t db2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + SG_MEGA_A_BYTES, 16, 1024);
 #pragma unroll
                 for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc0, da + 2 * kk, db + 2 * kk, 1);
+#pragma unroll
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc0, da2 + 2 * kk, db2 + 2 * kk, 1);
             } else if constexpr (NARROW) {
 #pragma unroll
                 for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
@@ -187,11 +192,13 @@ struct sg_sm90_arch {
         return t_e;
     }
 
-    // Query blocks w and w + 2 of the four 64-query blocks; each block's wgmmas are waited before it ends, so this
-    // warpgroup's reads of the stages are complete when it returns.
-    static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v, int img,
-                                                     int head, __nv_bfloat16 *out, int ldo, int w) {
-        for (int rb = w; rb < 4; rb += SG_MEGA_WGS) sg_sm90_attn_block(rb, q, k, v, img, head, out, ldo);
+    // Query blocks w and w + 2 of the four 64-query blocks; the second block gives the Q and K stages back as soon
+    // as its S = Q K^T is complete and V's after P V, so the producer's next loads overlap its softmax and P V.
+    static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
+                                                     uint64_t *empty, int s0, int img, int head, __nv_bfloat16 *out,
+                                                     int ldo, int w) {
+        for (int rb = w; rb < 4; rb += SG_MEGA_WGS)
+            sg_sm90_attn_block(rb, q, k, v, img, head, out, ldo, rb + SG_MEGA_WGS >= 4 ? empty : nullptr, s0);
     }
 };
 
