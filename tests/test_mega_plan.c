@@ -112,16 +112,16 @@ static void check_all_sizes(void) {
           "batch 1: %zu tasks (12 layers x 82 + patch embedding 14 + post-LN 8 + head 46)", count);
     free(t);
     t = build(1, 12, 132, 1, &count, err, sizeof err);
-    /* narrow: GEMM tasks 128 columns wide, twice as many: per layer 2 x (4 + 18 + 6 + 4 + 24 + 6) + 12 = 136; patch
-     * embedding 2 x (4 + 6); post-LN 8; head 2 x 12 + 12 + (6 + 4 + 24 + 6) */
-    CHECK(t && count == 12 * 136 + 20 + 8 + 76,
-          "batch 1, narrow: %zu tasks (12 layers x 136 + patch embedding 20 + post-LN 8 + head 76)", count);
+    /* narrow: GEMM tasks 128 columns wide, twice as many, and two attention tasks per head: per layer 2 x (4 + 18 +
+     * 6 + 4 + 24 + 6) + 24 = 148; patch embedding 2 x (4 + 6); post-LN 8; head 2 x 12 + 12 + (6 + 4 + 24 + 6) */
+    CHECK(t && count == 12 * 148 + 20 + 8 + 76,
+          "batch 1, narrow: %zu tasks (12 layers x 148 + patch embedding 20 + post-LN 8 + head 76)", count);
     free(t);
     t = build(1, 12, 132, 2, &count, err, sizeof err);
-    /* narrow64: 64 columns, four times the wide GEMM tasks: per layer 2 x (4 + 36 + 12 + 4 + 48 + 12) + 12 = 244;
-     * patch embedding 2 x (4 + 12); post-LN 8; head 2 x 24 + 12 + (12 + 4 + 48 + 12) */
-    CHECK(t && count == 12 * 244 + 32 + 8 + 136,
-          "batch 1, narrow64: %zu tasks (12 layers x 244 + patch embedding 32 + post-LN 8 + head 136)", count);
+    /* narrow64: 64 columns, four times the wide GEMM tasks, two attention tasks per head: per layer 2 x (4 + 36 +
+     * 12 + 4 + 48 + 12) + 24 = 256; patch embedding 2 x (4 + 12); post-LN 8; head 2 x 24 + 12 + (12 + 4 + 48 + 12) */
+    CHECK(t && count == 12 * 256 + 32 + 8 + 136,
+          "batch 1, narrow64: %zu tasks (12 layers x 256 + patch embedding 32 + post-LN 8 + head 136)", count);
     free(t);
     CHECK(build(1, 12, 132, 3, &count, err, sizeof err) == NULL, "a task shape beyond narrow64 is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,

@@ -34,7 +34,6 @@ struct sg_mega_gpu {
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     int narrow_max[3];         // [s], s = 1, 2: batches of up to this many images run GEMM task shape s (mega_shape)
-    int prefetch;              // sg_mega_params.prefetch (SG_MEGA_PREFETCH_H, SG_MEGA_PREFETCH_A)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
@@ -152,19 +151,16 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
     // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
     // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
-    // narrow64 (128 x 64) up to one row tile per 66 SMs (1 image; measured against narrow: 1.07x at batch 1, 0.99x
-    // at 2, 0.94x at 4, 0.80x at 8). SG_MEGA_NARROW_MAX=N and SG_MEGA_NARROW64_MAX=N override them
-    // (docs/debug-knobs.md; 0: none).
+    // narrow64 (128 x 64, two K blocks per ring stage) up to one row tile per 18 SMs (4 images, 7 row tiles;
+    // measured against narrow, session 6: 1.21x at 2 images, 1.10x at 4, 0.96x at 8). SG_MEGA_NARROW_MAX=N and
+    // SG_MEGA_NARROW64_MAX=N override them (docs/debug-knobs.md; 0: none).
     g->narrow_max[0] = g->narrow_max[1] = g->narrow_max[2] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
     lag = getenv("SG_MEGA_FC2_LAG");
     g->fc2_lag = lag ? atoi(lag) : 0;
-    const char *pf = getenv("SG_MEGA_PREFETCH_H");
-    g->prefetch = pf && atoi(pf) ? 1 : 0;
-    if ((pf = getenv("SG_MEGA_PREFETCH_A"))) g->prefetch |= atoi(pf) << 8;
     for (int s = 1; s <= k->narrow; s++) {
-        const int per = s == 1 ? 10 : 66;
+        const int per = s == 1 ? 10 : 18;
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
         if (const char *e = getenv(s == 1 ? "SG_MEGA_NARROW_MAX" : "SG_MEGA_NARROW64_MAX")) g->narrow_max[s] = atoi(e);
     }
@@ -207,6 +203,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
              sg_tmap_sw128_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_QKV128], b->qkv, b->qkv_rows, 3 * D, 128, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_HKVW], b->head_kv_w, 2 * D, D, SG_MEGA_BN, 64, err, errlen) ||
@@ -349,7 +346,6 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.w1sf = g->w1sf;
     p.fc1_mx = g->mx != nullptr;
     p.narrow = mega_shape(g, n);
-    p.prefetch = g->prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;

@@ -42,6 +42,7 @@ enum {
     SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH,
     SG_MAP_HKVW, SG_MAP_HOUTW, SG_MAP_HFC1W, SG_MAP_HFC2W,  // head weights [1536, 768], [768, 768], [3072, 768], [768, 3072]
     SG_MAP_HATT, SG_MAP_HY, SG_MAP_HMLP,                    // head activations [n_max, 768], [n_max, 768], [n_max, 3072]
+    SG_MAP_QKV128,                                          // qkv with 128-row boxes: a split attention task's Q
     SG_MAP_W0
 };
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
@@ -111,9 +112,6 @@ struct sg_mega_params {
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1_mx;
-    // L2 prefetches (experiment, SG_MEGA_PREFETCH_H / SG_MEGA_PREFETCH_A): bit 0, a residual-adding task's output
-    // tile of h when its loads start; bits 8.., the A block this many K blocks ahead of the one being loaded.
-    int prefetch;
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64 128 x 64
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes

@@ -45,8 +45,9 @@
 //       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
 //       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
 //       128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
-//   Arch::attention(q, k, v, empty, s0, img, head, att, ld, w): warpgroup w's share of one (image, head) from the
-//       ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3), which it
+//   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
+//       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
+//       >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1, Q a box of their 128 rows), which it
 //       gives back itself: one arrival by this warpgroup on each one's empty barrier (empty[(s0 + j) % 3]) once its
 //       threads have finished reading it;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
@@ -161,13 +162,19 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         next = sg_mega_ticket(p);
         const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = k.b * tn;
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
-            for (int j = 0; j < 3; j++) {  // Q, K, V of head b: columns 768 j + 64 b (POOL: no Q, a scratch stage)
+            // Q, K, V of head b % 12: columns 768 j + 64 head (POOL: no Q, a scratch stage); a split attention
+            // task's Q is the 128 rows of its two query blocks (sg_mega_att_parts)
+            const int head = k.b % SG_MEGA_HEADS, part = k.b / SG_MEGA_HEADS;
+            const bool split = k.kind == SG_MT_ATT && sg_mega_att_parts(p.narrow) > 1;
+            for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-                const bool load = k.kind == SG_MT_ATT || j > 0;
-                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], load ? SG_MEGA_ATT_BOX_BYTES : 0u);
+                const bool load = k.kind == SG_MT_ATT || j > 0, q128 = split && j == 0;
+                sg_mbar_arrive_expect_tx(&sm.full[ring.stage], !load ? 0u : q128 ? SG_MEGA_ATT_BOX_BYTES / 2
+                                                                                   : SG_MEGA_ATT_BOX_BYTES);
                 if (load)
-                    sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES, p.maps + SG_MAP_QKV,
-                                   &sm.full[ring.stage], SG_MEGA_D * j + SG_MEGA_DH * k.b, k.a * SG_MEGA_T);
+                    sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES,
+                                   p.maps + (q128 ? SG_MAP_QKV128 : SG_MAP_QKV), &sm.full[ring.stage],
+                                   SG_MEGA_D * j + SG_MEGA_DH * head, k.a * SG_MEGA_T + (q128 ? 128 * part : 0));
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
         } else if (sg_mega_is_gemm(k.kind)) {
@@ -182,11 +189,6 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
-            if ((p.prefetch & 1) && sg_mega_f32_tile(k.kind) && k.kind != SG_MT_HOUT)  // h's tile, for the reduce
-                for (int y = 0; y < SG_MEGA_BM; y += 64)
-                    for (int x = 0; x < tn; x += 32)
-                        sg_tma_prefetch_l2_2d(p.smaps + (k.kind == SG_MT_HFC2 ? SG_SMAP_POOLED : SG_SMAP_RES), n0 + x,
-                                              m0 + y);
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
         }  // PREP and LayerNorm tasks read with ordinary loads
     }
@@ -449,7 +451,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             // itself (as early as its reads end), the pool after its last barrier.
             static_assert(SG_MEGA_STAGES == 3, "attention's Q, K, V are the ring's three stages from ring.stage on");
             if (k.kind == SG_MT_ATT) {
-                Arch::attention(st[0], st[1], st[2], sm.empty, (int)ring.stage, k.a, k.b, p.att, SG_MEGA_D, w);
+                const int part = sg_mega_att_parts(p.narrow) > 1 ? k.b / SG_MEGA_HEADS : -1;
+                Arch::attention(st[0], st[1], st[2], sm.empty, (int)ring.stage, k.a, k.b % SG_MEGA_HEADS, part, p.att,
+                                SG_MEGA_D, w);
                 sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written
             } else {
                 sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);

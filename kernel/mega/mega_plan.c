@@ -30,12 +30,12 @@ static int imax(int a, int b) { return a > b ? a : b; }
  * are then produced). */
 static int last_tile(int img, int M) { return imin(M - 1, img * SG_MEGA_T + SG_MEGA_T - 1) / SG_MEGA_BM; }
 
-/* Attention tasks (kind ATT, or the head's POOL), one per head, of the images whose last row tile is in [r0, r1).
- * Images are in row order, so *next walks. */
-static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M, int *next) {
+/* Attention tasks (kind ATT, or the head's POOL), `parts` per head (b = head + 12 part), of the images whose last
+ * row tile is in [r0, r1). Images are in row order, so *next walks. */
+static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M, int parts, int *next) {
     while (*next < n && last_tile(*next, M) < r1) {
         if (last_tile(*next, M) >= r0)
-            for (int h = 0; h < SG_MEGA_HEADS; h++) put(v, kind, layer, *next, h);
+            for (int b = 0; b < SG_MEGA_HEADS * parts; b++) put(v, kind, layer, *next, b);
         (*next)++;
     }
 }
@@ -76,7 +76,7 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
             if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow));
-            if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, &next);
+            if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
         }
         /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
@@ -111,7 +111,7 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
     int next = 0;
     for (int r = 0; r < tm + lag_att; r++) {
         if (r < tm) put_tiles(v, SG_MT_HKV, L, r, sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow));
-        if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, &next);
+        if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, 1, &next);
     }
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
@@ -156,7 +156,8 @@ static int per_unit(int kind, int narrow) {
         return sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow);
     case SG_MT_QKV: return sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow);
     case SG_MT_FC1: case SG_MT_HFC1: return sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
-    case SG_MT_ATT: case SG_MT_POOL: return SG_MEGA_HEADS;
+    case SG_MT_ATT: return SG_MEGA_HEADS * sg_mega_att_parts(narrow);
+    case SG_MT_POOL: return SG_MEGA_HEADS;
     case SG_MT_HKV: return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow);
     default: return 0;
     }

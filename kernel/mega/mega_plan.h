@@ -11,7 +11,7 @@
 // §2); a layer's stages are (tasks; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
-//   ATT   (image, head)              att = softmax(q k^T / 8) v               12 n
+//   ATT   (image, head[, part])      att = softmax(q k^T / 8) v               12 n (narrow launches: 24 n)
 //   OUT   (row tile, col tile)       h += att Wo^T + b                        3 tm (6 tm halves)
 //   LN2   (row tile, quarter)        y = LN2(h)                               4 tm
 //   FC1   (row tile, col tile)       H = GELU(y W1^T + b1)                    12 tm (24 tm halves)
@@ -115,6 +115,10 @@ SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) 
 // counter gets (its stage's *_TILES) << narrow of them per layer.
 SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> narrow; }  // columns of a task
 SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles / SG_MEGA_WGS << narrow; }
+// Attention tasks per (image, head): one (its four 64-query blocks, two per warpgroup), or in a narrow launch two,
+// part p taking query blocks 2p and 2p + 1 (one per warpgroup; the b field is head + 12 p): the same per-block
+// arithmetic, so an image's rows do not depend on it, and at small batches twice the SMs work on the stage.
+SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow ? 2 : 1; }
 SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
     return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) *
@@ -126,7 +130,7 @@ SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     return tm * (2 * SG_MEGA_LN_PARTS +
                  sg_mega_gemm_tasks(SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES,
                                     narrow)) +
-           SG_MEGA_HEADS * n;
+           SG_MEGA_HEADS * sg_mega_att_parts(narrow) * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L, int narrow) {
     return L * sg_mega_layer_tasks(n, narrow) +
@@ -217,7 +221,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
         break;
     case SG_MT_OUT: {
         const int end = k.a * SG_MEGA_BM + SG_MEGA_BM < n * SG_MEGA_T ? k.a * SG_MEGA_BM + SG_MEGA_BM : n * SG_MEGA_T;
-        kind = SG_MT_ATT, t = SG_MEGA_HEADS * (l + 1);
+        kind = SG_MT_ATT, t = SG_MEGA_HEADS * sg_mega_att_parts(narrow) * (l + 1);
         first = k.a * SG_MEGA_BM / SG_MEGA_T;
         count = (end - 1) / SG_MEGA_T - first + 1;
         break;

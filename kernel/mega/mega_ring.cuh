@@ -63,8 +63,7 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
 #define SG_GEMM_N64_PAIR (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(64))  // 24 KB: the second K block of a narrow64 stage
 template <int STAGES>
 __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int narrow,
-                                                     int a_ahead = 0) {
+                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int narrow) {
     constexpr uint32_t half = SG_GEMM_B_BYTES(128), stage = SG_GEMM_A_BYTES + 2 * half;
     static_assert(2 * SG_GEMM_N64_PAIR <= stage && SG_GEMM_N64_PAIR % 1024 == 0, "two narrow64 K blocks per stage");
     const int step = narrow == 2 ? 2 * SG_GEMM_BK : SG_GEMM_BK;
@@ -75,7 +74,6 @@ __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, co
         sg_mbar_arrive_expect_tx(&sm.full[ring.stage], bytes);
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        if (a_ahead && k0 + a_ahead * SG_GEMM_BK < K) sg_tma_prefetch_l2_2d(mapA, k0 + a_ahead * SG_GEMM_BK, m0);
         if (narrow == 2) {
             sg_tma_load_2d(a + SG_GEMM_N64_PAIR, mapA, &sm.full[ring.stage], k0 + SG_GEMM_BK, m0);
             sg_tma_load_2d(a + SG_GEMM_N64_PAIR + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0 + SG_GEMM_BK, n0);

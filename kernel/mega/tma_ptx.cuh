@@ -68,12 +68,6 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  : "memory");
 }
 
-// Asks L2 for the box at (x, y) of `map` (no shared memory, no completion): a later load or reduce finds it there.
-__device__ __forceinline__ void sg_tma_prefetch_l2_2d(const CUtensorMap *map, int x, int y) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
-                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y) : "memory");
-}
-
 // A small contiguous copy global -> shared (16-byte aligned, size a multiple of 16; a GEMM tile's bias, MXFP8
 // scale atoms), completing on `bar` with complete_tx (count the bytes in the barrier's expect_tx).
 __device__ __forceinline__ void sg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {

@@ -44,10 +44,10 @@ __device__ __forceinline__ void sg_sm90_attn_produce(const CUtensorMap *mapQKV, 
 }
 
 // One 64-query block rb (0..3) of one (image, head) by the 128 threads of a warpgroup, with Q, K, V already in
-// shared memory (q, k, v: 256 x 64 bf16 SW128 boxes, 1024-byte aligned). release (the warpgroup's last block in the
+// shared memory (qblk: the block's 64 Q rows; k, v: 256 x 64 bf16 SW128 boxes; 1024-byte aligned). release (the warpgroup's last block in the
 // megakernel; else NULL): the empty barriers of a ring of three stages whose Q, K and V are stages s0, s0 + 1,
 // s0 + 2 (mod 3); one arrival each by thread 0, Q's and K's once S = Q K^T is complete, V's once P V is.
-__device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, const uint8_t *k, const uint8_t *v,
+__device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, const uint8_t *k, const uint8_t *v,
                                                    int img, int head, __nv_bfloat16 *out, int ldo,
                                                    uint64_t *release, int s0) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -60,7 +60,7 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, con
     float s[SG_ATTN_KPAD / 2];
 #pragma unroll
     for (int i = 0; i < SG_ATTN_KPAD / 2; i++) s[i] = 0.0f;
-    const uint64_t dq = sg_smem_desc(q + rb * 64 * 128, 16, 1024);
+    const uint64_t dq = sg_smem_desc(qblk, 16, 1024);
     sg_wgmma_fence_regs(s);
     sg_wgmma_fence();
 #pragma unroll
@@ -140,7 +140,8 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *q, con
 __device__ __forceinline__ void sg_sm90_attn_consume(int wg, int img, int head, __nv_bfloat16 *out, int ldo,
                                                      const sg_sm90_attn_smem &sm, uint32_t &phase) {
     sg_mbar_wait(sm.full, phase);
-    for (int rb = wg; rb < 4; rb += 2) sg_sm90_attn_block(rb, sm.q, sm.k, sm.v, img, head, out, ldo, nullptr, 0);
+    for (int rb = wg; rb < 4; rb += 2)
+        sg_sm90_attn_block(rb, sm.q + rb * 64 * 128, sm.k, sm.v, img, head, out, ldo, nullptr, 0);
     if (threadIdx.x % 128 == 0) sg_mbar_arrive(sm.empty);
     phase ^= 1u;
 }

@@ -87,7 +87,7 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow, p.prefetch >> 8);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow);
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -192,13 +192,17 @@ struct sg_sm90_arch {
         return t_e;
     }
 
-    // Query blocks w and w + 2 of the four 64-query blocks; the second block gives the Q and K stages back as soon
-    // as its S = Q K^T is complete and V's after P V, so the producer's next loads overlap its softmax and P V.
+    // Query blocks w and w + 2 of the four 64-query blocks (a split task, part >= 0: block 2 part + w, its Q rows
+    // at 64 w of the 128-row box); the last block gives the Q and K stages back as soon as its S = Q K^T is
+    // complete and V's after P V, so the producer's next loads overlap its softmax and P V. One loop for both
+    // kinds of task: a second inlined copy of the block cost the register that spilled the kernel.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
-                                                     uint64_t *empty, int s0, int img, int head, __nv_bfloat16 *out,
-                                                     int ldo, int w) {
-        for (int rb = w; rb < 4; rb += SG_MEGA_WGS)
-            sg_sm90_attn_block(rb, q, k, v, img, head, out, ldo, rb + SG_MEGA_WGS >= 4 ? empty : nullptr, s0);
+                                                     uint64_t *empty, int s0, int img, int head, int part,
+                                                     __nv_bfloat16 *out, int ldo, int w) {
+        const int base = part >= 0 ? 2 * part : 0, first = base + w, end = part >= 0 ? first + 1 : 4;
+        for (int rb = first; rb < end; rb += SG_MEGA_WGS)
+            sg_sm90_attn_block(rb, q + (rb - base) * 64 * 128, k, v, img, head, out, ldo,
+                               rb + SG_MEGA_WGS >= end ? empty : nullptr, s0);
     }
 };
 
