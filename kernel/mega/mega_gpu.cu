@@ -34,6 +34,7 @@ struct sg_mega_gpu {
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
     int narrow_max[3];         // [s], s = 1, 2: batches of up to this many images run GEMM task shape s (mega_shape)
+    int ln_prefetch;           // sg_mega_params.ln_prefetch (SG_MEGA_LN_PREFETCH=0: off)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
@@ -159,6 +160,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
     lag = getenv("SG_MEGA_FC2_LAG");
     g->fc2_lag = lag ? atoi(lag) : 0;
+    const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
+    g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
     for (int s = 1; s <= k->narrow; s++) {
         const int per = s == 1 ? 10 : 18;
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
@@ -346,6 +349,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.w1sf = g->w1sf;
     p.fc1_mx = g->mx != nullptr;
     p.narrow = mega_shape(g, n);
+    p.ln_prefetch = g->ln_prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
@@ -392,6 +396,12 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
             fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,
                     cnt ? h[i] / mhz / cnt : 0.0);
+        }
+        for (int i = 0; i < SG_MT_END; i++) {  // GEMM kinds whose layer records its phases (us per task)
+            const unsigned long long cnt = h[SG_MEGA_PROF_COUNTS + i], *ph = h + SG_MEGA_PROF_GEMM + i;
+            if (cnt && (ph[0] || ph[16] || ph[32]))
+                fprintf(stderr, "  %-10s start %6.2f  K loop %6.2f  staging+stores %6.2f us per task\n", names[i],
+                        ph[0] / mhz / cnt, ph[16] / mhz / cnt, ph[32] / mhz / cnt);
         }
     }
     return 0;

@@ -112,6 +112,7 @@ struct sg_mega_params {
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1_mx;
+    int ln_prefetch;  // 1: the producer asks L2 for a LayerNorm task's rows of h when it hands the task over
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64 128 x 64
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
@@ -119,9 +120,11 @@ struct sg_mega_params {
 // Profile counters (cycles summed over CTAs; consumer counters from warpgroup 0, which runs every task as warpgroup
 // 1 does): [kind] consumer busy per task kind, [SG_MT_END] consumer
 // waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks' start
-// (the bias slot's wait), K loop and stores, [SG_MT_END + 5] every CTA's elapsed cycles; [32 + kind] task counts.
+// (the bias slot's wait), K loop and stores, [SG_MT_END + 5] every CTA's elapsed cycles; [32 + kind] task counts;
+// [64 + 16 j + kind] the same three GEMM phases (j = 0, 1, 2) per GEMM kind.
 #define SG_MEGA_PROF_COUNTS 32
-#define SG_MEGA_PROF_WORDS 64
+#define SG_MEGA_PROF_GEMM 64
+#define SG_MEGA_PROF_WORDS 112
 
 // ---------------------------------------------------------------------------------------------- host interface
 

@@ -190,6 +190,12 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             sg_mega_gemm_maps(k, a, w);
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
+        } else if (p.ln_prefetch && (k.kind == SG_MT_LN1 || k.kind == SG_MT_LN2 || k.kind == SG_MT_POSTLN)) {
+            // LayerNorm reads its 32 rows of h with ordinary loads once the consumers reach it (up to four tasks
+            // later): ask L2 for them now, 96 KB contiguous (rows end at M), so the loads do not wait on DRAM.
+            const int r0 = m0 + k.b * SG_MEGA_LN_ROWS, M = p.n * SG_MEGA_T;
+            const int rows = M - r0 < SG_MEGA_LN_ROWS ? M - r0 : SG_MEGA_LN_ROWS;
+            if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
         }  // PREP and LayerNorm tasks read with ordinary loads
     }
 }
@@ -490,7 +496,11 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase);
             sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)
             q.bnext();
-            if (rec) atomicAdd(p.prof + SG_MT_END + 4, (unsigned long long)(clock64() - t_e));  // staging, stores
+            if (rec) {  // staging, stores
+                const unsigned long long dt = (unsigned long long)(clock64() - t_e);
+                atomicAdd(p.prof + SG_MT_END + 4, dt);
+                atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 32 + k.kind, dt);
+            }
             break;
         }
         }

@@ -68,6 +68,11 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  : "memory");
 }
 
+// Asks L2 for `bytes` (a multiple of 16) from global `src` on: no shared memory, no completion; later loads hit L2.
+__device__ __forceinline__ void sg_bulk_prefetch_l2(const void *src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
+
 // A small contiguous copy global -> shared (16-byte aligned, size a multiple of 16; a GEMM tile's bias, MXFP8
 // scale atoms), completing on `bar` with complete_tx (count the bytes in the barrier's expect_tx).
 __device__ __forceinline__ void sg_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {

@@ -168,6 +168,8 @@ struct sg_sm90_arch {
         if (PROF && threadIdx.x == 0) {
             atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));  // accumulator start
             atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - sg_mega_prof_t[1]));     // K loop
+            atomicAdd(p.prof + SG_MEGA_PROF_GEMM + k.kind, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));
+            atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 16 + k.kind, (unsigned long long)(t_e - sg_mega_prof_t[1]));
         }
         if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128, mode 4)
             sg_mega_out_begin(out, ophase);
