@@ -16,8 +16,10 @@
 # 3c. batch invariance: every row of batches of 1, 2, 7, 15, 16, 17, 255, 256 and 1,024 bit-identical to the image's
 #     batch-1 row (tests/tools/sg_batch_invariance; required of the megakernels, reported for cuda);
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
-# 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend
-#    (SG_CHECK_SANITIZE=0 skips them, for a quick iteration).
+# 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend, and
+#    for the megakernels also on batches of 7 and 9 photos: on an H100 the three GEMM task shapes (narrow64 up to
+#    4 images, narrow up to 8, wide beyond; kernel/mega/mega_gpu.cu) (SG_CHECK_SANITIZE=0 skips them, for a quick
+#    iteration).
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -151,11 +153,14 @@ elif [ -z "$CS" ]; then
     fail "compute-sanitizer not found"
 else
     for B in "${AVAILABLE[@]}"; do
+      SIZES=(2)
+      [ "$B" != cuda ] && [ "${#FILES[@]}" -ge 9 ] && SIZES=(2 7 9)
+      for NB in "${SIZES[@]}"; do
         for TOOL in memcheck racecheck synccheck; do
-            log=$WORK/sanitizer-$B-$TOOL.log
+            log=$WORK/sanitizer-$B-$TOOL-$NB.log
             rm -f "$WORK/san-$B.npy"  # a stale output must not pass for this run's
-            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" --backend "$B" --batch 2 -q \
-                --no-normalize -f npy -o "$WORK/san-$B.npy" "${FILES[0]}" "${FILES[1]}" >"$log" 2>&1
+            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" --backend "$B" --batch "$NB" -q \
+                --no-normalize -f npy -o "$WORK/san-$B.npy" "${FILES[@]:0:$NB}" >"$log" 2>&1
             rc=$?
             summary=$(grep -m1 'SUMMARY' "$log")
             if [ "$TOOL" = racecheck ] && [ "$rc" -ne 0 ]; then
@@ -167,18 +172,19 @@ else
                 lib=$(echo "$kernels" | grep -E "$LIBK|^\(unnamed\)$" | tr '\n' ' ')
                 if [ -z "$ours" ] && grep -q 'SUMMARY' "$log" && [ -f "$WORK/san-$B.npy" ] &&
                     ! grep -qE 'Internal Sanitizer Error|Target application returned an error' "$log"; then
-                    pass "compute-sanitizer racecheck, backend $B, batch 2: no hazard in our kernels ($summary; all in cuBLAS: $lib)"
+                    pass "compute-sanitizer racecheck, backend $B, batch $NB: no hazard in our kernels ($summary; all in cuBLAS: $lib)"
                 else
                     echo "$ours" | sed 's/^/    hazard in: /'
-                    fail "compute-sanitizer racecheck, backend $B: see $log"
+                    fail "compute-sanitizer racecheck, backend $B, batch $NB: see $log"
                 fi
             elif [ "$rc" -eq 0 ]; then
-                pass "compute-sanitizer $TOOL, backend $B, batch 2: $summary"
+                pass "compute-sanitizer $TOOL, backend $B, batch $NB: $summary"
             else
                 grep -m5 -E 'SUMMARY|Invalid|Race|rror' "$log" | sed 's/^/    /'
-                fail "compute-sanitizer $TOOL, backend $B: see $log"
+                fail "compute-sanitizer $TOOL, backend $B, batch $NB: see $log"
             fi
         done
+      done
     done
 fi
 tar czf "$RES/gpu-check-logs.tgz" -C "$WORK" $(cd "$WORK" && ls *.log) 2>/dev/null
