@@ -8,7 +8,8 @@
 //   shared ring stage (A block at its start, this half's W rows after it), 128 fp32 registers started at the bias
 //   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the half staged
 //   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32);
-//   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup;
+//   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup (a narrow
+//   launch splits it into two tasks of one block per warpgroup);
 // and the launcher handed to the shared host side (kernel/mega/mega_gpu.cu).
 #include <cuda_runtime.h>
 #include "../mega/mega_kernel.cuh"
