@@ -20,13 +20,15 @@
 //             hand the task number to the consumers (4-slot smem queue) -> fetch the next ticket (its atomic and
 //             the table load overlap this task's loads and the consumers' work) -> for a GEMM, the tile's 256 bias
 //             values into a shared-memory slot (one bulk copy) -> TMA loads into the ring (GEMM: K/64 blocks of
-//             A and W; attention: Q, K, V boxes of 256 x 64, one stage each; the head's attention: K and V, and
-//             a stage it uses as scratch);
+//             A and W, two blocks a stage in a narrow64 launch; attention: Q, K, V boxes of 256 x 64, one stage
+//             each, a split task's Q 128 x 64; the head's attention: K and V, and a stage it uses as scratch); for
+//             LayerNorm, an L2 prefetch of its 32 rows of h;
 //   consumers: a GEMM tile (Arch::gemm: warpgroup w's K loop over its half, then tanh GELU where needed, and the
-//             half staged (swizzled) in pieces for its storer); attention of one (image, head) (Arch::attention:
-//             the query blocks shared between the warpgroups); the head's probe attention of one (image, head)
-//             (sg_mega_pool); LayerNorm of 32 rows (mega_ln.cuh, 4 rows per warp); the patch preparation; then a
-//             barrier of both warpgroups + one red.release.gpu on the task's counter.
+//             half staged (swizzled) in pieces for its storer); attention of one (image, head), or of half its
+//             query blocks in a narrow launch (Arch::attention: the blocks shared between the warpgroups); the
+//             head's probe attention of one (image, head) (sg_mega_pool); LayerNorm of 32 rows (mega_ln.cuh, 4
+//             rows per warp); the patch preparation; then a barrier of both warpgroups + one red.release.gpu on
+//             the task's counter.
 // Every row is computed from that row alone (its image's rows for attention), in an order that does not depend on
 // the batch, so an image's embedding is bit-identical whatever its batch size and position.
 // Counters are zeroed by the last CTA to finish (an exit count), so the next launch starts from zero with no

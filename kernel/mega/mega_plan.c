@@ -76,7 +76,8 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
             if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow));
-            if (r - lag_att >= 0) put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
+            if (r - lag_att >= 0)
+                put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
         }
         /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2

@@ -59,7 +59,8 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
 // whose warpgroups take the A block's 64-row halves); the stage keeps its size. narrow 2: a 128 x 64 task (mapW:
 // box {64, 64}), whose K block (A 16 KB + W 8 KB) is half a stage, so a stage holds two consecutive K blocks, the
 // second SG_GEMM_N64_PAIR bytes in (K is a multiple of 128): twice the bytes in flight per ring slot, for the
-// batch-1 tasks that stream long K blocks through one SM (FC2: 768 KB of A each).
+// small batches' tasks, which stream long K blocks through one SM and wait on bytes in flight (FC2: 768 KB of A
+// each; measured: docs/perf-notes.md, session 6).
 #define SG_GEMM_N64_PAIR (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(64))  // 24 KB: the second K block of a narrow64 stage
 template <int STAGES>
 __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,

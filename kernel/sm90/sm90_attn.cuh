@@ -44,9 +44,10 @@ __device__ __forceinline__ void sg_sm90_attn_produce(const CUtensorMap *mapQKV, 
 }
 
 // One 64-query block rb (0..3) of one (image, head) by the 128 threads of a warpgroup, with Q, K, V already in
-// shared memory (qblk: the block's 64 Q rows; k, v: 256 x 64 bf16 SW128 boxes; 1024-byte aligned). release (the warpgroup's last block in the
-// megakernel; else NULL): the empty barriers of a ring of three stages whose Q, K and V are stages s0, s0 + 1,
-// s0 + 2 (mod 3); one arrival each by thread 0, Q's and K's once S = Q K^T is complete, V's once P V is.
+// shared memory (qblk: the block's 64 Q rows; k, v: 256 x 64 bf16 SW128 boxes; 1024-byte aligned). release (the
+// warpgroup's last block in the megakernel; else NULL): the empty barriers of a ring of three stages whose Q, K and
+// V are stages s0, s0 + 1, s0 + 2 (mod 3); one arrival each by thread 0, Q's and K's once S = Q K^T is complete, V's
+// once P V is.
 __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, const uint8_t *k, const uint8_t *v,
                                                    int img, int head, __nv_bfloat16 *out, int ldo,
                                                    uint64_t *release, int s0) {
