@@ -4,8 +4,8 @@
  * Every failure is a setup error (exit 2) with a message naming what is missing and where it looked: a
  * vision-only checkpoint, no tokenizer.json, a tokenizer_config.json that cannot be read (whose
  * model_input_names decides whether the pads are masked, as in HF), a tokenizer whose ids do not fit the text
- * tower's vocabulary, no
- * logit_scale / logit_bias for zero-shot, a text tower whose output width differs from the image embedding's.
+ * tower's vocabulary, no logit_scale / logit_bias for zero-shot, a text tower whose output width differs from the
+ * image embedding's.
  */
 #ifndef SG_CLI_TEXT_SETUP_H
 #define SG_CLI_TEXT_SETUP_H

@@ -2,11 +2,12 @@
  *
  * A load (checkpoint.c's sg_ckpt_load_tower, given this tower's config and bind) is: open the checkpoint (a
  * directory with model.safetensors or a sharded model.safetensors.index.json, or one .safetensors file;
- * config.json beside them if present, else the SiglipVisionConfig defaults), then bind every tensor the config implies (model-spec.md §4) by name, with or
- * without the "vision_model." prefix, checking shape and dtype. F32 tensors aligned to 4 bytes are used in
- * place from the mapping; F16/BF16 (and unaligned F32) are widened into owned buffers. Text-tower tensors are
- * never looked at (text_load.c binds them); a vision tensor the config does not use (e.g. layer 12 of a file
- * whose config says 12 layers) is an error, because it means config and weights disagree.
+ * config.json beside them if present, else the SiglipVisionConfig defaults), then bind every tensor the config
+ * implies (model-spec.md §4) by name, with or without the "vision_model." prefix, checking shape and dtype. F32
+ * tensors aligned to 4 bytes are used in place from the mapping; F16/BF16 (and unaligned F32) are widened into
+ * owned buffers. Text-tower tensors are never looked at (text_load.c binds them); a vision tensor the config does
+ * not use (e.g. layer 12 of a file whose config says 12 layers) is an error, because it means config and weights
+ * disagree.
  */
 #include "model_load.h"
 #include "config.h"

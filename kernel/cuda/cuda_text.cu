@@ -4,8 +4,8 @@
 //   host: the rows to compute. As on the CPU (cpu_text.c's design note), only rows that reach the output are
 //         computed: each query's attended positions, then position T-1 (the pooled one), packed one query after
 //         the other (R rows, about tokens + 1 per query instead of T = 64; without a mask, the real SigLIP2
-//         checkpoint's case, all T rows of every query are attended and computed); SG_CUDA_TEXT_COMPACT=0 computes all
-//         n*T rows with the mask instead, as a cross-check. The distinct token ids of those rows (a
+//         checkpoint's case, all T rows of every query are attended and computed); SG_CUDA_TEXT_COMPACT=0
+//         computes all n*T rows with the mask instead, as a cross-check. The distinct token ids of those rows (a
 //         vocabulary-sized slot table, reset after use) have their embedding rows widened from the
 //         checkpoint's table (m->token_rows: the 256k x 768 table is never converted or uploaded as a whole,
 //         so start-up reads only the layers) into pinned memory;

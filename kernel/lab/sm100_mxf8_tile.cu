@@ -23,7 +23,6 @@
 #include "sm100_mxf8_tile.h"
 #include "../sm100/sm100_ptx.cuh"
 
-
 #define SG_TILE 128                       // M, N and K per block: MXF8 1-CTA MMA needs M = 128
 #define SG_TILE_BYTES (SG_TILE * SG_TILE) // one E4M3 operand tile, 16 KiB
 #define SG_SF_BYTES 512                   // one 128x4 scale atom

@@ -24,7 +24,6 @@
 #include "../mega/tmap.cuh"
 #include "lab_cuda.cuh"
 
-
 #define SG_LAB_THREADS 384
 // Producer 40 + 2 consumers x 232 registers x 128 threads = 64,512 <= 65,536 per SM (one CTA per SM).
 #define SG_LAB_REG_PRODUCER 40
@@ -113,7 +112,6 @@ sg_sm90_lab_attn_kernel(const __grid_constant__ CUtensorMap mapQKV, int B, __nv_
             sg_sm90_attn_consume(wg - 1, task / 12, task % 12, out, 768, sm, phase);
     }
 }
-
 
 // LayerNorm lab kernel: persistent over row tiles of 128 rows; the 8 consumer warps do the work, as they will
 // in the megakernel (the producer warpgroup has nothing to stream for this task).

@@ -34,7 +34,6 @@ enum { T = 196, DH = 64, HEADS = 12, LD_QKV = 3 * HEADS * DH, LD_OUT = HEADS * D
 static uint64_t rng_state;
 static double rng_normal(void) { return sg_test_normal(&rng_state); }
 
-
 static void check_swizzle(void) {
     char why[256];
     if (!sg_lab_built(why, sizeof why)) {

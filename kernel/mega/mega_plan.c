@@ -52,7 +52,8 @@ static void put_segment(tasks *v, const stage *st, int count, int tm) {
     for (int i = 0; i < count; i++) last = imax(last, st[i].off);
     for (int r = 0; r < tm + last; r++)
         for (int i = 0; i < count; i++)
-            if (r - st[i].off >= 0 && r - st[i].off < tm) put_tiles(v, st[i].kind, st[i].layer, r - st[i].off, st[i].per);
+            if (r - st[i].off >= 0 && r - st[i].off < tm)
+                put_tiles(v, st[i].kind, st[i].layer, r - st[i].off, st[i].per);
 }
 
 /* Stage by stage, with the memory-bound tasks following their producer at a distance of lag row tiles instead of
@@ -81,7 +82,8 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         }
         /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
-         * into FC1's, that many grids behind, so their inputs are still in L2 (an experiment: docs/perf-notes.md). */
+         * into FC1's, that many grids behind, so their inputs are still in L2: FC1 lag 1 is the default (mega_gpu.cu,
+         * +2 % at 1,024); FC2 lags measured slower (docs/perf-notes.md, sessions 5 and 6). */
         const int fc1_per = sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
         const int lag1 = imax(1, fc1_lag * grid / fc1_per), lag2 = imax(1, fc2_lag * grid / fc1_per);
         const int next_ln = l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN;
