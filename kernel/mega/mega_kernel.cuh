@@ -16,13 +16,13 @@
 // The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
 // lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
-//   producer: ticket -> wait for the task's input counters (ld.acquire + fence.proxy.async, mega_sync.cuh) ->
-//             hand the task number to the consumers (4-slot smem queue) -> fetch the next ticket (its atomic and
-//             the table load overlap this task's loads and the consumers' work) -> for a GEMM, the tile's 256 bias
-//             values into a shared-memory slot (one bulk copy) -> TMA loads into the ring (GEMM: K/64 blocks of
+//   producer: ticket -> for a GEMM, the tile's 256 bias values into a shared-memory slot (one bulk copy; the
+//             bias depends on no task) -> wait for the task's input counters (ld.acquire + fence.proxy.async,
+//             mega_sync.cuh) -> hand the task number to the consumers (4-slot smem queue) -> the next ticket's
+//             atomic (its round trip overlaps the loads) -> TMA loads into the ring (GEMM: K/64 blocks of
 //             A and W, two blocks a stage in a narrow64 launch; attention: Q, K, V boxes of 256 x 64, one stage
 //             each, a split task's Q 128 x 64; the head's attention: K and V, and a stage it uses as scratch); for
-//             LayerNorm, an L2 prefetch of its 32 rows of h;
+//             LayerNorm, an L2 prefetch of its 32 rows of h) -> the next ticket's table entry;
 //   consumers: a GEMM tile (Arch::gemm: warpgroup w's K loop over its half, then tanh GELU where needed, and the
 //             half staged (swizzled) in pieces for its storer); attention of one (image, head), or of half its
 //             query blocks in a narrow launch (Arch::attention: the blocks shared between the warpgroups); the
@@ -141,6 +141,19 @@ __device__ __forceinline__ bool sg_mega_is_gemm(int kind) {
            kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
 }
 
+// A GEMM task's tn bias values into the next bias slot (freed once both warpgroups read it); a task without bias
+// (the patch embedding) still takes its slot, with an arrival and no bytes. The bias depends on no other task,
+// so the producer copies it before it waits for the task's inputs: issued after the hand-over, its round trip
+// was the consumers' wait before their first MMA.
+__device__ __forceinline__ void sg_mega_produce_bias(const sg_mega_params &p, const sg_mega_task &k, int n0, int tn,
+                                                     float *bias_s, uint64_t *bfull, uint64_t *bempty, sg_ring &bq) {
+    const float *bias = sg_mega_bias(p, k);
+    sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
+    sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? tn * (uint32_t)sizeof(float) : 0u);
+    if (bias) sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, tn * (uint32_t)sizeof(float), &bfull[bq.stage]);
+    sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
@@ -150,6 +163,9 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
     for (;;) {
         const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
+        const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = k.b * tn;
+        const bool gemm = sg_mega_is_gemm(k.kind);
+        if (gemm) sg_mega_produce_bias(p, k, n0, tn, bias_s, bfull, bempty, bq);
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
@@ -158,11 +174,8 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
         if (k.kind == SG_MT_END) return;
-        // The next ticket now, before this task's loads (which wait for ring stages): the atomic's and the table
-        // load's round trips to L2 then overlap the consumers' work instead of following it. Holding it is safe:
-        // this task's loads depend only on this CTA's own consumers, which are running tasks before it.
-        next = sg_mega_ticket(p);
-        const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = k.b * tn;
+        // The next ticket (its table entry is read at the loop's end); the count stays below ntasks + grid.
+        const unsigned tnext = sg_atom_inc(p.cnt + SG_MEGA_CNT_TICKET, (unsigned)p.ntasks | 0x40000000u);
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
             // Q, K, V of head b % 12: columns 768 j + 64 head (POOL: no Q, a scratch stage); a split attention
             // task's Q is the 128 rows of its two query blocks (sg_mega_att_parts)
@@ -179,15 +192,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                                    SG_MEGA_D * j + SG_MEGA_DH * head, k.a * SG_MEGA_T + (q128 ? 128 * part : 0));
                 sg_ring_next(ring, SG_MEGA_STAGES);
             }
-        } else if (sg_mega_is_gemm(k.kind)) {
-            // This task's 256 (narrow: 128) bias values into the next bias slot (freed once both warpgroups read
-            // it); a task without bias (the patch embedding) still takes its slot, with an arrival and no bytes.
-            const float *bias = sg_mega_bias(p, k);
-            sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
-            sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? tn * (uint32_t)sizeof(float) : 0u);
-            if (bias)
-                sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, tn * (uint32_t)sizeof(float), &bfull[bq.stage]);
-            sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+        } else if (gemm) {
             int a, w;
             sg_mega_gemm_maps(k, a, w);
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
@@ -199,6 +204,10 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             const int rows = M - r0 < SG_MEGA_LN_ROWS ? M - r0 : SG_MEGA_LN_ROWS;
             if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
         }  // PREP and LayerNorm tasks read with ordinary loads
+        // The next ticket's table entry, which needs the atomic's value, once this task's loads are issued: read
+        // right after the hand-over (before, with atomicAdd), the two dependent round trips to L2 held back the
+        // loads of a task that had just waited for its inputs, on the critical path of small batches.
+        next = tnext < (unsigned)p.ntasks ? __ldg(p.tasks + tnext) : sg_mega_encode(SG_MT_END, 0, 0, 0);
     }
 }
 

@@ -110,6 +110,15 @@ __device__ __forceinline__ void sg_fence_proxy_async_smem() {
 __device__ __forceinline__ void sg_red_release_add(unsigned *p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+// A fetch-and-increment by one thread (relaxed) whose result is waited for only where it is used: atom.inc,
+// wrapping to 0 past `limit`, which must be a run-time value above any count reached. With a constant limit
+// (or with atomicAdd / atom.add) ptxas turned it into a warp-aggregated add, whose shuffle of the result waits
+// for the round trip at once, because it cannot prove the calling thread is alone.
+__device__ __forceinline__ unsigned sg_atom_inc(unsigned *p, unsigned limit) {
+    unsigned old;
+    asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(limit) : "memory");
+    return old;
+}
 __device__ __forceinline__ unsigned sg_ld_acquire(const unsigned *p) {
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
