@@ -118,10 +118,12 @@ static void check_all_sizes(void) {
           "batch 1, narrow: %zu tasks (12 layers x 148 + patch embedding 20 + post-LN 8 + head 76)", count);
     free(t);
     t = build(1, 12, 132, 2, &count, err, sizeof err);
-    /* narrow64: 64 columns, four times the wide GEMM tasks, two attention tasks per head: per layer 2 x (4 + 36 +
-     * 12 + 4 + 48 + 12) + 24 = 256; patch embedding 2 x (4 + 12); post-LN 8; head 2 x 24 + 12 + (12 + 4 + 48 + 12) */
-    CHECK(t && count == 12 * 256 + 32 + 8 + 136,
-          "batch 1, narrow64: %zu tasks (12 layers x 256 + patch embedding 32 + post-LN 8 + head 136)", count);
+    /* narrow64: 64 columns, four times the wide GEMM tasks, two attention tasks per head, and the encoder's
+     * row-wise tasks (LayerNorms, patch preparation) 16 of 8 rows per row tile: per layer 2 x (16 + 36 + 12 + 16 +
+     * 48 + 12) + 24 = 304; patch embedding 2 x (16 + 12); post-LN 2 x 16; head 2 x 24 + 12 + (12 + 4 + 48 + 12)
+     * (the head's LayerNorm: 4) */
+    CHECK(t && count == 12 * 304 + 56 + 32 + 136,
+          "batch 1, narrow64: %zu tasks (12 layers x 304 + patch embedding 56 + post-LN 32 + head 136)", count);
     free(t);
     CHECK(build(1, 12, 132, 3, &count, err, sizeof err) == NULL, "a task shape beyond narrow64 is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,

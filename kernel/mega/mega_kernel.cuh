@@ -57,7 +57,8 @@
 //       MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
-//       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7); false: the bf16 LayerNorm below;
+//       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7; only wide launches, whose LayerNorm tasks have 32 rows,
+//       reach an architecture that can do it); false: the bf16 LayerNorm below;
 //   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(w) (after it: the
 //       state handed to warpgroup w's tasks, which they may update), Arch::cta_end() (every thread, after the
 //       consumers are done): the tensor-memory allocation on SM100, nothing on SM90.
@@ -198,10 +199,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
         } else if (p.ln_prefetch && (k.kind == SG_MT_LN1 || k.kind == SG_MT_LN2 || k.kind == SG_MT_POSTLN)) {
-            // LayerNorm reads its 32 rows of h with ordinary loads once the consumers reach it (up to four tasks
-            // later): ask L2 for them now, 96 KB contiguous (rows end at M), so the loads do not wait on DRAM.
-            const int r0 = m0 + k.b * SG_MEGA_LN_ROWS, M = p.n * SG_MEGA_T;
-            const int rows = M - r0 < SG_MEGA_LN_ROWS ? M - r0 : SG_MEGA_LN_ROWS;
+            // LayerNorm reads its rows of h (32, or 8 in a narrow64 launch) with ordinary loads once the consumers
+            // reach it (up to four tasks later): ask L2 for them now, contiguous (rows end at M), so the loads do
+            // not wait on DRAM.
+            const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = m0 + k.b * nr, M = p.n * SG_MEGA_T;
+            const int rows = M - r0 < nr ? M - r0 : nr;
             if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
         }  // PREP and LayerNorm tasks read with ordinary loads
         // The next ticket's table entry, which needs the atomic's value, once this task's loads are issued: read
@@ -418,22 +420,23 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         case SG_MT_LN1:
         case SG_MT_LN2:
         case SG_MT_POSTLN:
-        case SG_MT_HLN: {  // 32 rows, 4 per warp; the head's LayerNorm: rows of images, pooled -> hy
+        case SG_MT_HLN: {  // 32 rows, 4 per warp (a narrow64 launch's LN1 / LN2 / POSTLN: 8, one per warp); the
+                           // head's LayerNorm: rows of images, pooled -> hy
             const bool head = k.kind == SG_MT_HLN;
             const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w
                            : head ? p.head->ln_w : p.post_w;
             const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
                            : head ? p.head->ln_b : p.post_b;
-            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS;
+            const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
             if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, M, warp))
                 sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y,
-                                            SG_MEGA_D, r0, SG_MEGA_LN_ROWS, head ? p.n : M, warp, 8);
+                                            SG_MEGA_D, r0, nr, head ? p.n : M, warp, 8);
             sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));
             break;
         }
         case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
-            const int r0 = k.a * SG_MEGA_BM + k.b * SG_MEGA_LN_ROWS, lane = tid % 32;
-            const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
+            const int nr = sg_mega_ln_rows(SG_MT_PREP, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr, lane = tid % 32;
+            const int r_end = min(r0 + nr, M);
             for (int row = r0 + warp; row < r_end; row += 8) {
                 const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
                 const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;

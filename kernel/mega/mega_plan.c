@@ -68,10 +68,10 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
      * 11,634 / 11,619 images/s at 1,024 against 11,210 with one), and the shorter lag keeps inputs in L2. */
     const int lag_att = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow)),
               lag_ln = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
-    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, SG_MEGA_LN_PARTS);
+    for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, sg_mega_ln_parts(SG_MT_PREP, narrow));
     for (int r = 0; r < tm + lag_ln; r++) {
         if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
-        if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, SG_MEGA_LN_PARTS);
+        if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, sg_mega_ln_parts(SG_MT_LN1, narrow));
     }
     for (int l = 0; l < L; l++) {
         int next = 0;
@@ -90,7 +90,7 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         stage seg[5];
         int k = 0, off = 0;
         seg[k++] = (stage){SG_MT_OUT, l, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow), 0};
-        seg[k++] = (stage){SG_MT_LN2, l, SG_MEGA_LN_PARTS, off = lag_ln};
+        seg[k++] = (stage){SG_MT_LN2, l, sg_mega_ln_parts(SG_MT_LN2, narrow), off = lag_ln};
         if (fc1_lag > 0) {
             seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off += lag1};
         } else {
@@ -105,7 +105,7 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
             k = 0;
             seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow), off = 0};
         }
-        seg[k++] = (stage){next_ln, l + 1, SG_MEGA_LN_PARTS, off + lag_ln};
+        seg[k++] = (stage){next_ln, l + 1, sg_mega_ln_parts(next_ln, narrow), off + lag_ln};
         put_segment(v, seg, k, tm);
     }
     /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
@@ -154,7 +154,7 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_
  * range of the b field. */
 static int per_unit(int kind, int narrow) {
     switch (kind) {
-    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return SG_MEGA_LN_PARTS;
+    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return sg_mega_ln_parts(kind, narrow);
     case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
         return sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow);
     case SG_MT_QKV: return sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow);

@@ -86,8 +86,9 @@ enum {
 #define SG_MEGA_FC1_TILES (SG_MEGA_F / SG_MEGA_BN)      // 24
 #define SG_MEGA_FC2_TILES (SG_MEGA_D / SG_MEGA_BN)      // 6
 #define SG_MEGA_HKV_TILES (2 * SG_MEGA_D / SG_MEGA_BN)  // 12
-#define SG_MEGA_LN_PARTS 4                              // LayerNorm tasks per row tile
+#define SG_MEGA_LN_PARTS 4                              // LayerNorm (and PREP) tasks per row tile
 #define SG_MEGA_LN_ROWS (SG_MEGA_BM / SG_MEGA_LN_PARTS)  // 32
+#define SG_MEGA_LN_PARTS_NARROW64 16                     // ... of the encoder in a narrow64 launch: 8 rows
 
 // Counter words: [0] ticket, [1] exit count, then per-row-tile arrays for LN1, QKV, OUT, LN2, FC1, FC2, PREP,
 // PATCH, POSTLN, HKV, one per image for attention, and per head row tile arrays for POOL, HOUT, HLN, HFC1, HFC2:
@@ -98,7 +99,7 @@ enum {
 
 typedef struct sg_mega_task {
     int kind, layer, a, b;  // a: row tile (GEMM, LN), image (ATT, POOL) or head row tile (HOUT..HFC2); b: column
-                            // tile, head (ATT, POOL), or LN quarter
+                            // tile, head (ATT, POOL), or LN part (sg_mega_ln_parts)
 } sg_mega_task;
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
@@ -119,6 +120,15 @@ SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles
 // part p taking query blocks 2p and 2p + 1 (one per warpgroup; the b field is head + 12 p): the same per-block
 // arithmetic, so an image's rows do not depend on it, and at small batches twice the SMs work on the stage.
 SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow ? 2 : 1; }
+// Row-wise tasks per row tile of kind LN1, LN2, POSTLN, PREP (the patch preparation) and HLN: 4 of 32 rows; in a
+// narrow64 launch (one to four images) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there such a stage
+// is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm tasks
+// 4.5 -> 3.0 us, batch 1 1.047x, 2 images 1.034x; with narrow launches too, 6 images 1.02x but 8 images 0.986x).
+// Each row comes from its own values alone, the same arithmetic in any task, so an image's rows do not depend on it.
+SG_HD static inline int sg_mega_ln_parts(int kind, int narrow) {
+    return narrow == 2 && kind != SG_MT_HLN ? SG_MEGA_LN_PARTS_NARROW64 : SG_MEGA_LN_PARTS;
+}
+SG_HD static inline int sg_mega_ln_rows(int kind, int narrow) { return SG_MEGA_BM / sg_mega_ln_parts(kind, narrow); }
 SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
     return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) *
@@ -127,14 +137,15 @@ SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
 }
 SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     const int tm = sg_mega_tiles_m(n);
-    return tm * (2 * SG_MEGA_LN_PARTS +
+    return tm * (sg_mega_ln_parts(SG_MT_LN1, narrow) + sg_mega_ln_parts(SG_MT_LN2, narrow) +
                  sg_mega_gemm_tasks(SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES,
                                     narrow)) +
            SG_MEGA_HEADS * sg_mega_att_parts(narrow) * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L, int narrow) {
     return L * sg_mega_layer_tasks(n, narrow) +
-           (2 * SG_MEGA_LN_PARTS + sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow)) * sg_mega_tiles_m(n) +
+           (sg_mega_ln_parts(SG_MT_PREP, narrow) + sg_mega_ln_parts(SG_MT_POSTLN, narrow) +
+            sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow)) * sg_mega_tiles_m(n) +  /* PREP, POSTLN, PATCH */
            sg_mega_head_tasks(n, narrow);
 }
 SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
@@ -208,12 +219,12 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     int kind, first = k.a, count = 1;
     unsigned t;
     switch (k.kind) {
-    case SG_MT_PATCH: kind = SG_MT_PREP, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_PATCH: kind = SG_MT_PREP, t = sg_mega_ln_parts(SG_MT_PREP, narrow); break;
     case SG_MT_LN1:
         if (l > 0) kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l;
         else kind = SG_MT_PATCH, t = SG_MEGA_OUT_TILES;
         break;
-    case SG_MT_QKV: kind = SG_MT_LN1, t = SG_MEGA_LN_PARTS * (l + 1); break;
+    case SG_MT_QKV: kind = SG_MT_LN1, t = sg_mega_ln_parts(SG_MT_LN1, narrow) * (l + 1); break;
     case SG_MT_ATT:
         kind = SG_MT_QKV, t = SG_MEGA_QKV_TILES * (l + 1);
         first = k.a * SG_MEGA_T / SG_MEGA_BM;
@@ -227,10 +238,10 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
         break;
     }
     case SG_MT_LN2: kind = SG_MT_OUT, t = SG_MEGA_OUT_TILES * (l + 1); break;
-    case SG_MT_FC1: kind = SG_MT_LN2, t = SG_MEGA_LN_PARTS * (l + 1); break;
+    case SG_MT_FC1: kind = SG_MT_LN2, t = sg_mega_ln_parts(SG_MT_LN2, narrow) * (l + 1); break;
     case SG_MT_FC2: kind = SG_MT_FC1, t = SG_MEGA_FC1_TILES * (l + 1); break;
     case SG_MT_POSTLN: kind = SG_MT_FC2, t = SG_MEGA_FC2_TILES * l; break; /* layer field = L */
-    case SG_MT_HKV: kind = SG_MT_POSTLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_HKV: kind = SG_MT_POSTLN, t = sg_mega_ln_parts(SG_MT_POSTLN, narrow); break;
     case SG_MT_POOL:
         kind = SG_MT_HKV, t = SG_MEGA_HKV_TILES;
         first = k.a * SG_MEGA_T / SG_MEGA_BM;
