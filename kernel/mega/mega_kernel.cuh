@@ -13,8 +13,8 @@
 // (store, or reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and
 // warpgroup w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many.
-// The CTA takes task numbers from one global ticket (atomicAdd) in list order (kernel/mega/mega_plan.h), so the
-// lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
+// The CTA takes task numbers from one global ticket (an atomic increment) in list order (kernel/mega/mega_plan.h),
+// so the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
 //   producer: ticket -> for a GEMM, the tile's 256 bias values into a shared-memory slot (one bulk copy; the
 //             bias depends on no task) -> wait for the task's input counters (ld.acquire + fence.proxy.async,

@@ -154,7 +154,8 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_
  * range of the b field. */
 static int per_unit(int kind, int narrow) {
     switch (kind) {
-    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN: return sg_mega_ln_parts(kind, narrow);
+    case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN:
+        return sg_mega_ln_parts(kind, narrow);
     case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
         return sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow);
     case SG_MT_QKV: return sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow);
