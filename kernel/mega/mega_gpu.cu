@@ -152,9 +152,9 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
     // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
     // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
-    // narrow64 (128 x 64, two K blocks per ring stage) up to one row tile per 18 SMs (4 images, 7 row tiles;
-    // measured against narrow, session 6: 1.21x at 2 images, 1.10x at 4, 0.96x at 8). SG_MEGA_NARROW_MAX=N and
-    // SG_MEGA_NARROW64_MAX=N override them (docs/debug-knobs.md; 0: none).
+    // narrow64 (128 x 64, two K blocks per ring stage, LayerNorm tasks of 8 rows) up to one row tile per 12 SMs
+    // (7 images, 11 row tiles; measured against narrow, session 7: 1.10x at 5 images, 1.015x at 6, 1.01x at 7,
+    // 0.93x at 8). SG_MEGA_NARROW_MAX=N and SG_MEGA_NARROW64_MAX=N override them (docs/debug-knobs.md; 0: none).
     g->narrow_max[0] = g->narrow_max[1] = g->narrow_max[2] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
@@ -163,7 +163,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
     for (int s = 1; s <= k->narrow; s++) {
-        const int per = s == 1 ? 10 : 18;
+        const int per = s == 1 ? 10 : 12;
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
         if (const char *e = getenv(s == 1 ? "SG_MEGA_NARROW_MAX" : "SG_MEGA_NARROW64_MAX")) g->narrow_max[s] = atoi(e);
     }
