@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/selfcheck-gpu.sh — the megakernel self-check and its fallback, on a Hopper GPU (issue 7, item 4).
 #
-#   scripts/selfcheck-gpu.sh        (from anywhere; logs also under $OUT when set, else /tmp/sg-selfcheck)
+#   scripts/selfcheck-gpu.sh   (from anywhere; its logs as one selfcheck-logs.tgz under $OUT when set, else
+#                              /tmp/sg-selfcheck)
 #
 # Conventions of scripts/gpu-check.sh: builds with make -j (DEPS_PREFIX=.carry/deps when present), reuses or
 # makes the full-size random checkpoint in $SG_WORK (default /tmp/sg-gpu-work), embeds 3 photos from
@@ -245,5 +246,7 @@ fi
 
 ls -la "$SIGLIP2_CACHE_DIR" > "$SC/cache-listing.txt" 2>&1
 cat "$SIGLIP2_CACHE_DIR"/selfcheck-*.txt > "$SC/cache-files.txt" 2>/dev/null
-cp "$SC"/*.err "$SC"/cache-files.txt "$RES"/ 2>/dev/null
+# The runs' stderr and the cache files reach $RES inside selfcheck-logs.tgz only (finish): copied out one by one as
+# well, they were a dozen files, and a results folder that holds too many came back without the other scripts'
+# reports (session 7).
 finish
