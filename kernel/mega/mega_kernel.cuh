@@ -99,10 +99,15 @@ __device__ __forceinline__ void sg_mega_signal_all(unsigned *counter) {
     if (threadIdx.x == 0) sg_red_release_add(counter, 1);
 }
 
-// The next task number from the global ticket and its table entry (SG_MT_END past the end).
-__device__ __forceinline__ unsigned sg_mega_ticket(const sg_mega_params &p) {
-    const int t = (int)atomicAdd(p.cnt + SG_MEGA_CNT_TICKET, 1u);
-    return t < p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+// The next number of the global ticket (list order). Its table entry is a second, dependent round trip
+// (sg_mega_task_at), which the producer reads only once the current task's loads are issued. The count stays below
+// ntasks + grid, far below sg_atom_inc's wrap-around limit.
+__device__ __forceinline__ unsigned sg_mega_take_ticket(const sg_mega_params &p) {
+    return sg_atom_inc(p.cnt + SG_MEGA_CNT_TICKET, (unsigned)p.ntasks | 0x40000000u);
+}
+// Ticket t's table entry (SG_MT_END past the end).
+__device__ __forceinline__ unsigned sg_mega_task_at(const sg_mega_params &p, unsigned t) {
+    return t < (unsigned)p.ntasks ? __ldg(p.tasks + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
 }
 
 // A GEMM task's bias (fp32, global), or NULL for the patch embedding (its conv bias is in pos_b).
@@ -160,7 +165,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
                                                 uint64_t *bempty) {
     sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
-    unsigned next = sg_mega_ticket(p);
+    unsigned next = sg_mega_task_at(p, sg_mega_take_ticket(p));
     for (;;) {
         const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
@@ -175,8 +180,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
         if (k.kind == SG_MT_END) return;
-        // The next ticket (its table entry is read at the loop's end); the count stays below ntasks + grid.
-        const unsigned tnext = sg_atom_inc(p.cnt + SG_MEGA_CNT_TICKET, (unsigned)p.ntasks | 0x40000000u);
+        const unsigned tnext = sg_mega_take_ticket(p);  // its table entry at the loop's end
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
             // Q, K, V of head b % 12: columns 768 j + 64 head (POOL: no Q, a scratch stage); a split attention
             // task's Q is the 128 rows of its two query blocks (sg_mega_att_parts)
@@ -209,7 +213,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         // The next ticket's table entry, which needs the atomic's value, once this task's loads are issued: read
         // right after the hand-over (before, with atomicAdd), the two dependent round trips to L2 held back the
         // loads of a task that had just waited for its inputs, on the critical path of small batches.
-        next = tnext < (unsigned)p.ntasks ? __ldg(p.tasks + tnext) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+        next = sg_mega_task_at(p, tnext);
     }
 }
 
