@@ -36,7 +36,7 @@
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
 //   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) -> the K loop's end time (clock64, profile only; the
-//       K loop's start goes to sg_mega_prof_mark(1)):
+//       K loop's start goes to sg_mega_prof_mark(1); the skeleton records the phases from the two):
 //       warpgroup w's half of the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K =
 //       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
 //       stage; each stage's empty barrier counts one arrival per warpgroup); when p.narrow, rows m0 + 64 w..,
@@ -514,10 +514,14 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase);
             sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)
             q.bnext();
-            if (rec) {  // staging, stores
-                const unsigned long long dt = (unsigned long long)(clock64() - t_e);
-                atomicAdd(p.prof + SG_MT_END + 4, dt);
-                atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 32 + k.kind, dt);
+            if (rec) {  // the GEMM's phases, in total and per kind: start (bias slot), K loop, staging + stores
+                const unsigned long long ph[3] = {(unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]),
+                                                  (unsigned long long)(t_e - sg_mega_prof_t[1]),
+                                                  (unsigned long long)(clock64() - t_e)};
+                for (int j = 0; j < 3; j++) {
+                    atomicAdd(p.prof + SG_MT_END + 2 + j, ph[j]);
+                    atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 16 * j + k.kind, ph[j]);
+                }
             }
             break;
         }

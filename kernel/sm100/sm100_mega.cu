@@ -218,11 +218,7 @@ struct sg_sm100_arch {
         sg_mbar_wait(acc_full, c.phase);
         c.phase ^= 1u;
         sg_tc_fence_after();
-        const long long t_e = PROF ? clock64() : 0;
-        if (PROF && threadIdx.x == 0) {
-            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));
-            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - sg_mega_prof_t[1]));
-        }
+        const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
         const uint32_t tmem = tmem0 + sg_sm100_tmem_addr(32u * (uint32_t)warp, (uint32_t)(SG_MEGA_BN * w));
         const uint32_t buf = sg_smem_u32(out.buf);
         const bool f32 = sg_mega_f32_tile(k.kind), gelu = sg_mega_gelu_tile(k.kind);

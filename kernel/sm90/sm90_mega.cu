@@ -165,13 +165,7 @@ struct sg_sm90_arch {
         sg_wgmma_fence_regs(acc0);
         if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
         if (tid == 0) sg_mbar_arrive(&sm.empty[prev]);
-        const long long t_e = PROF ? clock64() : 0;
-        if (PROF && threadIdx.x == 0) {
-            atomicAdd(p.prof + SG_MT_END + 2, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));  // accumulator start
-            atomicAdd(p.prof + SG_MT_END + 3, (unsigned long long)(t_e - sg_mega_prof_t[1]));     // K loop
-            atomicAdd(p.prof + SG_MEGA_PROF_GEMM + k.kind, (unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]));
-            atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 16 + k.kind, (unsigned long long)(t_e - sg_mega_prof_t[1]));
-        }
+        const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
         if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128, mode 4)
             sg_mega_out_begin(out, ophase);
             if (sg_mega_gelu_tile(k.kind)) {
