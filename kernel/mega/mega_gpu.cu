@@ -208,22 +208,11 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
              sg_tmap_sw128_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_QKV128], b->qkv, b->qkv_rows, 3 * D, 128, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_WPATCH], b->patch_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HKVW], b->head_kv_w, 2 * D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HOUTW], b->head_out_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HFC1W], b->head_fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HFC2W], b->head_fc2_w, D, F, SG_MEGA_BN, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_HATT], b->hatt, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_HY], b->hy, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
              sg_tmap_sw128_bf16(&hm[SG_MAP_HMLP], b->hmlp, b->max_batch, F, SG_MEGA_BM, 64, err, errlen);
-    for (int l = 0; l < L && !rc; l++) {
-        const sg_mega_layer_w &w = b->layers[l];
-        rc = sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 0)], w.qkv_w, 3 * D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 1)], w.o_w, D, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 2)], w.fc1_w, F, D, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_W(l, 3)], w.fc2_w, D, F, SG_MEGA_BN, 64, err, errlen);
-    }
-    // Each weight's twin with 64-row boxes, for narrow64 launches (SG_MAP_W64).
+    // Every weight ([rows, cols] bf16) twice: boxes of SG_MEGA_BN rows (wide and narrow launches) and of 64 rows
+    // (narrow64 launches, SG_MAP_W64).
     struct weight { int map; const void *w; uint64_t rows, cols; };
     std::vector<weight> ws = {{SG_MAP_WPATCH, b->patch_w, D, D}, {SG_MAP_HKVW, b->head_kv_w, 2 * D, D},
                               {SG_MAP_HOUTW, b->head_out_w, D, D}, {SG_MAP_HFC1W, b->head_fc1_w, F, D},
@@ -236,7 +225,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         ws.push_back({SG_MAP_W(l, 3), w.fc2_w, D, F});
     }
     for (size_t i = 0; i < ws.size() && !rc; i++)
-        rc = sg_tmap_sw128_bf16(&hm[SG_MAP_W64(L, ws[i].map)], ws[i].w, ws[i].rows, ws[i].cols, 64, 64, err, errlen);
+        rc = sg_tmap_sw128_bf16(&hm[ws[i].map], ws[i].w, ws[i].rows, ws[i].cols, SG_MEGA_BN, 64, err, errlen) ||
+             sg_tmap_sw128_bf16(&hm[SG_MAP_W64(L, ws[i].map)], ws[i].w, ws[i].rows, ws[i].cols, 64, 64, err, errlen);
     if (rc) {
         sg_mega_gpu_free(g);
         return nullptr;
