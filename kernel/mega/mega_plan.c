@@ -117,7 +117,7 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, 1, &next);
     }
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, SG_MEGA_LN_PARTS);
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, sg_mega_ln_parts(SG_MT_HLN, narrow));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
 }

@@ -7,8 +7,9 @@
 // is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
 // half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
 // counters count 128-column halves. Small batches run narrow launches instead (sg_mega_tn below): 128 x 128 or
-// 128 x 64 GEMM tasks, twice or four times as many, whose counts and counter targets below grow as much. Tasks are numbered 0 .. total-1 in a topological order (docs/megakernel.md
-// §2); a layer's stages are (tasks; signals = halves for GEMMs):
+// 128 x 64 GEMM tasks, twice or four times as many, whose counts and counter targets below grow as much (and in
+// narrow64 launches row-wise tasks of 8 rows, sg_mega_ln_parts). Tasks are numbered 0 .. total-1 in a topological
+// order (docs/megakernel.md §2); a layer's stages are (tasks, wide launches; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
 //   ATT   (image, head[, part])      att = softmax(q k^T / 8) v               12 n (narrow launches: 24 n)
@@ -133,7 +134,7 @@ SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
     return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
            sg_mega_tiles_head(n) *
                (sg_mega_gemm_tasks(SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES, narrow) +
-                SG_MEGA_LN_PARTS);
+                sg_mega_ln_parts(SG_MT_HLN, narrow));
 }
 SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     const int tm = sg_mega_tiles_m(n);
@@ -209,9 +210,10 @@ SG_HD static inline int sg_mega_gemm_k(int kind) {
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
-// must reach (GEMM producers' targets doubled, or quadrupled, in a narrow launch); returns 0 past the last one. The kernel's producers wait on exactly these (mega_kernel.cuh) and
-// sg_mega_plan_check replays them, so the order proof and the kernel cannot disagree. n: images of the launch;
-// tm_layout: the row tiles the counter arrays were laid out for (the kernel's tm_max).
+// must reach (GEMM producers' targets doubled, or quadrupled, in a narrow launch); returns 0 past the last one. The
+// kernel's producers wait on exactly these (mega_kernel.cuh) and sg_mega_plan_check replays them, so the order
+// proof and the kernel cannot disagree. n: images of the launch; tm_layout: the row tiles the counter arrays were
+// laid out for (the kernel's tm_max).
 // An image's 196 rows span 2 or 3 row tiles; a 128-row tile overlaps 1 or 2 images.
 SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int narrow, int i, size_t *counter,
                                       unsigned *target) {
@@ -252,7 +254,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
         t = SG_MEGA_HEADS * (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
         break;
     case SG_MT_HLN: kind = SG_MT_HOUT, t = SG_MEGA_OUT_TILES; break;
-    case SG_MT_HFC1: kind = SG_MT_HLN, t = SG_MEGA_LN_PARTS; break;
+    case SG_MT_HFC1: kind = SG_MT_HLN, t = sg_mega_ln_parts(SG_MT_HLN, narrow); break;
     case SG_MT_HFC2: kind = SG_MT_HFC1, t = SG_MEGA_FC1_TILES; break;
     default: return 0;                                                     /* PREP, END: no inputs */
     }
