@@ -2,8 +2,8 @@
  *
  * The megakernel cannot deadlock only if its task table is in dependency order under the kernel's counter rules;
  * sg_mega_plan_check proves that for a table before it is uploaded. Here: the order the backend builds passes
- * the check for every batch size 1..1024 (12 layers, the H100's 132 CTAs, and a small grid), with wide (128 x 256)
- * and narrow (128 x 128) GEMM tasks;
+ * the check for every batch size 1..1024 (12 layers, the H100's 132 CTAs, and a small grid), with every GEMM task
+ * shape: wide (128 x 256), narrow (128 x 128), narrow64 (128 x 64) and halves (the 768-column kinds 64 x 64);
  * and the check itself fails on tables broken in the ways that matter: a stage before its producer, an image's
  * attention before the second row tile it spans, a task repeated (another missing), a field out of range, a
  * short table.
@@ -69,8 +69,8 @@ static void check_all_sizes(void) {
         {"132 CTAs (H100)", 132},
         {"8 CTAs", 8},
     };
-    static const char *shape[] = {"wide", "narrow", "narrow64"};
-    for (int narrow = 0; narrow < 3; narrow++)
+    static const char *shape[] = {"wide", "narrow", "narrow64", "halves"};
+    for (int narrow = 0; narrow < 4; narrow++)
     for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
         int first_bad = 0;
         long tasks = 0;
@@ -125,7 +125,14 @@ static void check_all_sizes(void) {
     CHECK(t && count == 12 * 304 + 56 + 32 + 136,
           "batch 1, narrow64: %zu tasks (12 layers x 304 + patch embedding 56 + post-LN 32 + head 136)", count);
     free(t);
-    CHECK(build(1, 12, 132, 3, &count, err, sizeof err) == NULL, "a task shape beyond narrow64 is refused (%s)", err);
+    t = build(1, 12, 132, 3, &count, err, sizeof err);
+    /* halves: narrow64, with the 768-column kinds (patch, out-projection, FC2, the head's out-projection and FC2) as
+     * 64 x 64 tasks, 24 per row tile: per layer 2 x (16 + 36 + 24 + 16 + 48 + 24) + 24 = 352; patch embedding
+     * 2 x (16 + 24); post-LN 2 x 16; head 2 x 24 + 12 + (24 + 4 + 48 + 24) */
+    CHECK(t && count == 12 * 352 + 80 + 32 + 160,
+          "batch 1, halves: %zu tasks (12 layers x 352 + patch embedding 80 + post-LN 32 + head 160)", count);
+    free(t);
+    CHECK(build(1, 12, 132, 4, &count, err, sizeof err) == NULL, "a task shape beyond halves is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,
           "more layers than the encoding holds is refused (%s)", err);
 }
@@ -230,6 +237,27 @@ static void check_broken_tables(void) {
     move_before(t, l2, o5);
     CHECK(sg_mega_plan_check(t, count, n, L, 1, err, sizeof err) != 0 && strstr(err, "before its inputs"),
           "narrow: LayerNorm-2 before the last out-projection tile of its row tile is rejected (%s)", err);
+    free(t);
+    free(good);
+
+    /* Halves tables: a row tile's 768-column stages give 48 signals per layer (24 tasks of 64 x 64, two warpgroups
+     * each), and the check sees a LayerNorm ahead of any one of them. */
+    good = build(n, L, 132, 3, &count, err, sizeof err);
+    CHECK(good && sg_mega_plan_check(good, count, n, L, 3, err, sizeof err) == 0, "the halves table of batch 3 passes");
+    if (!good) return;
+    CHECK(sg_mega_plan_check(good, count, n, L, 2, err, sizeof err) != 0,
+          "a halves table checked as a narrow64 one is rejected (%s)", err);
+    t = malloc(count * sizeof *t);
+    memcpy(t, good, count * sizeof *t); /* layer 1's LayerNorm-1 of row tile 2 before FC2's last 64 x 64 task there */
+    size_t l1 = find(t, count, SG_MT_LN1, 1, 2, 0), h23 = find(t, count, SG_MT_FC2, 0, 2, 23);
+    move_before(t, l1, h23);
+    CHECK(sg_mega_plan_check(t, count, n, L, 3, err, sizeof err) != 0 && strstr(err, "before its inputs"),
+          "halves: LayerNorm-1 before the last FC2 task (rows 64-127, columns 704-767) of its row tile is rejected "
+          "(%s)", err);
+    memcpy(t, good, count * sizeof *t); /* an out-projection task beyond the 24 of a row tile */
+    t[find(t, count, SG_MT_OUT, 0, 1, 23)] = sg_mega_encode(SG_MT_OUT, 0, 1, 24);
+    CHECK(sg_mega_plan_check(t, count, n, L, 3, err, sizeof err) != 0 && strstr(err, "out of range"),
+          "halves: an out-projection task 24 (of 0..23) is rejected (%s)", err);
     free(t);
     free(good);
 }

@@ -33,7 +33,7 @@ struct sg_mega_gpu {
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]
     int L, tm_max, n_max, sms;
-    int narrow_max[3];         // [s], s = 1, 2: batches of up to this many images run GEMM task shape s (mega_shape)
+    int narrow_max[4];         // [s], s = 1..3: batches of up to this many images run GEMM task shape s (mega_shape)
     int ln_prefetch;           // sg_mega_params.ln_prefetch (SG_MEGA_LN_PREFETCH=0: off)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
@@ -154,18 +154,21 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
     // narrow64 (128 x 64, two K blocks per ring stage, LayerNorm tasks of 8 rows) up to one row tile per 12 SMs
     // (7 images, 11 row tiles; measured against narrow, session 7: 1.10x at 5 images, 1.015x at 6, 1.01x at 7,
-    // 0.93x at 8). SG_MEGA_NARROW_MAX=N and SG_MEGA_NARROW64_MAX=N override them (docs/debug-knobs.md; 0: none).
-    g->narrow_max[0] = g->narrow_max[1] = g->narrow_max[2] = 0;  // [0] unused: every batch may run wide
+    // 0.93x at 8); halves (narrow64 with the 768-column kinds as 64 x 64 tasks, 24 per row tile) while those fit
+    // in one wave, one row tile per 24 SMs (3 images, 5 row tiles). SG_MEGA_NARROW_MAX=N, SG_MEGA_NARROW64_MAX=N and
+    // SG_MEGA_HALVES_MAX=N override them (docs/debug-knobs.md; 0: none).
+    for (int s = 0; s < 4; s++) g->narrow_max[s] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
     lag = getenv("SG_MEGA_FC2_LAG");
     g->fc2_lag = lag ? atoi(lag) : 0;
     const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
-    for (int s = 1; s <= k->narrow; s++) {
-        const int per = s == 1 ? 10 : 12;
-        while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per <= g->sms) g->narrow_max[s]++;
-        if (const char *e = getenv(s == 1 ? "SG_MEGA_NARROW_MAX" : "SG_MEGA_NARROW64_MAX")) g->narrow_max[s] = atoi(e);
+    static const int per[4] = {0, 10, 12, 24};
+    static const char *knob[4] = {nullptr, "SG_MEGA_NARROW_MAX", "SG_MEGA_NARROW64_MAX", "SG_MEGA_HALVES_MAX"};
+    for (int s = 1; s <= k->narrow && s < 4; s++) {
+        while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per[s] <= g->sms) g->narrow_max[s]++;
+        if (const char *e = getenv(knob[s])) g->narrow_max[s] = atoi(e);
     }
 
     // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
@@ -202,17 +205,24 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         sg_mega_gpu_free(g);
         return nullptr;
     }
-    int rc = sg_tmap_sw128_bf16(&hm[SG_MAP_Y], b->y, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_ATT], b->att, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_H], b->H, M, F, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_QKV], b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_QKV128], b->qkv, b->qkv_rows, 3 * D, 128, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_PATCHES], b->patches, M, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HATT], b->hatt, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HY], b->hy, b->max_batch, D, SG_MEGA_BM, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_HMLP], b->hmlp, b->max_batch, F, SG_MEGA_BM, 64, err, errlen);
+    // The activations ([rows, cols] bf16; qkv's boxes are attention's), and with boxes of 64 rows too (SG_MAP_R64)
+    // the A operands of the 768-column kinds, whose tasks are 64 x 64 in a halves launch.
+    struct act { int map; const void *p; uint64_t rows, cols, box; bool r64; };
+    const act acts[] = {{SG_MAP_Y, b->y, M, D, SG_MEGA_BM, false},
+                        {SG_MAP_ATT, b->att, M, D, SG_MEGA_BM, true},
+                        {SG_MAP_H, b->H, M, F, SG_MEGA_BM, true},
+                        {SG_MAP_QKV, b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, false},
+                        {SG_MAP_QKV128, b->qkv, b->qkv_rows, 3 * D, 128, false},
+                        {SG_MAP_PATCHES, b->patches, M, D, SG_MEGA_BM, true},
+                        {SG_MAP_HATT, b->hatt, (uint64_t)b->max_batch, D, SG_MEGA_BM, true},
+                        {SG_MAP_HY, b->hy, (uint64_t)b->max_batch, D, SG_MEGA_BM, false},
+                        {SG_MAP_HMLP, b->hmlp, (uint64_t)b->max_batch, F, SG_MEGA_BM, true}};
+    int rc = 0;
+    for (const act &a : acts)
+        rc = rc || sg_tmap_sw128_bf16(&hm[a.map], a.p, a.rows, a.cols, a.box, 64, err, errlen) ||
+             (a.r64 && sg_tmap_sw128_bf16(&hm[SG_MAP_R64(L, a.map)], a.p, a.rows, a.cols, 64, 64, err, errlen));
     // Every weight ([rows, cols] bf16) twice: boxes of SG_MEGA_BN rows (wide and narrow launches) and of 64 rows
-    // (narrow64 launches, SG_MAP_W64).
+    // (narrow64 and halves launches, SG_MAP_R64).
     struct weight { int map; const void *w; uint64_t rows, cols; };
     std::vector<weight> ws = {{SG_MAP_WPATCH, b->patch_w, D, D}, {SG_MAP_HKVW, b->head_kv_w, 2 * D, D},
                               {SG_MAP_HOUTW, b->head_out_w, D, D}, {SG_MAP_HFC1W, b->head_fc1_w, F, D},
@@ -226,7 +236,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     }
     for (size_t i = 0; i < ws.size() && !rc; i++)
         rc = sg_tmap_sw128_bf16(&hm[ws[i].map], ws[i].w, ws[i].rows, ws[i].cols, SG_MEGA_BN, 64, err, errlen) ||
-             sg_tmap_sw128_bf16(&hm[SG_MAP_W64(L, ws[i].map)], ws[i].w, ws[i].rows, ws[i].cols, 64, 64, err, errlen);
+             sg_tmap_sw128_bf16(&hm[SG_MAP_R64(L, ws[i].map)], ws[i].w, ws[i].rows, ws[i].cols, 64, 64, err, errlen);
     if (rc) {
         sg_mega_gpu_free(g);
         return nullptr;
@@ -249,7 +259,11 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
 }
 
 // The GEMM task shape of a launch of n images (sg_mega_params.narrow): the narrowest whose limit n is within.
-static int mega_shape(const sg_mega_gpu *g, int n) { return n <= g->narrow_max[2] ? 2 : n <= g->narrow_max[1] ? 1 : 0; }
+static int mega_shape(const sg_mega_gpu *g, int n) {
+    for (int s = 3; s > 0; s--)
+        if (n <= g->narrow_max[s]) return s;
+    return 0;
+}
 
 int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix, const float *post_w,
                      const float *post_b, float eps, int n, cudaStream_t st, char *err, size_t errlen) {

@@ -48,9 +48,10 @@ enum {
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
 #define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))  // MXFP8 FC1 only: layer l's E4M3 W1 (boxes 128 x 128 bytes)
 #define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))             // MXFP8 FC1 only: its E4M3 input
-// Every weight's map again with boxes of 64 rows (W rows of a narrow64 launch's 64-column tasks), at the wide map's
-// index shifted past the ones above; the shifted non-weight indices stay unused.
-#define SG_MAP_W64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
+// Map i again with boxes of 64 rows, at its index shifted past the ones above: every weight's (the W rows of a
+// narrow64 launch's 64-column tasks) and the A operands of the 768-column kinds (ATT, H, PATCHES, HATT, HMLP: the
+// rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay unused.
+#define SG_MAP_R64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
 #define SG_MAPS(L) (2 * SG_MAP_W0 + 9 * (L) + 1)
 // Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
@@ -113,7 +114,8 @@ struct sg_mega_params {
     const uint8_t *w1sf;
     int fc1_mx;
     int ln_prefetch;  // 1: the producer asks L2 for a LayerNorm task's rows of h when it hands the task over
-    int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64 128 x 64
+    int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64
+                 // 128 x 64, 3 halves (narrow64, the 768-column kinds 64 x 64)
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 

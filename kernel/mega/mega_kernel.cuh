@@ -41,10 +41,12 @@
 //       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
 //       stage; each stage's empty barrier counts one arrival per warpgroup); when p.narrow, rows m0 + 64 w..,
 //       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
-//       a *64 map); when p.narrow == 2 the same with 64 columns (n0 = 64 k.b.., out.nbox halved); an architecture
-//       whose launcher says narrow = 0 never gets such a launch; started at bias[0..128) (shared
-//       memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half handed to the storer
-//       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
+//       a *64 map); when the task's shape (sg_mega_shape) is 2 the same with 64 columns (n0 = 64 k.b.., out.nbox
+//       halved); when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's
+//       three K blocks, SG_GEMM_H64_BLOCK apart, each A's 64 rows then W's 64, this part's W rows 32 w..), one fp32
+//       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
+//       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
+//       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
 //       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
 //       128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
 //   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
@@ -53,8 +55,8 @@
 //       gives back itself: one arrival by this warpgroup on each one's empty barrier (empty[(s0 + j) % 3]) once its
 //       threads have finished reading it;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
-//       blocks (A 128 rows, W 256 rows, or 128 when p.narrow == 1, 64 when 2 (map_w then has 64-row boxes); or the
-//       MXFP8 FC1 blocks with their scale atoms);
+//       blocks (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
+//       A 64 rows and W 64 when 3 (both maps 64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
 //       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7; only wide launches, whose LayerNorm tasks have 32 rows,
@@ -169,7 +171,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
     for (;;) {
         const unsigned code = next;
         const sg_mega_task k = sg_mega_decode(code);
-        const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = k.b * tn;
+        const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = sg_mega_task_n0(k.kind, k.b, p.narrow);
         const bool gemm = sg_mega_is_gemm(k.kind);
         if (gemm) sg_mega_produce_bias(p, k, n0, tn, bias_s, bfull, bempty, bq);
         const long long w0 = PROF ? clock64() : 0;
@@ -200,8 +202,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         } else if (gemm) {
             int a, w;
             sg_mega_gemm_maps(k, a, w);
-            if (p.narrow == 2) w = SG_MAP_W64(p.L, w);  // the weight's 64-row boxes
-            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, m0, n0, sg_mega_gemm_k(k.kind), sm, ring);
+            const int shape = sg_mega_shape(k.kind, p.narrow);
+            if (shape >= 2) w = SG_MAP_R64(p.L, w);  // the weight's 64-row boxes
+            if (shape == 3) a = SG_MAP_R64(p.L, a);  // and the A operand's: a 64 x 64 task's rows
+            Arch::produce_gemm(p, k, p.maps + a, p.maps + w, sg_mega_task_m0(k.kind, k.a, k.b, p.narrow), n0,
+                               sg_mega_gemm_k(k.kind), sm, ring);
         } else if (p.ln_prefetch && (k.kind == SG_MT_LN1 || k.kind == SG_MT_LN2 || k.kind == SG_MT_POSTLN)) {
             // LayerNorm reads its rows of h (32, or 8 in a narrow64 launch) with ordinary loads once the consumers
             // reach it (up to four tasks later): ask L2 for them now, contiguous (rows end at M), so the loads do
@@ -492,15 +497,18 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                     // out-proj / FC2 / patch halves are added to the fp32 residual stream h by a TMA reduce-add in
                     // L2 (h += tile: one adder per element per stage, so deterministic), which spares loading the
                     // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
-            // This warpgroup's half: columns 128 w.. of a wide task, rows 64 w.. of a narrow one (mega_plan.h).
+            // This warpgroup's part (mega_plan.h): columns 128 w.. of a wide task, rows 64 w.. of a narrow or
+            // narrow64 one, columns 32 w.. of a 64 x 64 one (shape 3).
             sg_mbar_wait(&bfull[q.bstage()], q.bphase());  // the bias slot (PATCH's carries no bias)
-            const int nw = p.narrow ? 0 : w;
-            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * q.bstage() + SG_MEGA_BN * nw : nullptr;
+            const int shape = sg_mega_shape(k.kind, p.narrow);
+            const int cw = shape == 0 ? SG_MEGA_BN * w : shape == 3 ? 32 * w : 0;  // its first column in the task
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * q.bstage() + cw : nullptr;
             const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
-            const int n0 = k.b * sg_mega_tn(p.narrow) + SG_MEGA_BN * nw;
+            const int n0 = sg_mega_task_n0(k.kind, k.b, p.narrow) + cw;
             sg_mega_out out = out0;
             out.mode = !f32 ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
-            out.nbox = (f32 ? 4 : 2) >> (p.narrow == 2);  // a narrow64 half has 64 columns
+            // boxes of 64 (bf16) or 32 (fp32) columns: a narrow64 part has 64 columns, a 64 x 64 task's (fp32) 32
+            out.nbox = shape == 3 ? 1 : (f32 ? 4 : 2) >> (shape == 2);
             out.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                     : k.kind == SG_MT_FC1                        ? SG_SMAP_H
                     : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
@@ -509,7 +517,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             if (p.narrow && !f32)  // the same tensor's map with 64-row boxes
                 out.map = out.map == SG_SMAP_QKV ? SG_SMAP_QKV64 : out.map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
             out.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
-            out.y = k.a * SG_MEGA_BM + (p.narrow ? 64 * w : 0);
+            out.y = sg_mega_task_m0(k.kind, k.a, k.b, p.narrow) + (shape == 1 || shape == 2 ? 64 * w : 0);
             out.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
             const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase);
             sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)

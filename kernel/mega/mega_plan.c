@@ -66,17 +66,17 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
     /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
      * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
      * 11,634 / 11,619 images/s at 1,024 against 11,210 with one), and the shorter lag keeps inputs in L2. */
-    const int lag_att = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow)),
-              lag_ln = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
+    const int lag_att = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MT_QKV, narrow)),
+              lag_ln = imax(1, 2 * grid / sg_mega_gemm_tasks(SG_MT_OUT, narrow));
     for (int r = 0; r < tm; r++) put_tiles(v, SG_MT_PREP, 0, r, sg_mega_ln_parts(SG_MT_PREP, narrow));
     for (int r = 0; r < tm + lag_ln; r++) {
-        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
+        if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, sg_mega_gemm_tasks(SG_MT_PATCH, narrow));
         if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, sg_mega_ln_parts(SG_MT_LN1, narrow));
     }
     for (int l = 0; l < L; l++) {
         int next = 0;
         for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow));
+            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MT_QKV, narrow));
             if (r - lag_att >= 0)
                 put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
         }
@@ -84,12 +84,12 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
          * into FC1's, that many grids behind, so their inputs are still in L2: FC1 lag 1 is the default (mega_gpu.cu,
          * +2 % at 1,024); FC2 lags measured slower (docs/perf-notes.md, sessions 5 and 6). */
-        const int fc1_per = sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
+        const int fc1_per = sg_mega_gemm_tasks(SG_MT_FC1, narrow);
         const int lag1 = imax(1, fc1_lag * grid / fc1_per), lag2 = imax(1, fc2_lag * grid / fc1_per);
         const int next_ln = l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN;
         stage seg[5];
         int k = 0, off = 0;
-        seg[k++] = (stage){SG_MT_OUT, l, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow), 0};
+        seg[k++] = (stage){SG_MT_OUT, l, sg_mega_gemm_tasks(SG_MT_OUT, narrow), 0};
         seg[k++] = (stage){SG_MT_LN2, l, sg_mega_ln_parts(SG_MT_LN2, narrow), off = lag_ln};
         if (fc1_lag > 0) {
             seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off += lag1};
@@ -99,11 +99,11 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
             seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off = 0};
         }
         if (fc2_lag > 0) {
-            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow), off += lag2};
+            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MT_FC2, narrow), off += lag2};
         } else {
             put_segment(v, seg, k, tm);
             k = 0;
-            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow), off = 0};
+            seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MT_FC2, narrow), off = 0};
         }
         seg[k++] = (stage){next_ln, l + 1, sg_mega_ln_parts(next_ln, narrow), off + lag_ln};
         put_segment(v, seg, k, tm);
@@ -113,13 +113,13 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
     const int tq = sg_mega_tiles_head(n);
     int next = 0;
     for (int r = 0; r < tm + lag_att; r++) {
-        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow));
+        if (r < tm) put_tiles(v, SG_MT_HKV, L, r, sg_mega_gemm_tasks(SG_MT_HKV, narrow));
         if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, 1, &next);
     }
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MT_HOUT, narrow));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, sg_mega_ln_parts(SG_MT_HLN, narrow));
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow));
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MEGA_FC2_TILES, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_gemm_tasks(SG_MT_HFC1, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MT_HFC2, narrow));
 }
 
 int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, uint32_t **out, size_t *count,
@@ -127,7 +127,7 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M || narrow < 0 ||
-        narrow > 2) {
+        narrow > 3) {
         snprintf(err, errlen, "megakernel task table: batch %d with %d layers (task shape %d) is beyond the task "
                  "encoding", n, L, narrow);
         return -1;
@@ -156,13 +156,11 @@ static int per_unit(int kind, int narrow) {
     switch (kind) {
     case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN:
         return sg_mega_ln_parts(kind, narrow);
-    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2:
-        return sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow);
-    case SG_MT_QKV: return sg_mega_gemm_tasks(SG_MEGA_QKV_TILES, narrow);
-    case SG_MT_FC1: case SG_MT_HFC1: return sg_mega_gemm_tasks(SG_MEGA_FC1_TILES, narrow);
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2: case SG_MT_QKV:
+    case SG_MT_FC1: case SG_MT_HFC1: case SG_MT_HKV:
+        return sg_mega_gemm_tasks(kind, narrow);
     case SG_MT_ATT: return SG_MEGA_HEADS * sg_mega_att_parts(narrow);
     case SG_MT_POOL: return SG_MEGA_HEADS;
-    case SG_MT_HKV: return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow);
     default: return 0;
     }
 }

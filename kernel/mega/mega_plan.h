@@ -6,9 +6,10 @@
 // One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
 // is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
 // half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
-// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_tn below): 128 x 128 or
+// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_shape below): 128 x 128 or
 // 128 x 64 GEMM tasks, twice or four times as many, whose counts and counter targets below grow as much (and in
-// narrow64 launches row-wise tasks of 8 rows, sg_mega_ln_parts). Tasks are numbered 0 .. total-1 in a topological
+// narrow64 launches row-wise tasks of 8 rows, sg_mega_ln_parts); at the fewest images the 768-column kinds run as
+// 64 x 64 tasks, eight times as many. Tasks are numbered 0 .. total-1 in a topological
 // order (docs/megakernel.md §2); a layer's stages are (tasks, wide launches; signals = halves for GEMMs):
 //   LN1   (row tile, quarter)        y = LN1(h), 32 rows per task              4 tm tasks
 //   QKV   (row tile, 256-col tile)   qkv = y Wqkv^T + b                       9 tm (18 tm halves)
@@ -105,48 +106,79 @@ typedef struct sg_mega_task {
 
 SG_HD static inline int sg_mega_tiles_m(int n) { return (n * SG_MEGA_T + SG_MEGA_BM - 1) / SG_MEGA_BM; }
 SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) / SG_MEGA_BM; }
-// The two shapes of a launch's GEMM tasks (chosen per batch size by the host, sg_mega_params.narrow):
+// The shapes of a launch's GEMM tasks (chosen per batch size by the host, sg_mega_params.narrow):
 //   wide (narrow = 0): 128 x 256, warpgroup w the 128 x 128 column half w (the A block shared: fewer L2 bytes per
 //       FLOP, what large batches are bound by);
 //   narrow (1): 128 x 128, warpgroup w the 64-row half w, twice the tasks: small batches have too few tiles to
 //       fill the GPU. Every element is the same m64n128k16 wgmma chain from the same bias either way, so an
 //       image's rows do not depend on the shape its batch got;
 //   narrow64 (2): 128 x 64, warpgroup w the 64-row half w with m64n64k16 (another wgmma shape: its rows' bits
-//       against the others' are what the GPU batch-invariance test checks), four times the tasks.
-// Either way each warpgroup signals its part once: a GEMM task gives SG_MEGA_WGS signals, and a row tile's
-// counter gets (its stage's *_TILES) << narrow of them per layer.
-SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> narrow; }  // columns of a task
-SG_HD static inline int sg_mega_gemm_tasks(int tiles, int narrow) { return tiles / SG_MEGA_WGS << narrow; }
+//       against the others' are what the GPU batch-invariance test checks), four times the tasks;
+//   halves (3): narrow64, except that the kinds with 768 output columns (sg_mega_n768: PATCH, OUT, FC2, HOUT,
+//       HFC2) run as 64 x 64 tasks, eight times the wide count: the 64-row half b & 1 of row tile a and the 64
+//       columns b >> 1, warpgroup w computing the 32-column half w with m64n32k16 (both read the same A rows). At a
+//       few images those kinds have a task per SM or fewer and each task's time is the bytes it streams through
+//       one SM (FC2: A 128 x 3072 + W 64 x 3072, 1.2 MB); a 64-row task streams a third less.
+// sg_mega_shape gives a task kind's shape in a launch (3 only for those kinds of a halves launch). Each warpgroup
+// signals its part once: a GEMM task gives SG_MEGA_WGS signals, and a row tile's counter gets (its stage's *_TILES)
+// << shape of them per layer.
+SG_HD static inline int sg_mega_n768(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_HOUT || kind == SG_MT_HFC2;
+}
+SG_HD static inline int sg_mega_shape(int kind, int narrow) {
+    return narrow == 3 ? (sg_mega_n768(kind) ? 3 : 2) : narrow;
+}
+SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> (narrow < 2 ? narrow : 2); }  // task columns
+// 128-column halves per row tile of a GEMM kind's output (the signals of a wide launch's layer).
+SG_HD static inline int sg_mega_kind_tiles(int kind) {
+    switch (kind) {
+    case SG_MT_QKV: return SG_MEGA_QKV_TILES;
+    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES;
+    case SG_MT_HKV: return SG_MEGA_HKV_TILES;
+    default: return SG_MEGA_OUT_TILES;  /* the sg_mega_n768 kinds */
+    }
+}
+// A GEMM kind's tasks per row tile (head row tile for HOUT..HFC2) and layer.
+SG_HD static inline int sg_mega_gemm_tasks(int kind, int narrow) {
+    return sg_mega_kind_tiles(kind) / SG_MEGA_WGS << sg_mega_shape(kind, narrow);
+}
+// The first row and column of GEMM task (kind, a, b) in a launch of shape narrow.
+SG_HD static inline int sg_mega_task_m0(int kind, int a, int b, int narrow) {
+    return a * SG_MEGA_BM + (sg_mega_shape(kind, narrow) == 3 ? 64 * (b & 1) : 0);
+}
+SG_HD static inline int sg_mega_task_n0(int kind, int b, int narrow) {
+    return sg_mega_tn(narrow) * (sg_mega_shape(kind, narrow) == 3 ? b >> 1 : b);
+}
 // Attention tasks per (image, head): one (its four 64-query blocks, two per warpgroup), or in a narrow launch two,
 // part p taking query blocks 2p and 2p + 1 (one per warpgroup; the b field is head + 12 p): the same per-block
 // arithmetic, so an image's rows do not depend on it, and at small batches twice the SMs work on the stage.
 SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow ? 2 : 1; }
 // Row-wise tasks per row tile of kind LN1, LN2, POSTLN, PREP (the patch preparation) and HLN: 4 of 32 rows; in a
-// narrow64 launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there such a stage
+// narrow64 or halves launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there such a
+// stage
 // is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm tasks
 // 4.5 -> 3.0 us, batch 1 1.047x, 2 images 1.034x; with narrow launches too, 6 images 1.02x but 8 images 0.986x).
 // Each row comes from its own values alone, the same arithmetic in any task, so an image's rows do not depend on it.
 SG_HD static inline int sg_mega_ln_parts(int kind, int narrow) {
-    return narrow == 2 && kind != SG_MT_HLN ? SG_MEGA_LN_PARTS_NARROW64 : SG_MEGA_LN_PARTS;
+    return narrow >= 2 && kind != SG_MT_HLN ? SG_MEGA_LN_PARTS_NARROW64 : SG_MEGA_LN_PARTS;
 }
 SG_HD static inline int sg_mega_ln_rows(int kind, int narrow) { return SG_MEGA_BM / sg_mega_ln_parts(kind, narrow); }
 SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
-    return sg_mega_gemm_tasks(SG_MEGA_HKV_TILES, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
-           sg_mega_tiles_head(n) *
-               (sg_mega_gemm_tasks(SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES, narrow) +
-                sg_mega_ln_parts(SG_MT_HLN, narrow));
+    return sg_mega_gemm_tasks(SG_MT_HKV, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
+           sg_mega_tiles_head(n) * (sg_mega_gemm_tasks(SG_MT_HOUT, narrow) + sg_mega_gemm_tasks(SG_MT_HFC1, narrow) +
+                                    sg_mega_gemm_tasks(SG_MT_HFC2, narrow) + sg_mega_ln_parts(SG_MT_HLN, narrow));
 }
 SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     const int tm = sg_mega_tiles_m(n);
     return tm * (sg_mega_ln_parts(SG_MT_LN1, narrow) + sg_mega_ln_parts(SG_MT_LN2, narrow) +
-                 sg_mega_gemm_tasks(SG_MEGA_QKV_TILES + SG_MEGA_OUT_TILES + SG_MEGA_FC1_TILES + SG_MEGA_FC2_TILES,
-                                    narrow)) +
+                 sg_mega_gemm_tasks(SG_MT_QKV, narrow) + sg_mega_gemm_tasks(SG_MT_OUT, narrow) +
+                 sg_mega_gemm_tasks(SG_MT_FC1, narrow) + sg_mega_gemm_tasks(SG_MT_FC2, narrow)) +
            SG_MEGA_HEADS * sg_mega_att_parts(narrow) * n;
 }
 SG_HD static inline int sg_mega_total_tasks(int n, int L, int narrow) {
     return L * sg_mega_layer_tasks(n, narrow) +
            (sg_mega_ln_parts(SG_MT_PREP, narrow) + sg_mega_ln_parts(SG_MT_POSTLN, narrow) +
-            sg_mega_gemm_tasks(SG_MEGA_OUT_TILES, narrow)) * sg_mega_tiles_m(n) +  /* PREP, POSTLN, PATCH */
+            sg_mega_gemm_tasks(SG_MT_PATCH, narrow)) * sg_mega_tiles_m(n) +  /* PREP, POSTLN, PATCH */
            sg_mega_head_tasks(n, narrow);
 }
 SG_HD static inline size_t sg_mega_counter_words(int tm_max) { return SG_MEGA_CNT_BASE + 16 * (size_t)tm_max; }
@@ -210,7 +242,8 @@ SG_HD static inline int sg_mega_gemm_k(int kind) {
 }
 
 // The inputs of task k, one at a time (i = 0, 1, ...): the counter word it waits on and the value that counter
-// must reach (GEMM producers' targets doubled, or quadrupled, in a narrow launch); returns 0 past the last one. The
+// must reach (GEMM producers' targets 2, 4 or 8 times as high in a narrow launch, sg_mega_shape); returns 0 past the
+// last one. The
 // kernel's producers wait on exactly these (mega_kernel.cuh) and sg_mega_plan_check replays them, so the order
 // proof and the kernel cannot disagree. n: images of the launch; tm_layout: the row tiles the counter arrays were
 // laid out for (the kernel's tm_max).
@@ -260,7 +293,7 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     }
     if (i >= count) return 0;
     *counter = sg_mega_counter(kind, first + i, tm_layout);
-    *target = sg_mega_signals(kind) == SG_MEGA_WGS ? t << narrow : t;  // a GEMM producer: narrow tasks, 2 or 4 x
+    *target = sg_mega_signals(kind) == SG_MEGA_WGS ? t << sg_mega_shape(kind, narrow) : t;  // a GEMM producer
     return 1;
 }
 

@@ -55,30 +55,49 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
 }
 // The megakernel's GEMM task (kernel/mega/mega_kernel.cuh): per K block one stage of A rows [m0, m0+128) followed by
 // the W rows of both warpgroups' halves, [n0, n0+128) and [n0+128, n0+256) (mapW: box {64, 128}), so both halves
-// read the same A block. STAGES: the megakernel's ring depth. narrow 1: only W rows [n0, n0+128) (a 128 x 128 task,
-// whose warpgroups take the A block's 64-row halves); the stage keeps its size. narrow 2: a 128 x 64 task (mapW:
-// box {64, 64}), whose K block (A 16 KB + W 8 KB) is half a stage, so a stage holds two consecutive K blocks, the
-// second SG_GEMM_N64_PAIR bytes in (K is a multiple of 128): twice the bytes in flight per ring slot, for the
-// small batches' tasks, which stream long K blocks through one SM and wait on bytes in flight (FC2: 768 KB of A
-// each; measured: docs/perf-notes.md, session 6).
+// read the same A block. STAGES: the megakernel's ring depth. shape (the task's, mega_plan.h's sg_mega_shape) 1: only
+// W rows [n0, n0+128) (a 128 x 128 task, whose warpgroups take the A block's 64-row halves); the stage keeps its
+// size. 2: a 128 x 64 task (mapW: box {64, 64}), whose K block (A 16 KB + W 8 KB) is half a stage, so a stage holds
+// two consecutive K blocks, the second SG_GEMM_N64_PAIR bytes in (K is a multiple of 128): twice the bytes in flight
+// per ring slot, for the small batches' tasks, which stream long K blocks through one SM and wait on bytes in flight
+// (FC2: 768 KB of A each; measured: docs/perf-notes.md, session 6). 3: a 64 x 64 task (mapA and mapW: boxes {64,
+// 64}), K block A 8 KB + W 8 KB, three consecutive K blocks a stage, SG_GEMM_H64_BLOCK apart (K a multiple of 192).
 #define SG_GEMM_N64_PAIR (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(64))  // 24 KB: the second K block of a narrow64 stage
+#define SG_GEMM_H64_BLOCK (2 * SG_GEMM_B_BYTES(64))                // 16 KB: a 64 x 64 task's K block (A, then W)
+#define SG_GEMM_H64_BLOCKS 3                                       // ... per stage
 template <int STAGES>
 __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int narrow) {
+                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int shape) {
     constexpr uint32_t half = SG_GEMM_B_BYTES(128), stage = SG_GEMM_A_BYTES + 2 * half;
     static_assert(2 * SG_GEMM_N64_PAIR <= stage && SG_GEMM_N64_PAIR % 1024 == 0, "two narrow64 K blocks per stage");
-    const int step = narrow == 2 ? 2 * SG_GEMM_BK : SG_GEMM_BK;
-    const uint32_t bytes = narrow == 2 ? 2 * SG_GEMM_N64_PAIR : SG_GEMM_A_BYTES + (2 * half >> narrow);
+    static_assert(SG_GEMM_H64_BLOCKS * SG_GEMM_H64_BLOCK == stage, "three 64 x 64 K blocks fill a stage");
+    if (shape == 3) {
+        for (int k0 = 0; k0 < K; k0 += SG_GEMM_H64_BLOCKS * SG_GEMM_BK) {
+            sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+            uint8_t *a = sm.stages + ring.stage * stage;
+            sg_mbar_arrive_expect_tx(&sm.full[ring.stage], stage);
+#pragma unroll
+            for (int j = 0; j < SG_GEMM_H64_BLOCKS; j++) {
+                sg_tma_load_2d(a + j * SG_GEMM_H64_BLOCK, mapA, &sm.full[ring.stage], k0 + j * SG_GEMM_BK, m0);
+                sg_tma_load_2d(a + j * SG_GEMM_H64_BLOCK + SG_GEMM_B_BYTES(64), mapW, &sm.full[ring.stage],
+                               k0 + j * SG_GEMM_BK, n0);
+            }
+            sg_ring_next(ring, STAGES);
+        }
+        return;
+    }
+    const int step = shape == 2 ? 2 * SG_GEMM_BK : SG_GEMM_BK;
+    const uint32_t bytes = shape == 2 ? 2 * SG_GEMM_N64_PAIR : SG_GEMM_A_BYTES + (2 * half >> shape);
     for (int k0 = 0; k0 < K; k0 += step) {
         sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
         uint8_t *a = sm.stages + ring.stage * stage;
         sg_mbar_arrive_expect_tx(&sm.full[ring.stage], bytes);
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        if (narrow == 2) {
+        if (shape == 2) {
             sg_tma_load_2d(a + SG_GEMM_N64_PAIR, mapA, &sm.full[ring.stage], k0 + SG_GEMM_BK, m0);
             sg_tma_load_2d(a + SG_GEMM_N64_PAIR + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0 + SG_GEMM_BK, n0);
-        } else if (!narrow) {
+        } else if (!shape) {
             sg_tma_load_2d(a + SG_GEMM_A_BYTES + half, mapW, &sm.full[ring.stage], k0, n0 + 128);
         }
         sg_ring_next(ring, STAGES);

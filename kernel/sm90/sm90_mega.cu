@@ -1,13 +1,14 @@
 // kernel/sm90/sm90_mega.cu — the Hopper megakernel: the whole forward (patch embedding, encoder layers,
 // post-LayerNorm, MAP head) in one launch.
 //
-// The kernel's structure (two virtual CTAs per SM, each a producer thread, a consumer warpgroup and a storer
-// thread; the ticket-ordered task table; counters; the storer's TMA stores and reduce-adds) is shared with the
-// Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
+// The kernel's structure (one producer thread feeding both consumer warpgroups through one ring, a storer thread
+// per warpgroup; the ticket-ordered task table; counters; the storers' TMA stores and reduce-adds) is shared with
+// the Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
 //   a consumer warpgroup's 128 x 128 half of a 128 x 256 GEMM task: 2 x wgmma m64n128k16 per k16 step from the
 //   shared ring stage (A block at its start, this half's W rows after it), 128 fp32 registers started at the bias
 //   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the half staged
-//   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32);
+//   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32); small batches' task
+//   shapes (mega_plan.h) with m64n128k16 (128 x 128 tasks), m64n64k16 (128 x 64) and m64n32k16 (64 x 64);
 //   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup (a narrow
 //   launch splits it into two tasks of one block per warpgroup);
 // and the launcher handed to the shared host side (kernel/mega/mega_gpu.cu).
@@ -25,7 +26,7 @@ static_assert(SG_MEGA_ATT_BOX_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROW
 // 128 floats; none: zero), so the K loop accumulates onto it: registers k..k+3 share columns 8 (k/4) + 2 (lane %
 // 4) + {0, 1} (the wgmma accumulator layout). Shared-memory loads (the producer brought the bias in beside the
 // first K block): a global load here cost two dependent L2 round trips per tile (the layer table, then the bias).
-template <int R>  // 64 registers: 128 columns; 32: 64 (a narrow64 task)
+template <int R>  // 64 registers: 128 columns; 32: 64 (a narrow64 task); 16: 32 (a 64 x 64 task's part)
 __device__ __forceinline__ void sg_mega_acc_init(float (&acc)[R], uint32_t bsa, bool has_bias) {
     const uint32_t col0 = 2u * (threadIdx.x & 3u);
 #pragma unroll
@@ -61,8 +62,8 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[R], uint8_
     }
 }
 
-// Writes 64 rows x 128 fp32 columns (R = 64; 64 columns when R = 32) into `buf` as four (two) TMA boxes of 32
-// columns x 64 rows, 128-byte swizzle.
+// Writes 64 rows x 128 fp32 columns (R = 64; 64 columns when R = 32, 32 when R = 16) into `buf` as four (two, one)
+// TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
 template <int R>
 __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[R], uint8_t *buf) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -85,10 +86,10 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
-    static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &,
+    static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, p.narrow);
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, sg_mega_shape(k.kind, p.narrow));
     }
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
                                                      int) {
@@ -104,20 +105,24 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
-        return p.narrow == 2 ? gemm_half<PROF, 2>(p, k, w, bias, c, sm, ring, out, ophase)
-             : p.narrow      ? gemm_half<PROF, 1>(p, k, w, bias, c, sm, ring, out, ophase)
-                             : gemm_half<PROF, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+        switch (sg_mega_shape(k.kind, p.narrow)) {
+        case 3: return gemm_half<PROF, 3>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 2: return gemm_half<PROF, 2>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 1: return gemm_half<PROF, 1>(p, k, w, bias, c, sm, ring, out, ophase);
+        default: return gemm_half<PROF, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+        }
     }
 
-    // S: the task shape (sg_mega_params.narrow): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32 registers;
-    // a ring stage holds two K blocks, sg_gemm_produce_wide).
+    // S: the task's shape (mega_plan.h's sg_mega_shape): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32
+    // registers; a ring stage holds two K blocks, sg_gemm_produce_wide), 3 a 64 x 64 task (this warpgroup's 32
+    // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage).
     template <bool PROF, int S>
     static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
                                                           sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
         constexpr bool NARROW = S > 0;
         const int tid = threadIdx.x % 128;
-        float acc0[S == 2 ? 32 : 64], acc1[NARROW ? 1 : 64];
+        float acc0[S == 3 ? 16 : S == 2 ? 32 : 64], acc1[NARROW ? 1 : 64];
         {
             const bool hb = bias != nullptr;
             const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
@@ -127,7 +132,8 @@ struct sg_sm90_arch {
         if (PROF) sg_mega_prof_mark(1);
         const int K = sg_mega_gemm_k(k.kind);
         uint32_t prev = 0;
-        for (int k0 = 0; k0 < K; k0 += S == 2 ? 2 * SG_GEMM_BK : SG_GEMM_BK) {  // narrow64: two K blocks a stage
+        constexpr int BLOCKS = S == 3 ? SG_GEMM_H64_BLOCKS : S == 2 ? 2 : 1;  // K blocks a stage
+        for (int k0 = 0; k0 < K; k0 += BLOCKS * SG_GEMM_BK) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
             const uint64_t da = sg_smem_desc(a + (NARROW ? w * 64 * 128 : 0), 16, 1024);
@@ -135,7 +141,16 @@ struct sg_sm90_arch {
             sg_wgmma_fence_regs(acc0);
             if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
             sg_wgmma_fence();
-            if constexpr (S == 2) {  // the stage's two K blocks in order: the same k16 chain as one block a stage
+            if constexpr (S == 3) {  // three K blocks of A 64 rows and W 64 rows; this warpgroup's W rows 32 w..
+#pragma unroll
+                for (int j = 0; j < SG_GEMM_H64_BLOCKS; j++) {
+                    const uint8_t *blk = a + j * SG_GEMM_H64_BLOCK;
+                    const uint64_t dj = sg_smem_desc(blk, 16, 1024);
+                    const uint64_t dw = sg_smem_desc(blk + SG_GEMM_B_BYTES(64) + w * 32 * 128, 16, 1024);
+#pragma unroll
+                    for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n32(acc0, dj + 2 * kk, dw + 2 * kk, 1);
+                }
+            } else if constexpr (S == 2) {  // the stage's two K blocks in order: the k16 chain of one block a stage
                 const uint64_t da2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + w * 64 * 128, 16, 1024);
                 const uint64_t db2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + SG_MEGA_A_BYTES, 16, 1024);
 #pragma unroll
@@ -166,7 +181,7 @@ struct sg_sm90_arch {
         if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
         if (tid == 0) sg_mbar_arrive(&sm.empty[prev]);
         const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
-        if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128, mode 4)
+        if (S != 3 && !sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128)
             sg_mega_out_begin(out, ophase);
             if (sg_mega_gelu_tile(k.kind)) {
                 sg_mega_stage_bf16<1>(acc0, out.buf, 0);
@@ -176,7 +191,7 @@ struct sg_sm90_arch {
                 if constexpr (!NARROW) sg_mega_stage_bf16<0>(acc1, out.buf, 1);
             }
             sg_mega_out_end(out, ophase, 0, true);
-        } else {  // pieces of 64 fp32 rows: two (narrow: one)
+        } else {  // pieces of 64 fp32 rows: two (narrow: one; a 64 x 64 task's 32 columns: one box)
             sg_mega_out_begin(out, ophase);
             sg_mega_stage_f32(acc0, out.buf);
             sg_mega_out_end(out, ophase, 0, NARROW);
@@ -211,4 +226,4 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
 
 typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false>, sg_sm90_mega_kernel<true>, SG_MEGA_SMEM> sm90_fns;
 
-const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 2};
+const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 3};

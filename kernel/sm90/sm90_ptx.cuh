@@ -74,6 +74,17 @@ __device__ __forceinline__ void sg_wgmma_ss_n64(float (&d)[32], uint64_t da, uin
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* D[64x32] (+)= A[64x16] . B[32x16]^T, both K-major in shared memory (descriptors), bf16 in, fp32 accumulate (a
+ * warpgroup's 32 columns of the megakernel's 64 x 64 GEMM tasks). */
+__device__ __forceinline__ void sg_wgmma_ss_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "%16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : SG_WGMMA_ACC8(d, 0), SG_WGMMA_ACC8(d, 8)
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 /* D[64x256] (+)= A[64x16] . B[256x16]^T, both K-major in shared memory (descriptors), bf16 in, fp32 accumulate;
  * scale_d = 0 overwrites D (first K step of a tile). */
 __device__ __forceinline__ void sg_wgmma_ss_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
