@@ -585,11 +585,14 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         typename Arch::ctx ax = Arch::ctx_for(wg);
         sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull, tempty, tslot, out, bias_s, bfull, bempty);
     } else {
-        const int v = threadIdx.x / 32 - 8, lane = threadIdx.x % 32;  // warps 8 and 9
-        if (v == 0 && lane == 0)
+        // The producer alone in warp 8, the storers in warp 9 (lane v: warpgroup v's): threads of one warp that take
+        // different paths run one path at a time, and a storer waiting on its barrier (mbarrier.try_wait suspends
+        // the thread) must not hold up the producer, whose steps are on the critical path of every hand-off.
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if (warp == 8 && lane == 0)
             sg_mega_produce<Arch, PROF>(p, sm, tfull, tempty, tslot, bias_s, bfull, bempty);
-        else if (lane == 1)
-            sg_mega_storer(p, outbuf + v * SG_MEGA_OUT_BYTES, &sready[v], &sfree[v], &sdesc[v]);
+        else if (warp == 9 && lane < SG_MEGA_WGS)
+            sg_mega_storer(p, outbuf + lane * SG_MEGA_OUT_BYTES, &sready[lane], &sfree[lane], &sdesc[lane]);
         __syncwarp();
     }
     // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
