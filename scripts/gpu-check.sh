@@ -18,7 +18,7 @@
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
 # 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend, and
 #    for the megakernels also on batches of 7, 8 and 9 photos: on an H100 the four GEMM task shapes (halves up to
-#    3 images, narrow64 up to 7, narrow at 8, wide beyond; kernel/mega/mega_gpu.cu) (SG_CHECK_SANITIZE=0 skips
+#    4 images, narrow64 up to 7, narrow at 8, wide beyond; kernel/mega/mega_gpu.cu) (SG_CHECK_SANITIZE=0 skips
 #    them, for a quick iteration).
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail

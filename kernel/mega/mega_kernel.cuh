@@ -4,15 +4,16 @@
 //
 // One launch runs the whole forward: patch embedding, all encoder layers, the post-LayerNorm and the attention-
 // pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread
-// (lane 0 of warp 8) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of 48 KB
+// (lane 0 of warp 8, alone in its warp) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of 48 KB
 // stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
 // (128 rows x 64 bf16) once and the W block of 256 rows, and warpgroup w computes the 128 x 128 half w, so the A
 // operand is loaded once for both halves (a quarter fewer bytes from L2 per FLOP than two independent 128 x 128
 // tiles: the megakernel's K loops were bound by L2 bandwidth, docs/perf-notes.md). Each warpgroup stages its half
-// into 32 KB of its own and hands it to its storer thread (lane 1 of warp 8 + w), which writes it out with TMA
+// into 32 KB of its own and hands it to its storer thread (lane w of warp 9), which writes it out with TMA
 // (store, or reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and
-// warpgroup w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many.
+// warpgroup w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many,
+// and in halves launches (narrow = 3) the 768-column kinds 64 x 64 tasks, warpgroup w their 32 columns w.
 // The CTA takes task numbers from one global ticket (an atomic increment) in list order (kernel/mega/mega_plan.h),
 // so the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
