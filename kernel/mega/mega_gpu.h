@@ -17,9 +17,9 @@
 #include "../model.h"
 #include "../cuda/cuda_forward.h"
 
-// 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM
-// lanes 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread alone; 9: the two
-// warpgroups' storer threads, lanes 0 and 1). 320 threads give every thread 168 registers (a producer warpgroup of 384 would
+// 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM lanes
+// 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread alone; 9: the two warpgroups'
+// storer threads, lanes 0 and 1). 320 threads give every thread 168 registers (a producer warpgroup of 384 would
 // leave 168 too, with setmaxnreg only moving registers at run time).
 #define SG_MEGA_THREADS 320
 #define SG_MEGA_CONSUMERS 256  // both warpgroups run every task

@@ -3,17 +3,17 @@
 // kernel/mega headers; each architecture's file brings its MMA layer's own headers.
 //
 // One launch runs the whole forward: patch embedding, all encoder layers, the post-LayerNorm and the attention-
-// pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread
-// (lane 0 of warp 8, alone in its warp) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of 48 KB
-// stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
+// pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread (lane 0
+// of warp 8, alone in its warp) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of
+// 48 KB stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
 // (128 rows x 64 bf16) once and the W block of 256 rows, and warpgroup w computes the 128 x 128 half w, so the A
 // operand is loaded once for both halves (a quarter fewer bytes from L2 per FLOP than two independent 128 x 128
 // tiles: the megakernel's K loops were bound by L2 bandwidth, docs/perf-notes.md). Each warpgroup stages its half
-// into 32 KB of its own and hands it to its storer thread (lane w of warp 9), which writes it out with TMA
-// (store, or reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
-// sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and
-// warpgroup w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many,
-// and in halves launches (narrow = 3) the 768-column kinds 64 x 64 tasks, warpgroup w their 32 columns w.
+// into 32 KB of its own and hands it to its storer thread (lane w of warp 9), which writes it out with TMA (store, or
+// reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
+// sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and warpgroup
+// w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many, and in
+// halves launches (narrow = 3) the 768-column kinds 64 x 64 tasks, warpgroup w their 32 columns w.
 // The CTA takes task numbers from one global ticket (an atomic increment) in list order (kernel/mega/mega_plan.h),
 // so the lowest unfinished task never waits on anything unfinished and the launch cannot deadlock, whatever the
 // residency (no cooperative launch needed, and it can be captured in a CUDA graph).
@@ -47,9 +47,9 @@
 //       three K blocks, SG_GEMM_H64_BLOCK apart, each A's 64 rows then W's 64, this part's W rows 32 w..), one fp32
 //       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
 //       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
-//       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128
-//       rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32 columns x 64 rows;
-//       128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
+//       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of
+//       64 columns x 128 rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32
+//       columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
 //   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
 //       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
 //       >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1, Q a box of their 128 rows), which it

@@ -154,11 +154,11 @@ SG_HD static inline int sg_mega_task_n0(int kind, int b, int narrow) {
 // arithmetic, so an image's rows do not depend on it, and at small batches twice the SMs work on the stage.
 SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow ? 2 : 1; }
 // Row-wise tasks per row tile of kind LN1, LN2, POSTLN, PREP (the patch preparation) and HLN: 4 of 32 rows; in a
-// narrow64 or halves launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there such a
-// stage
-// is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm tasks
-// 4.5 -> 3.0 us, batch 1 1.047x, 2 images 1.034x; with narrow launches too, 6 images 1.02x but 8 images 0.986x).
-// Each row comes from its own values alone, the same arithmetic in any task, so an image's rows do not depend on it.
+// narrow64 or halves launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there
+// such a stage is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm
+// tasks 4.5 -> 3.0 us, batch 1 1.047x, 2 images 1.034x; with narrow launches too, 6 images 1.02x but 8 images
+// 0.986x). Each row comes from its own values alone, the same arithmetic in any task, so an image's rows do not
+// depend on it.
 SG_HD static inline int sg_mega_ln_parts(int kind, int narrow) {
     return narrow >= 2 && kind != SG_MT_HLN ? SG_MEGA_LN_PARTS_NARROW64 : SG_MEGA_LN_PARTS;
 }
