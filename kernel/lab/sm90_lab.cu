@@ -35,24 +35,33 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
 }
 
 // PP = 0: cooperative consumers (both warpgroups on one tile, BN 128 or 256); PP = 1: ping-pong (alternate
-// tiles, BN = 128).
-template <int BN, int PP>
+// tiles, BN = 128). MC = 1 (with PP, launched with a cluster dimension of 2): the two CTAs of a cluster take the
+// tiles of row tiles 2 p and 2 p + 1 of the same W columns together, and each producer multicasts half of every W
+// block into both CTAs (sg_gemm_produce_mcast; mapW then has 64-row boxes), so an SM pulls 24 KB from L2 per
+// 128 x 128 x 64 block instead of 32 KB: the experiment of docs/megakernel.md next steps 3 (two task streams per SM
+// are L2-bound without it). A row tile past M (an odd count) is zero-filled by TMA and its rows dropped.
+template <int BN, int PP, int MC = 0>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
                         int N, int K, sg_sm90_epilogue ep) {
     static_assert(!PP || BN == 128, "ping-pong holds a 128 x 128 tile per warpgroup");
+    static_assert(!MC || PP, "the multicast schedule is a ping-pong one");
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
     sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_GEMM_STAGES; s++) {
             sg_mbar_init(&full[s], 1);
-            sg_mbar_init(&empty[s], PP ? 1 : 2);
+            sg_mbar_init(&empty[s], PP ? 1 + MC : 2);  // MC: the peer's consumer frees the stage too
         }
         sg_fence_mbar_init();
     }
     __syncthreads();
-    const int tiles_n = N / BN, tiles = (M + SG_GEMM_BM - 1) / SG_GEMM_BM * tiles_n;
+    if (MC) sg_cluster_sync();  // the peer's barriers exist before any multicast or remote arrival reaches them
+    const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
+              step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
+    const int tiles_n = N / BN, tiles_m = (M + SG_GEMM_BM - 1) / SG_GEMM_BM;
+    const int tiles = (MC ? (tiles_m + 1) / 2 : tiles_m) * tiles_n;  // MC: pairs of row tiles
     const int wg = threadIdx.x / 128;
     sg_ring ring = {0, 0};
     // Column tile fastest: the CTAs running at one time share a few A row blocks, so A (up to 154 MB at
@@ -63,25 +72,33 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
         if (threadIdx.x == 0) {
             sg_tma_prefetch_desc(&mapA);
             sg_tma_prefetch_desc(&mapW);
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-                sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, (tile / tiles_n) * SG_GEMM_BM, (tile % tiles_n) * BN,
-                                                    K, sm, ring);
+            for (int tile = first; tile < tiles; tile += step) {
+                const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
+                if (MC)
+                    sg_gemm_produce_mcast<SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring, (uint32_t)rank);
+                else
+                    sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring);
+            }
         }
     } else {
         sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
         int j = 0;
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
-            const int m0 = (tile / tiles_n) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
+        for (int tile = first; tile < tiles; tile += step, j++) {
+            const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
             if (!PP) {
                 sg_sm90_gemm_consume<BN>(wg - 1, m0, n0, M, K, ep, sm, ring);
             } else if ((j & 1) == wg - 1) {
                 if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
-                const int next = tile + (int)gridDim.x < tiles ? SG_PP_BAR + (2 - wg) : -1;
-                sg_sm90_gemm_consume_pp(m0, n0, M, K, ep, sm, ring, next);
+                const int next = tile + step < tiles ? SG_PP_BAR + (2 - wg) : -1;
+                sg_sm90_gemm_consume_pp(m0, n0, M, K, ep, sm, ring, next, MC ? rank ^ 1 : -1);
             } else {
                 sg_ring_skip(ring, K / SG_GEMM_BK);
             }
         }
+    }
+    if (MC) {  // no CTA leaves while its peer may still write into its stages or arrive on its barriers
+        __syncthreads();
+        sg_cluster_sync();
     }
 }
 
@@ -314,7 +331,8 @@ extern "C" int sg_sm90_lab_available(char *err, size_t errlen) {
 extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
-    if (a->M < 1 || (bn != 128 && bn != 256) || (a->pingpong && bn != 128) || a->N < bn || a->N % bn ||
+    if (a->M < 1 || (bn != 128 && bn != 256) || a->pingpong < 0 || a->pingpong > 2 || (a->pingpong && bn != 128) ||
+        a->N < bn || a->N % bn ||
         a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d%s (need M >= 1, tile 128 or 256, "
                  "ping-pong only with 128, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn,
@@ -329,7 +347,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     SG_CK(cudaMalloc(&dout, out_bytes));
     SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
     const CUtensorMap mA = sg_tmap_bf16(dA, M, K, SG_GEMM_BM, SG_GEMM_BK);
-    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, bn, SG_GEMM_BK);
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, a->pingpong == 2 ? 64 : bn, SG_GEMM_BK);  // multicast: halves
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
     const int smem = SG_GEMM_SMEM_BYTES(bn) + 1024;  // + 1024: manual alignment of the ring
@@ -338,8 +356,30 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
                   : (a->pingpong ? sg_sm90_lab_gemm_kernel<128, 1> : sg_sm90_lab_gemm_kernel<128, 0>);
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const int tiles = (int)((M + SG_GEMM_BM - 1) / SG_GEMM_BM * (N / bn));
-    const int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
-    kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
+    int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute cluster[1];
+    if (a->pingpong == 2) {  // 2-CTA clusters: one per pair of row tiles and column tile, at most the SMs' pairs
+        kern = sg_sm90_lab_gemm_kernel<128, 1, 1>;
+        SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        const int units = (int)(((M + SG_GEMM_BM - 1) / SG_GEMM_BM + 1) / 2 * (N / bn));
+        grid = 2 * (units < sg_sm_count() / 2 ? units : sg_sm_count() / 2);
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = 2;
+        cluster[0].val.clusterDim.y = cluster[0].val.clusterDim.z = 1;
+        cfg.gridDim = dim3(grid);
+        cfg.blockDim = dim3(SG_LAB_THREADS);
+        cfg.dynamicSmemBytes = smem;
+        cfg.attrs = cluster;
+        cfg.numAttrs = 1;
+    }
+    auto launch = [&] {
+        if (a->pingpong == 2)
+            SG_CK(cudaLaunchKernelEx(&cfg, kern, mA, mW, (int)M, (int)N, (int)K, ep));
+        else
+            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
+    };
+    launch();
     SG_CK(cudaGetLastError());
     SG_CK(cudaDeviceSynchronize());
     if (a->out_bf16 == 1) {
@@ -347,8 +387,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     } else if (a->out_bf16 == 0) {
         SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
     }
-    a->us = sg_lab_time_us(a->reps,
-                           [&] { kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep); });
+    a->us = sg_lab_time_us(a->reps, launch);
     a->tflops = a->reps > 0 ? 2.0 * M * N * K / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dA));
     SG_CK(cudaFree(dW));

@@ -68,6 +68,9 @@ static errs compare(const float *got, const double *ref, int rows, int row_step,
     return e;
 }
 
+/* The consumer schedule's name in messages (sg_sm90_lab_gemm_args.pingpong). */
+static const char *schedule(int pp) { return pp == 2 ? " ping-pong 2-CTA multicast" : pp ? " ping-pong" : ""; }
+
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 static void gemm_case(const char *name, int M, int N, int K, int gelu, int residual, int out_bf16, int bn, int pp,
@@ -107,12 +110,12 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
         CHECK(e.bad == 0 && e.rel_l2 <= tol_l2 && e.rel_max <= tol_max,
               "sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
               "max err/max %.2e (tol %.0e), non-finite %ld%s",
-              name, M, N, K, bn, pp ? " ping-pong" : "", gelu ? " +GELU" : "", res ? " +residual" : "",
+              name, M, N, K, bn, schedule(pp), gelu ? " +GELU" : "", res ? " +residual" : "",
               out_bf16 ? "bf16" : "fp32", e.rel_l2, tol_l2, e.rel_max, tol_max, e.bad,
               row_step > 1 ? " (sampled rows)" : "");
         if (reps > 0)
             printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s: %.1f us, %.0f TFLOP/s\n", name, M, N, K, bn,
-                   pp ? " ping-pong" : "", a.us, a.tflops);
+                   schedule(pp), a.us, a.tflops);
     }
     free(A); free(W); free(bias); free(res); free(out); free(ref);
 }
@@ -128,7 +131,7 @@ static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp) {
         CHECK(0, "sm90 gemm probe %s: %s", name, err);
     else
         printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s main loop only (no stores): %.1f us, %.0f "
-               "TFLOP/s\n", name, M, N, K, bn, pp ? " ping-pong" : "", a.us, a.tflops);
+               "TFLOP/s\n", name, M, N, K, bn, schedule(pp), a.us, a.tflops);
     free(A); free(W);
 }
 
@@ -299,12 +302,13 @@ int main(int argc, char **argv) {
     bad.out = &dummy;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects N=100 (%s)", err);
 
-    /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong). */
-    const int modes[3][2] = {{128, 0}, {256, 0}, {128, 1}};
+    /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong), (128,
+     * ping-pong in 2-CTA clusters with the W block multicast). */
+    const int modes[4][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}};
     const int Bs[2] = {1, 8};
     for (int i = 0; i < (quick ? 1 : 2); i++) {
         const int M = T_TOK * Bs[i];
-        for (int md = 0; md < 3; md++) {
+        for (int md = 0; md < 4; md++) {
             if (quick && md == 1) continue;
             const int bn = modes[md][0], pp = modes[md][1];
             gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 1, 0);
@@ -328,7 +332,7 @@ int main(int argc, char **argv) {
         for (int tk = 0; tk < 2; tk++) mlp_case(quick ? 1 : 8, pp, tk, 1, quick ? 4 : 200, 0);
     if (bench) {
         const int M = T_TOK * 128;
-        for (int md = 0; md < 3; md++) {
+        for (int md = 0; md < 4; md++) {
             const int bn = modes[md][0], pp = modes[md][1];
             gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 61, 20);
             gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 61, 20);
@@ -336,7 +340,7 @@ int main(int argc, char **argv) {
             gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 61, 20);
         }
         /* Main loop alone (no epilogue stores): how much of each GEMM's time the epilogue costs. */
-        for (int md = 0; md < 3; md++) {
+        for (int md = 0; md < 4; md++) {
             gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1]);
             gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1]);
             gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1]);

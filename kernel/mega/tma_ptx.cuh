@@ -68,6 +68,47 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  : "memory");
 }
 
+// --- clusters (thread block clusters, sm_90+; used by the lab's 2-CTA GEMM, kernel/lab/sm90_lab.cu) ---------------
+__device__ __forceinline__ uint32_t sg_cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t sg_cluster_id() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t sg_cluster_count() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return r;
+}
+// Every thread of every CTA of the cluster (aligned: all threads of the CTA execute it): what each did before is
+// visible to the others after (initialised barriers before a peer's multicast or remote arrival; no CTA leaves
+// while a peer may still write into its shared memory).
+__device__ __forceinline__ void sg_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// Arrives on the mbarrier at bar's offset in the shared memory of cluster CTA `rank`: a consumer telling the peer's
+// producer that a stage the peer also fills is free. The default (CTA-scope) semantics, as CUTLASS's cluster
+// barriers use for the same hand-off: `.release.cluster` compiled to a MEMBAR.ALL.GPU before every arrival, in the
+// K loop.
+__device__ __forceinline__ void sg_mbar_arrive_remote(uint64_t *bar, uint32_t rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(sg_smem_u32(bar)), "r"(rank));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+// sg_tma_load_2d into the same shared-memory offset of every cluster CTA in `mask` (bit r: CTA r), each copy
+// completing on the mbarrier at bar's offset in its own CTA.
+__device__ __forceinline__ void sg_tma_load_2d_mcast(void *dst, const CUtensorMap *map, uint64_t *bar, int x, int y,
+                                                     uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4}], [%2], %5;"
+                 ::"r"(sg_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(bar)), "r"(x), "r"(y),
+                 "h"(mask) : "memory");
+}
+
 // Asks L2 for `bytes` (a multiple of 16) from global `src` on: no shared memory, no completion; later loads hit L2.
 __device__ __forceinline__ void sg_bulk_prefetch_l2(const void *src, uint32_t bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");

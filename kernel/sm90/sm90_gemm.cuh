@@ -183,10 +183,12 @@ __device__ __forceinline__ void sg_sm90_acc_init(float (&acc)[64], int n0, const
 // INIT = 0: the accumulators start at zero; 1: they were set by the caller (sg_sm90_acc_init).
 // hold (0, 1 or 2): the last `hold` stages are not freed but returned (last block's stage in held0, the one
 // before in held1), so the caller can stage its output tile there; it must free them later.
+// peer >= 0 (the lab's 2-CTA clusters, whose stages are also written by the peer CTA's multicast loads): a stage is
+// freed on the empty barriers of this CTA and of cluster CTA `peer` (they count an arrival from each).
 template <int STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], float (&acc1)[64], int K,
                                                             const sg_ring_smem &sm, sg_ring &ring, int hold,
-                                                            uint32_t &held0, uint32_t &held1) {
+                                                            uint32_t &held0, uint32_t &held1, int peer = -1) {
     if (!INIT) {
 #pragma unroll
         for (int i = 0; i < 64; i++) acc0[i] = acc1[i] = 0.0f;
@@ -214,7 +216,7 @@ __device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], f
         sg_wgmma_wait<1>();
         if (k0 > 0) {
             if (hold == 2 && k0 + SG_GEMM_BK >= K) held1 = prev_stage;
-            else if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+            else if (t == 0) sg_ring_free(sm, prev_stage, peer);
         }
         prev_stage = ring.stage;
         sg_ring_next(ring, STAGES);
@@ -223,22 +225,22 @@ __device__ __forceinline__ void sg_sm90_gemm_kloop_128_hold(float (&acc0)[64], f
     sg_wgmma_fence_regs(acc0);
     sg_wgmma_fence_regs(acc1);
     if (hold >= 1) held0 = prev_stage;
-    else if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+    else if (t == 0) sg_ring_free(sm, prev_stage, peer);
 }
 
 template <int STAGES, int INIT = 0>
 __device__ __forceinline__ void sg_sm90_gemm_kloop_128(float (&acc0)[64], float (&acc1)[64], int K,
-                                                       const sg_ring_smem &sm, sg_ring &ring) {
+                                                       const sg_ring_smem &sm, sg_ring &ring, int peer = -1) {
     uint32_t h0, h1;
-    sg_sm90_gemm_kloop_128_hold<STAGES, INIT>(acc0, acc1, K, sm, ring, 0, h0, h1);
+    sg_sm90_gemm_kloop_128_hold<STAGES, INIT>(acc0, acc1, K, sm, ring, 0, h0, h1, peer);
 }
 
 #define SG_PP_BAR 3  // named barriers 3 and 4 (1 and 2 are the counter signals of mega_sync.cuh)
 __device__ __forceinline__ void sg_sm90_gemm_consume_pp(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
                                                         const sg_ring_smem &sm, sg_ring &ring,
-                                                        int next_bar) {
+                                                        int next_bar, int peer = -1) {
     float acc0[64], acc1[64];
-    sg_sm90_gemm_kloop_128<SG_GEMM_STAGES>(acc0, acc1, K, sm, ring);
+    sg_sm90_gemm_kloop_128<SG_GEMM_STAGES>(acc0, acc1, K, sm, ring, peer);
     if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
     sg_sm90_gemm_epilogue<128>(acc0, m0, n0, M, ep);
     sg_sm90_gemm_epilogue<128>(acc1, m0 + 64, n0, M, ep);
