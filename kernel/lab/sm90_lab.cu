@@ -332,11 +332,10 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
     if (a->M < 1 || (bn != 128 && bn != 256) || a->pingpong < 0 || a->pingpong > 2 || (a->pingpong && bn != 128) ||
-        a->N < bn || a->N % bn ||
-        a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
-        snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d%s (need M >= 1, tile 128 or 256, "
-                 "ping-pong only with 128, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn,
-                 a->pingpong ? " ping-pong" : "", SG_GEMM_BK);
+        a->N < bn || a->N % bn || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
+        snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
+                 "256, schedule 0-2 and ping-pong (1, 2) only with 128, N %% tile == 0, K %% %d == 0)", a->M, a->N,
+                 a->K, bn, a->pingpong, SG_GEMM_BK);
         return -1;
     }
     const size_t M = a->M, N = a->N, K = a->K;
