@@ -301,6 +301,13 @@ int main(int argc, char **argv) {
     bad.A = bad.W = &dummy;
     bad.out = &dummy;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects N=100 (%s)", err);
+    bad.N = 768;
+    bad.pingpong = 3;
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 3 (%s)", err);
+    bad.pingpong = 2;
+    bad.bn = 256;
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects the multicast schedule with 256-wide "
+          "tiles (%s)", err);
 
     /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong), (128,
      * ping-pong in 2-CTA clusters with the W block multicast). */
