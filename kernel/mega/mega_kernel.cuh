@@ -144,12 +144,6 @@ __device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a,
     }
 }
 
-// Kinds that run as GEMM tiles.
-__device__ __forceinline__ bool sg_mega_is_gemm(int kind) {
-    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
-           kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
-}
-
 // A GEMM task's tn bias values into the next bias slot (freed once both warpgroups read it); a task without bias
 // (the patch embedding) still takes its slot, with an arrival and no bytes. The bias depends on no other task,
 // so the producer copies it before it waits for the task's inputs: issued after the hand-over, its round trip

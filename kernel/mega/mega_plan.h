@@ -220,6 +220,11 @@ SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
     return k;
 }
 
+// Kinds that run as GEMM tiles.
+SG_HD static inline int sg_mega_is_gemm(int kind) {
+    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
+           kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
+}
 // The GEMM stages whose output tiles are fp32: added into the fp32 residual stream h (OUT, FC2, PATCH) or the
 // head's pooled rows (HFC2) by a TMA reduce-add, or stored into them (HOUT); the others (QKV, FC1, HKV, HFC1)
 // store bf16 tiles.
@@ -230,12 +235,7 @@ SG_HD static inline int sg_mega_f32_tile(int kind) {
 SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1 || kind == SG_MT_HFC1; }
 // Signals a task gives its counter: one per 128-column half for a GEMM task (each half's storer signals when its
 // stores are complete), one for every other task.
-SG_HD static inline int sg_mega_signals(int kind) {
-    return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
-                   kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2
-               ? SG_MEGA_WGS
-               : 1;
-}
+SG_HD static inline int sg_mega_signals(int kind) { return sg_mega_is_gemm(kind) ? SG_MEGA_WGS : 1; }
 // K of a GEMM stage (its input width).
 SG_HD static inline int sg_mega_gemm_k(int kind) {
     return kind == SG_MT_FC2 || kind == SG_MT_HFC2 ? SG_MEGA_F : SG_MEGA_D;
