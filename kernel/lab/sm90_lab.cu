@@ -37,7 +37,7 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
 // PP = 0: cooperative consumers (both warpgroups on one tile, BN 128 or 256); PP = 1: ping-pong (alternate
 // tiles, BN = 128). MC = 1 (with PP, launched with a cluster dimension of 2): the two CTAs of a cluster take the
 // tiles of row tiles 2 p and 2 p + 1 of the same W columns together, and each producer multicasts half of every W
-// block into both CTAs (sg_gemm_produce_mcast; mapW then has 64-row boxes), so an SM pulls 24 KB from L2 per
+// block into both CTAs (sg_gemm_produce with the rank; mapW then has 64-row boxes), so an SM pulls 24 KB from L2 per
 // 128 x 128 x 64 block instead of 32 KB: the experiment of docs/megakernel.md next steps 3 (two task streams per SM
 // are L2-bound without it). A row tile past M (an odd count) is zero-filled by TMA and its rows dropped.
 template <int BN, int PP, int MC = 0>
@@ -74,10 +74,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
             sg_tma_prefetch_desc(&mapW);
             for (int tile = first; tile < tiles; tile += step) {
                 const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
-                if (MC)
-                    sg_gemm_produce_mcast<SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring, (uint32_t)rank);
-                else
-                    sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring);
+                sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring, MC ? rank : -1);
             }
         }
     } else {

@@ -49,38 +49,30 @@ __device__ __forceinline__ void sg_ring_free(const sg_ring_smem &sm, uint32_t st
 // [n0, n0+BN). mapA: box {64, 128} over [M, K]; mapW: box {64, BN} over [N, K]; both SWIZZLE_128B.
 // STAGES: ring depth (the megakernel gives each consumer its own ring of SG_MEGA_STAGES; the lab's GEMM kernels
 // use SG_GEMM_STAGES).
+// rank >= 0: this CTA is CTA `rank` of a 2-CTA cluster whose CTAs take tiles of the same W columns (the lab's
+// multicast GEMM, BN = 128; mapW: box {64, 64}): it loads its own A block and half the W block, rows [n0 + 64 rank,
+// +64), multicast into the same place of both CTAs' stage (64 rank rows into the W block), so an SM pulls A + W / 2
+// from L2 per K block instead of A + W. Both producers write every stage, so a stage is refilled only once the
+// consumers of both CTAs freed it (its empty barrier counts both: sg_ring_free with the peer). The peer's half may
+// land before this CTA's expect_tx for the phase; the barrier's transaction count goes below zero until then, and
+// the phase cannot complete before this producer's arrival.
 template <int BN, int STAGES>
 __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                int K, const sg_ring_smem &sm, sg_ring &ring) {
+                                                int K, const sg_ring_smem &sm, sg_ring &ring, int rank = -1) {
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
         sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
         uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN);
         sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
-        sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        if (rank < 0)
+            sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        else
+            sg_tma_load_2d_mcast(a + SG_GEMM_A_BYTES + rank * SG_GEMM_B_BYTES(64), mapW, &sm.full[ring.stage], k0,
+                                 n0 + 64 * rank, 0x3);
         sg_ring_next(ring, STAGES);
     }
 }
-// The same in a 2-CTA cluster whose CTAs take tiles of the same W columns (the lab's multicast GEMM, BN = 128):
-// each producer loads its own A block and half the W block, rows [n0 + 64 rank, +64) (mapW64: box {64, 64}),
-// multicast into the same place of both CTAs' stage (64 rank rows into the W block), so an SM pulls A + W / 2 from
-// L2 per K block instead of A + W. Both producers write every stage, so a stage is refilled only once the
-// consumers of both CTAs freed it (its empty barrier counts both: sg_ring_free with the peer). The peer's half may land before this CTA's expect_tx for the phase; the barrier's transaction count goes
-// below zero until then, and the phase cannot complete before this producer's arrival.
-template <int STAGES>
-__device__ __forceinline__ void sg_gemm_produce_mcast(const CUtensorMap *mapA, const CUtensorMap *mapW64, int m0,
-                                                      int n0, int K, const sg_ring_smem &sm, sg_ring &ring,
-                                                      uint32_t rank) {
-    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
-        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-        uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(128);
-        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(128));
-        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
-        sg_tma_load_2d_mcast(a + SG_GEMM_A_BYTES + rank * SG_GEMM_B_BYTES(64), mapW64, &sm.full[ring.stage], k0,
-                             n0 + 64 * (int)rank, 0x3);
-        sg_ring_next(ring, STAGES);
-    }
-}
+
 // The megakernel's GEMM task (kernel/mega/mega_kernel.cuh): per K block one stage of A rows [m0, m0+128) followed by
 // the W rows of both warpgroups' halves, [n0, n0+128) and [n0+128, n0+256) (mapW: box {64, 128}), so both halves
 // read the same A block. STAGES: the megakernel's ring depth. shape (the task's, mega_plan.h's sg_mega_shape) 1: only
