@@ -14,8 +14,8 @@
 #               STACK 0 and LOCAL 0
 #   local mem   no LDL / STL in the SASS (a spill)
 #   TMA         UTMALDG (tensor load), UTMASTG (tensor store) and UTMAREDG (reduce-add of the residual) present
-#   GEMM loop   HGMMA of the GEMM tile's shape (GEMM_HGMMA) present, and every one of them inside a loop of its
-#               own: the innermost backward branch around it encloses no HGMMA of another shape. So the K loop
+#   GEMM loop   HGMMA of each GEMM K loop shape in GEMM_HGMMA (wide tasks' 64x256, narrow tasks' 64x128) present,
+#               and every one of them inside a loop of its own: the innermost backward branch around it encloses no HGMMA of another shape. So the K loop
 #               still exists and issues wgmma, rather than the wgmma sitting only in the persistent task loop
 #               (which holds the attention's HGMMA too), or being replaced by mma.sync / scalar code.
 #   attention   HGMMA of each shape in ATTN_HGMMA present (S = QK^T keys padded to 208; O = PV)
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 2
 OBJ=${1:-build/kernel/sm90/sm90_mega.cu.o}
 KERNEL=${2:-sg_sm90_mega_kernel}
 MAX_REGS=168
-GEMM_HGMMA=64x128x16
+GEMM_HGMMA="64x256x16 64x128x16"
 ATTN_HGMMA="64x208x16 64x64x16"
 TMA_OPS="UTMALDG UTMASTG UTMAREDG"
 COUNTED=(HGMMA UTMALDG UTMASTG UTMAREDG SYNCS WARPSYNC LDL STL)
@@ -133,20 +133,22 @@ for nf in "$TMP"/fn.*.name; do
     for op in $TMA_OPS; do has_op "$op" "$sass" || missing="$missing $op"; done
     if [ -n "$missing" ]; then echo "FAIL: $what: missing in the SASS:$missing"; fail=1
     else echo "PASS: $what: SASS has $TMA_OPS"; fi
-    # GEMM K loop: HGMMA of the GEMM shape, each in a loop holding no other HGMMA shape
-    gemm_loops "$GEMM_HGMMA" "$sass" >"$TMP/loops"
-    n_gemm=$(wc -l <"$TMP/loops")
-    n_bad=$(awk '$2 == "-" || $5 != 0' "$TMP/loops" | wc -l)
-    if [ "$n_gemm" -eq 0 ]; then
-        echo "FAIL: $what: no HGMMA.$GEMM_HGMMA (the GEMM tile's wgmma) in the SASS"; fail=1
-    elif [ "$n_bad" -ne 0 ]; then
-        echo "FAIL: $what: $n_bad of $n_gemm HGMMA.$GEMM_HGMMA not in a K loop of their own" \
-             "(ADDR LOOP_START LOOP_END SAME OTHER):"
-        awk '$2 == "-" || $5 != 0' "$TMP/loops" | head -5 | sed 's/^/    /'; fail=1
-    else
-        loops=$(awk '{ print $2 ".." $3 " (" $4 " HGMMA)" }' "$TMP/loops" | sort -u | tr '\n' ' ')
-        echo "PASS: $what: $n_gemm HGMMA.$GEMM_HGMMA, all inside the GEMM K loop: ${loops% }"
-    fi
+    # GEMM K loops: HGMMA of each GEMM shape, each in a loop holding no other HGMMA shape
+    for gs in $GEMM_HGMMA; do
+        gemm_loops "$gs" "$sass" >"$TMP/loops"
+        n_gemm=$(wc -l <"$TMP/loops")
+        n_bad=$(awk '$2 == "-" || $5 != 0' "$TMP/loops" | wc -l)
+        if [ "$n_gemm" -eq 0 ]; then
+            echo "FAIL: $what: no HGMMA.$gs (a GEMM task's wgmma) in the SASS"; fail=1
+        elif [ "$n_bad" -ne 0 ]; then
+            echo "FAIL: $what: $n_bad of $n_gemm HGMMA.$gs not in a K loop of their own" \
+                 "(ADDR LOOP_START LOOP_END SAME OTHER):"
+            awk '$2 == "-" || $5 != 0' "$TMP/loops" | head -5 | sed 's/^/    /'; fail=1
+        else
+            loops=$(awk '{ print $2 ".." $3 " (" $4 " HGMMA)" }' "$TMP/loops" | sort -u | tr '\n' ' ')
+            echo "PASS: $what: $n_gemm HGMMA.$gs, all inside a GEMM K loop: ${loops% }"
+        fi
+    done
     # attention wgmma shapes
     missing=""
     for s in $ATTN_HGMMA; do grep -q "HGMMA\.$s\." "$sass" || missing="$missing HGMMA.$s"; done

@@ -66,10 +66,11 @@ enum {
 // staging buffer in the TMA box layout; the storer writes it out with TMA, frees the buffer once read, and
 // signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
-    int mode;  // 0: stop; 1: bf16, stored: nbox boxes of 64 columns (x 128 rows, or 64 with a *64 map) 16 KB apart;
-               // 2: fp32 64 rows, added to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; 3: the same
-               // fp32 piece, stored
-    int nbox;  // boxes of the piece: bf16 2 (128 columns) or 1 (64); fp32 4 (128 columns) or 2 (64)
+    int mode;  // 0: stop; 1: bf16, stored: nbox boxes of 64 columns x 128 rows 16 KB apart; 2: fp32 64 rows, added
+               // to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; 3: the same fp32 piece, stored;
+               // 4: bf16, stored: nbox boxes of 64 columns x 64 rows (a *64 map) 8 KB apart
+    int nbox;  // boxes of the piece: bf16 4 (256 columns, 64-row boxes), 2 (128) or 1 (64); fp32 4 (128 columns),
+               // 2 (64) or 1 (32)
     int map, x, y;
     int cnt;   // counter word to signal once this piece is complete, or -1 (not the tile's last piece)
 };

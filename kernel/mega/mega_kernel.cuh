@@ -6,11 +6,13 @@
 // pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread (lane 0
 // of warp 8, alone in its warp) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of
 // 48 KB stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
-// (128 rows x 64 bf16) once and the W block of 256 rows, and warpgroup w computes the 128 x 128 half w, so the A
-// operand is loaded once for both halves (a quarter fewer bytes from L2 per FLOP than two independent 128 x 128
-// tiles: the megakernel's K loops were bound by L2 bandwidth, docs/perf-notes.md). Each warpgroup stages its half
-// into 32 KB of its own and hands it to its storer thread (lane w of warp 9), which writes it out with TMA (store, or
-// reduce-add into the fp32 residual stream) and signals the half's counter. Small batches (a launch with
+// (128 rows x 64 bf16) once and the W block of 256 rows, so the A operand is loaded once for both warpgroups (a
+// quarter fewer bytes from L2 per FLOP than two independent 128 x 128 tiles, docs/perf-notes.md); warpgroup w
+// computes its part: on Hopper (Arch::wide_rows) the 64 rows w x all 256 columns (one m64n256k16 a k16 step, which
+// reads fewer shared-memory bytes per FLOP than two m64n128k16: the K loops' limit, perf-notes session 9), on
+// Blackwell the 128 x 128 half w. Each warpgroup stages its part into 32 KB of its own and hands it to its storer
+// thread (lane w of warp 9), which writes it out with TMA (store, or reduce-add into the fp32 residual stream) and
+// signals the task's counter once per part. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and warpgroup
 // w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many, and in
 // halves launches (narrow = 3) the 768-column kinds 64 x 64 tasks, warpgroup w their 32 columns w.
@@ -40,7 +42,9 @@
 //       K loop's start goes to sg_mega_prof_mark(1); the skeleton records the phases from the two):
 //       warpgroup w's half of the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K =
 //       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
-//       stage; each stage's empty barrier counts one arrival per warpgroup); when p.narrow, rows m0 + 64 w..,
+//       stage; each stage's empty barrier counts one arrival per warpgroup); when Arch::wide_rows, rows m0 + 64 w..
+//       and all 256 columns (n0 = 256 k.b.., the A block's rows 64 w.., the stage's 256 W rows), staged as one bf16
+//       piece of four 64-row boxes, or two fp32 pieces of 64 rows x 128 columns; when p.narrow, rows m0 + 64 w..,
 //       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
 //       a *64 map); when the task's shape (sg_mega_shape) is 2 the same with 64 columns (n0 = 64 k.b.., out.nbox
 //       halved); when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's
@@ -48,7 +52,7 @@
 //       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
 //       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
 //       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of
-//       64 columns x 128 rows; fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32
+//       64 columns x 128 rows (64-row parts: boxes of 64 rows, out's part mode 4); fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32
 //       columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
 //   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
 //       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
@@ -59,6 +63,8 @@
 //       blocks (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
 //       A 64 rows and W 64 when 3 (both maps 64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
+//   Arch::wide_rows: a wide task's warpgroup w computes rows 64 w.. x 256 columns (true) or 128 rows x columns
+//       128 w.. (false); either way each part signals the task's counter once;
 //   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
 //       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7; only wide launches, whose LayerNorm tasks have 32 rows,
 //       reach an architecture that can do it); false: the bf16 LayerNorm below;
@@ -293,14 +299,15 @@ __device__ __forceinline__ float sg_mega_gelu(float x) {
 }
 
 // A consumer warpgroup's side of its storer: the 32 KB staging buffer, the one-slot hand-off (ready: a piece is
-// staged and described; free: the storer has read it out), and the tile's destination. Arch::gemm stages each
-// piece between sg_mega_out_begin and sg_mega_out_end; `phase` (each thread's own, flipped per piece) is the
-// hand-off's position.
+// staged and described; free: the storer has read it out), the hand-off's descriptor, and `part`, the warpgroup's
+// part of the task (mode, boxes, map, first element, counter), which thread 0 writes before the K loop and copies
+// into `desc` per piece: in shared memory, six values fewer live beside the accumulators (a 64 x 256 accumulator
+// had spilled the consumer's state). Arch::gemm stages each piece between sg_mega_out_begin and sg_mega_out_end;
+// `phase` (each thread's own, flipped per piece) is the hand-off's position.
 struct sg_mega_out {
     uint8_t *buf;
     uint64_t *ready, *free;
-    sg_mega_store_desc *desc;
-    int mode, nbox, map, x, y, cnt;
+    sg_mega_store_desc *desc, *part;
 };
 
 // Every thread of the warpgroup, before writing a piece into the buffer: waits until the last one was read out.
@@ -308,18 +315,17 @@ __device__ __forceinline__ void sg_mega_out_begin(const sg_mega_out &o, uint32_t
     sg_mbar_wait(o.free, phase ^ 1u);
 }
 
-// Every thread of the warpgroup, after writing piece `piece` (fp32: rows 64 piece..): the piece is handed over;
-// the last one carries the counter to signal.
-__device__ __forceinline__ void sg_mega_out_end(const sg_mega_out &o, uint32_t &phase, int piece, bool last) {
+// Every thread of the warpgroup, after writing a piece whose first element is (dx, dy) from the part's (x, y)
+// (fp32 pieces: rows 64 p.., or columns 128 p.. of a 64 x 256 part): the piece is handed over; the last one
+// carries the part's counter to signal.
+__device__ __forceinline__ void sg_mega_out_end(const sg_mega_out &o, uint32_t &phase, int dx, int dy, bool last) {
     sg_fence_proxy_async_smem();  // this thread's smem writes, before the TMA store reads them
     if (threadIdx.x % 128 == 0) {
-        sg_mega_store_desc &d = *o.desc;
-        d.mode = o.mode;
-        d.nbox = o.nbox;
-        d.map = o.map;
-        d.x = o.x;
-        d.y = o.y + 64 * piece;
-        d.cnt = last ? o.cnt : -1;
+        sg_mega_store_desc d = *o.part;
+        d.x += dx;
+        d.y += dy;
+        if (!last) d.cnt = -1;
+        *o.desc = d;
     }
     sg_mbar_arrive(o.ready);  // count 128: every thread's writes and fence are done
     phase ^= 1u;
@@ -344,8 +350,9 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
         const CUtensorMap *map = p.smaps + d.map;
-        if (d.mode == 1) {  // bf16: boxes of 64 columns (128 or 64 rows) 16 KB apart
-            for (int j = 0; j < d.nbox; j++) sg_tma_store_2d(map, buf + j * 16384, d.x + 64 * j, d.y);
+        if (d.mode == 1 || d.mode == 4) {  // bf16: boxes of 64 columns x 128 rows 16 KB apart, or x 64 rows 8 KB
+            const int bytes = d.mode == 1 ? 16384 : 8192;
+            for (int j = 0; j < d.nbox; j++) sg_tma_store_2d(map, buf + j * bytes, d.x + 64 * j, d.y);
         } else {  // fp32: reduce-add (2) or store (3), boxes of 32 columns 8 KB apart
             for (int j = 0; j < d.nbox; j++) {
                 if (d.mode == 2) sg_tma_reduce_add_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
@@ -492,29 +499,34 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                     // out-proj / FC2 / patch halves are added to the fp32 residual stream h by a TMA reduce-add in
                     // L2 (h += tile: one adder per element per stage, so deterministic), which spares loading the
                     // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
-            // This warpgroup's part (mega_plan.h): columns 128 w.. of a wide task, rows 64 w.. of a narrow or
-            // narrow64 one, columns 32 w.. of a 64 x 64 one (shape 3).
+            // This warpgroup's part (mega_plan.h): columns 128 w.. of a wide task (rows 64 w.. when
+            // Arch::wide_rows), rows 64 w.. of a narrow or narrow64 one, columns 32 w.. of a 64 x 64 one (shape 3).
             sg_mbar_wait(&bfull[q.bstage()], q.bphase());  // the bias slot (PATCH's carries no bias)
             const int shape = sg_mega_shape(k.kind, p.narrow);
-            const int cw = shape == 0 ? SG_MEGA_BN * w : shape == 3 ? 32 * w : 0;  // its first column in the task
+            const bool rows = shape == 1 || shape == 2 || (shape == 0 && Arch::wide_rows);  // a 64-row part
+            const int cw = shape == 0 && !rows ? SG_MEGA_BN * w : shape == 3 ? 32 * w : 0;  // its first column
             const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * q.bstage() + cw : nullptr;
             const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
             const int n0 = sg_mega_task_n0(k.kind, k.b, p.narrow) + cw;
-            sg_mega_out out = out0;
-            out.mode = !f32 ? 1 : k.kind == SG_MT_HOUT ? 3 : 2;
-            // boxes of 64 (bf16) or 32 (fp32) columns: a narrow64 part has 64 columns, a 64 x 64 task's (fp32) 32
-            out.nbox = shape == 3 ? 1 : (f32 ? 4 : 2) >> (shape == 2);
-            out.map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
-                    : k.kind == SG_MT_FC1                        ? SG_SMAP_H
-                    : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
-                    : head                                       ? SG_SMAP_POOLED
-                                                                 : SG_SMAP_RES;
-            if (p.narrow && !f32)  // the same tensor's map with 64-row boxes
-                out.map = out.map == SG_SMAP_QKV ? SG_SMAP_QKV64 : out.map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
-            out.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
-            out.y = sg_mega_task_m0(k.kind, k.a, k.b, p.narrow) + (shape == 1 || shape == 2 ? 64 * w : 0);
-            out.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
-            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase);
+            if (tid == 0) {  // the part's destination, for sg_mega_out_end
+                sg_mega_store_desc &t = *out0.part;
+                t.mode = f32 ? (k.kind == SG_MT_HOUT ? 3 : 2) : rows ? 4 : 1;
+                // boxes of 64 (bf16) or 32 (fp32) columns a piece: a 64 x 256 part's bf16 piece has 256 columns,
+                // a narrow64 part 64, a 64 x 64 task's (fp32) 32; fp32 pieces have 128 columns (64 narrow64)
+                t.nbox = shape == 3 ? 1 : shape == 0 && rows && !f32 ? 4 : (f32 ? 4 : 2) >> (shape == 2);
+                int map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
+                        : k.kind == SG_MT_FC1                        ? SG_SMAP_H
+                        : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
+                        : head                                       ? SG_SMAP_POOLED
+                                                                     : SG_SMAP_RES;
+                if (rows && !f32)  // the same tensor's map with 64-row boxes
+                    map = map == SG_SMAP_QKV ? SG_SMAP_QKV64 : map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
+                t.map = map;
+                t.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
+                t.y = sg_mega_task_m0(k.kind, k.a, k.b, p.narrow) + (rows ? 64 * w : 0);
+                t.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
+            }
+            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out0, ophase);
             sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)
             q.bnext();
             if (rec) {  // the GEMM's phases, in total and per kind: start (bias slot), K loop, staging + stores
@@ -547,7 +559,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     __shared__ uint64_t tfull[SG_MEGA_TASKQ], tempty[SG_MEGA_TASKQ];
     __shared__ int tslot[SG_MEGA_TASKQ];
     __shared__ uint64_t sready[SG_MEGA_WGS], sfree[SG_MEGA_WGS];
-    __shared__ sg_mega_store_desc sdesc[SG_MEGA_WGS];
+    __shared__ sg_mega_store_desc sdesc[2 * SG_MEGA_WGS];  // [w]: warpgroup w's hand-off; [WGS + w]: its part
     __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * SG_MEGA_TN];
     __shared__ uint64_t bfull[SG_MEGA_BIAS_SLOTS], bempty[SG_MEGA_BIAS_SLOTS];
     uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + SG_MEGA_RING_BYTES;
@@ -576,7 +588,8 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     const sg_ring_smem sm = {ring, full, empty};
     const int wg = threadIdx.x / 128;
     if (wg < SG_MEGA_WGS) {
-        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg], 0, 0, 0, 0, 0, -1};
+        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg],
+                                 &sdesc[SG_MEGA_WGS + wg]};
         typename Arch::ctx ax = Arch::ctx_for(wg);
         sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull, tempty, tslot, out, bias_s, bfull, bempty);
     } else {

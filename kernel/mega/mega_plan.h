@@ -4,9 +4,10 @@
 // and prove it is in dependency order (kernel/mega/mega_plan.c, plain C so CI tests them without a GPU).
 //
 // One launch runs the whole forward of n images (M = 196 n token rows, tm = ceil(M / 128) row tiles). Every task
-// is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its 128 x 128
-// half w (both halves read the same A block from the same ring stage), and each half signals its counter once, so
-// counters count 128-column halves. Small batches run narrow launches instead (sg_mega_shape below): 128 x 128 or
+// is run by both consumer warpgroups of a CTA; a GEMM task is a 128 x 256 tile, warpgroup w computing its part
+// (Hopper: rows 64 w.. of all 256 columns; Blackwell: the 128 x 128 column half w; both parts read the same A block
+// from the same ring stage), and each part signals its counter once, so a counter's signals per task are two,
+// counted below as 128-column halves. Small batches run narrow launches instead (sg_mega_shape below): 128 x 128 or
 // 128 x 64 GEMM tasks, twice or four times as many, whose counts and counter targets below grow as much (and in
 // narrow64 launches row-wise tasks of 8 rows, sg_mega_ln_parts); at the fewest images the 768-column kinds run as
 // 64 x 64 tasks, eight times as many. Tasks are numbered 0 .. total-1 in a topological

@@ -23,6 +23,10 @@ typedef struct sg_ring {
     uint32_t stage, phase;
 } sg_ring;
 
+// The stage before r's (the one the last sg_ring_next left).
+__device__ __forceinline__ uint32_t sg_ring_prev(const sg_ring &r, int stages) {
+    return r.stage == 0 ? (uint32_t)stages - 1u : r.stage - 1u;
+}
 __device__ __forceinline__ void sg_ring_next(sg_ring &r, int stages) {
     if (++r.stage == (uint32_t)stages) {
         r.stage = 0;

@@ -99,6 +99,7 @@ struct sg_sm100_arch {
     // 2 rows in flight per LayerNorm warp, not Hopper's 4: with 4, the consumer loop's state no longer fits in the
     // 168 registers and ptxas spills it (8-60 bytes); with 2, none. (Loads in flight halve; not measured.)
     static constexpr int ln_unroll = 2;
+    static constexpr bool wide_rows = false;  // a wide task's warpgroup w: columns 128 w.. (its TMEM half), all rows
     struct ctx {
         uint32_t phase;  // acc_full's phase for the next GEMM task
     };
@@ -251,7 +252,7 @@ struct sg_sm100_arch {
                         sg_sm100_stage_bf16(x, buf, r, j);
                 }
             }
-            sg_mega_out_end(out, ophase, piece, piece == pieces - 1);
+            sg_mega_out_end(out, ophase, 0, 64 * piece, piece == pieces - 1);
         }
         // Every thread's TMEM reads are done before thread 0 issues the next task's first MMA into the same columns.
         sg_tc_fence_before();

@@ -4,9 +4,9 @@
 // The kernel's structure (one producer thread feeding both consumer warpgroups through one ring, a storer thread
 // per warpgroup; the ticket-ordered task table; counters; the storers' TMA stores and reduce-adds) is shared with
 // the Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
-//   a consumer warpgroup's 128 x 128 half of a 128 x 256 GEMM task: 2 x wgmma m64n128k16 per k16 step from the
-//   shared ring stage (A block at its start, this half's W rows after it), 128 fp32 registers started at the bias
-//   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the half staged
+//   a consumer warpgroup's 64 x 256 part of a 128 x 256 GEMM task: one wgmma m64n256k16 per k16 step from the
+//   shared ring stage (the A block's rows 64 w.., all 256 W rows after it), 128 fp32 registers started at the bias
+//   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the part staged
 //   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32); small batches' task
 //   shapes (mega_plan.h) with m64n128k16 (128 x 128 tasks), m64n64k16 (128 x 64) and m64n32k16 (64 x 64);
 //   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup (a narrow
@@ -26,7 +26,7 @@ static_assert(SG_MEGA_ATT_BOX_BYTES == SG_ATTN_TILE_BYTES && SG_MEGA_ATT_BOX_ROW
 // 128 floats; none: zero), so the K loop accumulates onto it: registers k..k+3 share columns 8 (k/4) + 2 (lane %
 // 4) + {0, 1} (the wgmma accumulator layout). Shared-memory loads (the producer brought the bias in beside the
 // first K block): a global load here cost two dependent L2 round trips per tile (the layer table, then the bias).
-template <int R>  // 64 registers: 128 columns; 32: 64 (a narrow64 task); 16: 32 (a 64 x 64 task's part)
+template <int R>  // 128 registers: 256 columns (a wide task); 64: 128; 32: 64 (narrow64); 16: 32 (a 64 x 64 part)
 __device__ __forceinline__ void sg_mega_acc_init(float (&acc)[R], uint32_t bsa, bool has_bias) {
     const uint32_t col0 = 2u * (threadIdx.x & 3u);
 #pragma unroll
@@ -40,32 +40,34 @@ __device__ __forceinline__ void sg_mega_acc_init(float (&acc)[R], uint32_t bsa, 
     }
 }
 
-// Writes half of a tile (acc: 64 rows, 128 columns; rows 64 half .. of the tile) as bf16 into `buf`, the staging
-// buffer, in the layout of two TMA boxes of 64 columns x 128 rows with 128-byte swizzle (16-byte chunk c of row r
-// at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks, so no bank conflicts.
-// GELU = 1 applies tanh GELU first.
-template <int GELU, int R>  // R = 64: 128 columns (two boxes); 32: 64 (box 0)
-__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[R], uint8_t *buf, int half) {
+// Writes a warpgroup's 64 rows (acc: 64 rows x 2 R columns, the wgmma accumulator layout) as bf16 into `buf`, the
+// staging buffer, in the layout of R / 32 TMA boxes of 64 columns x 64 rows, 8 KB apart, with 128-byte swizzle
+// (16-byte chunk c of row r at position c ^ (r % 8)): the 8 rows a warp writes at once land in 8 different chunks,
+// so no bank conflicts. GELU = 1 applies tanh GELU first.
+template <int GELU, int R>  // R = 128: 256 columns (four boxes); 64: 128 (two); 32: 64 (one)
+__device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[R], uint8_t *buf) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    // Row r = 64 half + 16 warp + lane/4 + 8 ((k/2)%2), so r % 8 = lane/4 for every register: the swizzle is a
-    // per-thread constant, and the addresses are 32-bit shared-window offsets (64-bit generic pointers for 32
-    // stores cost enough registers to spill).
-    const uint32_t base = sg_smem_u32(buf) + (64 * half + 16 * warp + (lane >> 2)) * 128 + 4 * (lane & 3);
+    // Row r = 16 warp + lane/4 + 8 ((k/2)%2), so r % 8 = lane/4 for every register: the swizzle is a per-thread
+    // constant, and the addresses are 32-bit shared-window offsets (64-bit generic pointers for 32 stores cost
+    // enough registers to spill).
+    const uint32_t base = sg_smem_u32(buf) + (16 * warp + (lane >> 2)) * 128 + 4 * (lane & 3);
     const uint32_t r8 = (uint32_t)lane >> 2;
 #pragma unroll
     for (int k = 0; k < R; k += 2) {
         const float a = GELU ? sg_mega_gelu(acc[k]) : acc[k], b = GELU ? sg_mega_gelu(acc[k + 1]) : acc[k + 1];
         const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-        const uint32_t off = (k / 32) * 16384 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 4) % 8) ^ r8) << 4);
+        const uint32_t off = (k / 32) * 8192 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 4) % 8) ^ r8) << 4);
         asm volatile("st.shared.b32 [%0], %1;" ::"r"(base + off), "r"(*reinterpret_cast<const uint32_t *>(&v))
                      : "memory");
     }
 }
 
-// Writes 64 rows x 128 fp32 columns (R = 64; 64 columns when R = 32, 32 when R = 16) into `buf` as four (two, one)
-// TMA boxes of 32 columns x 64 rows, 128-byte swizzle.
-template <int R>
-__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[R], uint8_t *buf) {
+// Writes 64 rows x 128 fp32 columns (R = 64 registers from acc[C0]; 64 columns when R = 32, 32 when R = 16) into
+// `buf` as four (two, one) TMA boxes of 32 columns x 64 rows, 128-byte swizzle. C0 = 64: the second 128 columns of
+// a 64 x 256 accumulator.
+template <int R, int C0 = 0, int N>
+__device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t *buf) {
+    static_assert(C0 + R <= N, "the piece's registers are in the accumulator");
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     // 16-byte chunk of register pair k: 2 ((k/4) % 4) + (lane % 4)/2 (even + bit), so chunk ^ (row % 8) =
     // 2 ((k/4) % 4) ^ x with the per-thread x = ((lane % 4)/2) ^ (lane/4).
@@ -74,13 +76,15 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[R], uint8_t
 #pragma unroll
     for (int k = 0; k < R; k += 2) {
         const uint32_t off = (k / 16) * 8192 + 8 * ((k / 2) % 2) * 128 + (((2 * ((uint32_t)(k / 4) % 4)) ^ x) << 4);
-        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[k]), "f"(acc[k + 1]) : "memory");
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[C0 + k]), "f"(acc[C0 + k + 1])
+                     : "memory");
     }
 }
 
 // The Hopper layer of kernel/mega/mega_kernel.cuh.
 struct sg_sm90_arch {
     struct ctx {};
+    static constexpr bool wide_rows = true;  // a wide task's warpgroup w: rows 64 w.., all 256 columns (m64n256k16)
     static constexpr int ln_unroll = 4;  // 4 rows' loads in flight per warp (measured: LayerNorm is HBM-bound)
     static __device__ __forceinline__ void cta_begin() {}
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
@@ -96,11 +100,12 @@ struct sg_sm90_arch {
         return false;  // bf16 FC1 input (FP8 is not in the Hopper megakernel)
     }
 
-    // Warpgroup w's half: the accumulators start at the bias (its shared-memory slot, or zero), the K loop walks the
+    // Warpgroup w's part: the accumulators start at the bias (its shared-memory slot, or zero), the K loop walks the
     // shared ring (each stage freed by one arrival per warpgroup once the next block's MMAs are issued), then the
-    // half is staged for the storer. Wide task (128 x 256): the half is 128 x 128, columns 128 w.. (two m64n128
-    // accumulators over the A block's two 64-row halves, this half's W rows); narrow (128 x 128): 64 x 128, rows
-    // 64 w.. (one accumulator, A's half w, the stage's only W rows). The same m64n128k16 chain either way.
+    // part is staged for the storer. Wide task (128 x 256): 64 x 256, rows 64 w.. (one m64n256 accumulator, A's
+    // rows 64 w.., all 256 W rows: 10 KB of shared memory read per k16 step for 262,144 MACs, where two m64n128k16
+    // over the column halves read 12 KB; the lab's K loops ran at 804 against 660 TFLOP/s, perf-notes session 9);
+    // narrow (128 x 128): 64 x 128, rows 64 w.. (A's rows 64 w.., the stage's only W rows, m64n128k16).
     template <bool PROF>
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
@@ -120,26 +125,25 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
                                                           sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
-        constexpr bool NARROW = S > 0;
         const int tid = threadIdx.x % 128;
-        float acc0[S == 3 ? 16 : S == 2 ? 32 : 64], acc1[NARROW ? 1 : 64];
+        constexpr int R = S == 3 ? 16 : S == 2 ? 32 : S == 1 ? 64 : 128;  // accumulator registers: 2 R columns
+        float acc[R];
         {
             const bool hb = bias != nullptr;
-            const uint32_t bsa = hb ? sg_smem_u32(bias) : 0u;
-            sg_mega_acc_init(acc0, bsa, hb);
-            if constexpr (!NARROW) sg_mega_acc_init(acc1, bsa, hb);
+            sg_mega_acc_init(acc, hb ? sg_smem_u32(bias) : 0u, hb);
         }
         if (PROF) sg_mega_prof_mark(1);
-        const int K = sg_mega_gemm_k(k.kind);
-        uint32_t prev = 0;
         constexpr int BLOCKS = S == 3 ? SG_GEMM_H64_BLOCKS : S == 2 ? 2 : 1;  // K blocks a stage
-        for (int k0 = 0; k0 < K; k0 += BLOCKS * SG_GEMM_BK) {
+        // Stages of the task, counted down; the stage before ring.stage is the one to free (registers are tight
+        // beside a 64 x 256 accumulator: a loop index, its bound and a `prev` stage spilled the loop's state).
+        const int n = sg_mega_gemm_k(k.kind) / (BLOCKS * SG_GEMM_BK);
+        for (int left = n; left > 0; left--) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
-            const uint64_t da = sg_smem_desc(a + (NARROW ? w * 64 * 128 : 0), 16, 1024);
-            const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES + (NARROW ? 0 : w * SG_MEGA_WH_BYTES), 16, 1024);
-            sg_wgmma_fence_regs(acc0);
-            if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
+            // this warpgroup's 64 A rows (a 64 x 64 task: all 64 of them) and the stage's W rows from the start
+            const uint64_t da = sg_smem_desc(a + (S == 3 ? 0 : w * 64 * 128), 16, 1024);
+            const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES, 16, 1024);
+            sg_wgmma_fence_regs(acc);
             sg_wgmma_fence();
             if constexpr (S == 3) {  // three K blocks of A 64 rows and W 64 rows; this warpgroup's W rows 32 w..
 #pragma unroll
@@ -148,57 +152,47 @@ struct sg_sm90_arch {
                     const uint64_t dj = sg_smem_desc(blk, 16, 1024);
                     const uint64_t dw = sg_smem_desc(blk + SG_GEMM_B_BYTES(64) + w * 32 * 128, 16, 1024);
 #pragma unroll
-                    for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n32(acc0, dj + 2 * kk, dw + 2 * kk, 1);
+                    for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
                 }
             } else if constexpr (S == 2) {  // the stage's two K blocks in order: the k16 chain of one block a stage
                 const uint64_t da2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + w * 64 * 128, 16, 1024);
                 const uint64_t db2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + SG_MEGA_A_BYTES, 16, 1024);
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc0, da + 2 * kk, db + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc, da + 2 * kk, db + 2 * kk, 1);
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc0, da2 + 2 * kk, db2 + 2 * kk, 1);
-            } else if constexpr (NARROW) {
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc, da2 + 2 * kk, db2 + 2 * kk, 1);
+            } else if constexpr (S == 1) {
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
-            } else {
-                const uint64_t da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc, da + 2 * kk, db + 2 * kk, 1);
+            } else {  // all 256 W rows: one m64n256k16 a k16 step (+32 bytes per step = +2 in the address field)
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
-                    sg_wgmma_ss_n128(acc0, da + 2 * kk, db + 2 * kk, 1);
-                    sg_wgmma_ss_n128(acc1, da1 + 2 * kk, db + 2 * kk, 1);
-                }
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, 1);
             }
             sg_wgmma_commit();
-            sg_wgmma_fence_regs(acc0);
-            if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
+            sg_wgmma_fence_regs(acc);
             sg_wgmma_wait<1>();  // the previous block's MMAs are complete: its stage is free (for this warpgroup)
-            if (k0 > 0 && tid == 0) sg_mbar_arrive(&sm.empty[prev]);
-            prev = ring.stage;
+            if (left < n && tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, SG_MEGA_STAGES)]);
             sg_ring_next(ring, SG_MEGA_STAGES);
         }
         sg_wgmma_wait<0>();
-        sg_wgmma_fence_regs(acc0);
-        if constexpr (!NARROW) sg_wgmma_fence_regs(acc1);
-        if (tid == 0) sg_mbar_arrive(&sm.empty[prev]);
+        sg_wgmma_fence_regs(acc);
+        if (tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, SG_MEGA_STAGES)]);
         const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
-        if (S != 3 && !sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 128 x 128 half (narrow: 64 x 128)
-            sg_mega_out_begin(out, ophase);
-            if (sg_mega_gelu_tile(k.kind)) {
-                sg_mega_stage_bf16<1>(acc0, out.buf, 0);
-                if constexpr (!NARROW) sg_mega_stage_bf16<1>(acc1, out.buf, 1);
-            } else {
-                sg_mega_stage_bf16<0>(acc0, out.buf, 0);
-                if constexpr (!NARROW) sg_mega_stage_bf16<0>(acc1, out.buf, 1);
-            }
-            sg_mega_out_end(out, ophase, 0, true);
-        } else {  // pieces of 64 fp32 rows: two (narrow: one; a 64 x 64 task's 32 columns: one box)
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32(acc0, out.buf);
-            sg_mega_out_end(out, ophase, 0, NARROW);
-            if constexpr (!NARROW) {
+        if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 64 rows (a 64 x 64 task is always fp32)
+            if constexpr (S != 3) {
                 sg_mega_out_begin(out, ophase);
-                sg_mega_stage_f32(acc1, out.buf);
-                sg_mega_out_end(out, ophase, 1, true);
+                if (sg_mega_gelu_tile(k.kind)) sg_mega_stage_bf16<1>(acc, out.buf);
+                else sg_mega_stage_bf16<0>(acc, out.buf);
+                sg_mega_out_end(out, ophase, 0, 0, true);
+            }
+        } else {  // pieces of 64 fp32 rows x 128 columns: a 64 x 256 part's two (fewer columns: one)
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32<R < 64 ? R : 64>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 0, 0, S != 0);
+            if constexpr (S == 0) {
+                sg_mega_out_begin(out, ophase);
+                sg_mega_stage_f32<64, 64>(acc, out.buf);
+                sg_mega_out_end(out, ophase, 128, 0, true);
             }
         }
         return t_e;
