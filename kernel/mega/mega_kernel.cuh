@@ -52,8 +52,9 @@
 //       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
 //       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
 //       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of
-//       64 columns x 128 rows (64-row parts: boxes of 64 rows, out's part mode 4); fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows, each four boxes of 32
-//       columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
+//       64 columns x 128 rows (64-row parts: boxes of 64 rows, store mode 4); fp32 tiles (sg_mega_f32_tile) as
+//       two pieces of 64 rows (or of 128 columns), each four boxes of 32 columns x 64 rows; 128-byte swizzle
+//       (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
 //   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
 //       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
 //       >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1, Q a box of their 128 rows), which it
