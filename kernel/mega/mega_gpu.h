@@ -68,7 +68,8 @@ enum {
 struct sg_mega_store_desc {
     int mode;  // 0: stop; 1: bf16, stored: nbox boxes of 64 columns x 128 rows 16 KB apart; 2: fp32 64 rows, added
                // to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; 3: the same fp32 piece, stored;
-               // 4: bf16, stored: nbox boxes of 64 columns x 64 rows (a *64 map) 8 KB apart
+               // 4: bf16, stored: nbox boxes of 64 columns x 64 rows (a *64 map) 8 KB apart; 5: nothing to store
+               // (the warpgroup's threads added or stored the part themselves), only the counter to signal
     int nbox;  // boxes of the piece: bf16 4 (256 columns, 64-row boxes), 2 (128) or 1 (64); fp32 4 (128 columns),
                // 2 (64) or 1 (32)
     int map, x, y;

@@ -54,7 +54,9 @@
 //       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of
 //       64 columns x 128 rows (64-row parts: boxes of 64 rows, store mode 4); fp32 tiles (sg_mega_f32_tile) as
 //       two pieces of 64 rows (or of 128 columns), each four boxes of 32 columns x 64 rows; 128-byte swizzle
-//       (16-byte chunk c of a 128-byte row r at position c ^ (r % 8));
+//       (16-byte chunk c of a 128-byte row r at position c ^ (r % 8)); or the part written by the warpgroup's
+//       threads themselves and only its counter handed over (sg_mega_out_signal: Hopper's small batches' fp32
+//       parts, added into h with vector reductions);
 //   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
 //       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
 //       >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1, Q a box of their 128 rows), which it
@@ -87,7 +89,9 @@ static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTE
 static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
               "a stage is A 128 x 64 and two W halves of 128 x 64");
 
-// Named barriers: 1 + w for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups (0 is __syncthreads).
+// Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups
+// (0 is __syncthreads).
+#define SG_MEGA_BAR_WG 1
 #define SG_MEGA_BAR_ALL 3
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
@@ -332,6 +336,21 @@ __device__ __forceinline__ void sg_mega_out_end(const sg_mega_out &o, uint32_t &
     phase ^= 1u;
 }
 
+// Every thread of the warpgroup, after writing its share of a part with its own global stores or reductions
+// (store mode 5): the storer signals the part's counter (its release, after the mbarrier's CTA-scope
+// acquire of every thread's arrival, publishes their writes as the LayerNorm tasks' barrier + release does).
+__device__ __forceinline__ void sg_mega_out_signal(const sg_mega_out &o, uint32_t &phase) {
+    sg_mbar_wait(o.free, phase ^ 1u);  // the hand-off's descriptor is free
+    if (threadIdx.x % 128 == 0) {
+        sg_mega_store_desc d = *o.part;
+        d.mode = 5;
+        d.nbox = 0;
+        *o.desc = d;
+    }
+    sg_mbar_arrive(o.ready);  // count 128 (release, CTA scope): every thread's writes are ordered before it
+    phase ^= 1u;
+}
+
 // The storer thread of a consumer warpgroup (see sg_mega_store_desc). A tile's completion is awaited only after
 // the next piece's stores are issued (wait_group 1), so stores overlap; before blocking for new work the pending
 // signal is flushed, so a counter is never held back while the consumers wait for work that depends on it.
@@ -350,6 +369,17 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         phase ^= 1u;
         const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
+        if (d.mode == 5) {  // written by the warpgroup's threads: signal, after the tile still in flight
+            sg_mbar_arrive(free);
+            if (pending >= 0) {
+                sg_bulk_wait0();
+                sg_fence_proxy_async_global();
+                sg_red_release_add(p.cnt + pending, 1);
+                pending = -1;
+            }
+            sg_red_release_add(p.cnt + d.cnt, 1);
+            continue;
+        }
         const CUtensorMap *map = p.smaps + d.map;
         if (d.mode == 1 || d.mode == 4) {  // bf16: boxes of 64 columns x 128 rows 16 KB apart, or x 64 rows 8 KB
             const int bytes = d.mode == 1 ? 16384 : 8192;

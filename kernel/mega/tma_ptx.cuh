@@ -148,6 +148,10 @@ __device__ __forceinline__ void sg_fence_proxy_async_smem() {
 }
 
 // --- cross-CTA counters (megakernel dependencies) -----------------------------------------------------------
+// dst[0..1] += {a, b} in L2 (relaxed, gpu scope; sm_90's vector red: one instruction per 8 bytes).
+__device__ __forceinline__ void sg_red_add_v2(float *dst, float a, float b) {
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(dst), "f"(a), "f"(b) : "memory");
+}
 __device__ __forceinline__ void sg_red_release_add(unsigned *p, unsigned v) {
     asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }

@@ -63,9 +63,9 @@ __device__ __forceinline__ void sg_mega_stage_bf16(const float (&acc)[R], uint8_
 }
 
 // Writes 64 rows x 128 fp32 columns (R = 64 registers from acc[C0]; 64 columns when R = 32, 32 when R = 16) into
-// `buf` as four (two, one) TMA boxes of 32 columns x 64 rows, 128-byte swizzle. C0 = 64: the second 128 columns of
-// a 64 x 256 accumulator.
-template <int R, int C0 = 0, int N>
+// `buf` as four (two, one) TMA boxes of 32 columns x 64 rows, 128-byte swizzle, for the storer. C0 = 64: the second
+// 128 columns of a 64 x 256 accumulator.
+template <int R, int C0, int N>
 __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t *buf) {
     static_assert(C0 + R <= N, "the piece's registers are in the accumulator");
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -78,6 +78,27 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t
         const uint32_t off = (k / 16) * 8192 + 8 * ((k / 2) % 2) * 128 + (((2 * ((uint32_t)(k / 4) % 4)) ^ x) << 4);
         asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + off), "f"(acc[C0 + k]), "f"(acc[C0 + k + 1])
                      : "memory");
+    }
+}
+
+// Adds a warpgroup's 64 rows x 2 R fp32 columns straight from the accumulators into the residual stream h [rows,
+// 768] at (row0, col0) with red.global.add.v2.f32 (in L2; one adder per element per stage, so the sums are
+// deterministic, and equal to the TMA reduce-add's bit for bit, measured: v31). For the small batches' tasks (64 x
+// 128, 64 x 64, 64 x 32 parts) 2 % faster at batch 1 than staging for the storer; for the wide tasks' 64 x 256
+// parts slower (6.0 against 3.6 us per FC2 tile at 1,024 images: 64 reductions per thread through the SM's
+// memory pipe), so those keep the staging (sg_mega_stage_f32), as do the head's tiles (their choice of tensor
+// and of store or add cost the registers that spilled).
+// Register k: row row0 + 16 warp + lane/4 + 8 ((k/2)%2), columns col0 + 8 (k/4) + 2 (lane%4) + {0, 1}, so a
+// warp's instruction covers 8 rows x 32 contiguous bytes (whole sectors). Rows >= rows are past the batch.
+template <int R>
+__device__ __forceinline__ void sg_mega_add_f32(const float (&acc)[R], float *h, int row0, int col0, int rows) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, r = row0 + 16 * warp + lane / 4;
+    float *p0 = h + (size_t)r * SG_MEGA_D + col0 + 2 * (lane & 3), *p1 = p0 + 8 * SG_MEGA_D;
+    const bool ok0 = r < rows, ok1 = r + 8 < rows;
+#pragma unroll
+    for (int k = 0; k < R; k += 4) {
+        if (ok0) sg_red_add_v2(p0 + 8 * (k / 4), acc[k], acc[k + 1]);
+        if (ok1) sg_red_add_v2(p1 + 8 * (k / 4), acc[k + 2], acc[k + 3]);
     }
 }
 
@@ -185,15 +206,25 @@ struct sg_sm90_arch {
                 else sg_mega_stage_bf16<0>(acc, out.buf);
                 sg_mega_out_end(out, ophase, 0, 0, true);
             }
-        } else {  // pieces of 64 fp32 rows x 128 columns: a 64 x 256 part's two (fewer columns: one)
+        } else if constexpr (S == 0) {  // fp32, wide: two pieces of 64 rows x 128 columns through the storer
             sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<R < 64 ? R : 64>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 0, 0, S != 0);
-            if constexpr (S == 0) {
-                sg_mega_out_begin(out, ophase);
-                sg_mega_stage_f32<64, 64>(acc, out.buf);
-                sg_mega_out_end(out, ophase, 128, 0, true);
-            }
+            sg_mega_stage_f32<64, 0>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 0, 0, false);
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32<64, 64>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 128, 0, true);
+        } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: one piece through the storer
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32<R, 0>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 0, 0, true);
+        } else {  // fp32, small batches: added into h from the registers, at the part's place (thread 0 wrote it
+                  // before the K loop: read after a barrier of the warpgroup, so nothing about it stays live in
+                  // registers beside the accumulators)
+            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+            const int x = out.part->x, y = out.part->y;
+            sg_named_bar(SG_MEGA_BAR_WG + w, 128);  // read by all before thread 0 writes the next task's
+            sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
+            sg_mega_out_signal(out, ophase);
         }
         return t_e;
     }
