@@ -38,8 +38,10 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
 // tiles, BN = 128). MC = 1 (with PP, launched with a cluster dimension of 2): the two CTAs of a cluster take the
 // tiles of row tiles 2 p and 2 p + 1 of the same W columns together, and each producer multicasts half of every W
 // block into both CTAs (sg_gemm_produce with the rank; mapW then has 64-row boxes), so an SM pulls 24 KB from L2 per
-// 128 x 128 x 64 block instead of 32 KB: the experiment of docs/megakernel.md next steps 3 (two task streams per SM
-// are L2-bound without it). A row tile past M (an odd count) is zero-filled by TMA and its rows dropped.
+// 128 x 128 x 64 block instead of 32 KB. Measured (H100, session 9): correct, but its main loop no faster than the
+// plain ping-pong's (~650 TFLOP/s, the m64n128k16 shape's shared-memory cap; docs/perf-notes.md), so the L2 pull
+// was not the bound; the machinery is for docs/megakernel.md next steps 0. A row tile past M (an odd count) is
+// zero-filled by TMA and its rows dropped.
 template <int BN, int PP, int MC = 0>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
