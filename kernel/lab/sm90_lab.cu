@@ -39,9 +39,8 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
 // tiles of row tiles 2 p and 2 p + 1 of the same W columns together, and each producer multicasts half of every W
 // block into both CTAs (sg_gemm_produce with the rank; mapW then has 64-row boxes), so an SM pulls 24 KB from L2 per
 // 128 x 128 x 64 block instead of 32 KB. Measured (H100, session 9): correct, but its main loop no faster than the
-// plain ping-pong's (~650 TFLOP/s, the m64n128k16 shape's shared-memory cap; docs/perf-notes.md), so the L2 pull
-// was not the bound; the machinery is for docs/megakernel.md next steps 0. A row tile past M (an odd count) is
-// zero-filled by TMA and its rows dropped.
+// plain ping-pong's (~650 TFLOP/s; docs/perf-notes.md), so the L2 pull was not the bound. A row tile past M (an
+// odd count) is zero-filled by TMA and its rows dropped.
 template <int BN, int PP, int MC = 0>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
@@ -90,6 +89,118 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
                 if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
                 const int next = tile + step < tiles ? SG_PP_BAR + (2 - wg) : -1;
                 sg_sm90_gemm_consume_pp(m0, n0, M, K, ep, sm, ring, next, MC ? rank ^ 1 : -1);
+            } else {
+                sg_ring_skip(ring, K / SG_GEMM_BK);
+            }
+        }
+    }
+    if (MC) {  // no CTA leaves while its peer may still write into its stages or arrive on its barriers
+        __syncthreads();
+        sg_cluster_sync();
+    }
+}
+
+// Ping-pong of 64 x 256 warpgroup tiles (the GEMM part of a two-stream megakernel design, tested here first):
+// the consumer warpgroups take alternate tiles of 64 rows x 256 columns, each with one m64n256k16 per k16 step
+// (128 registers, the megakernel's wide K-loop shape since v27), so one's epilogue overlaps the other's K loop. A
+// stage holds A 64 x 64 (8 KB) and W 256 x 64 (32 KB). MC = 1 (launched with a cluster dimension of 2): the two
+// CTAs of a cluster take row tiles 2 p and 2 p + 1 of the same columns and each multicasts its half of every W
+// block into both (mapW: 128-row boxes), so an SM pulls A 8 KB + W 16 KB from L2 per 64 x 256 x 64 block: the bytes
+// per FLOP of the megakernel's shared 128 x 256 task, where without the multicast it would be 1.67x as many.
+// Measured (H100, session 9): correct, main loops 604-670 TFLOP/s against the cooperative 128 x 256 schedule's
+// ~790: one warpgroup's m64n256k16 stream alone does not reach the rate of both together (docs/perf-notes.md).
+#define SG_LAB64_A_BYTES (64 * SG_GEMM_BK * 2)
+#define SG_LAB64_STAGE_BYTES (SG_LAB64_A_BYTES + SG_GEMM_B_BYTES(256))  // 40 KB
+#define SG_LAB64_SMEM (SG_GEMM_STAGES * SG_LAB64_STAGE_BYTES)
+
+__device__ __forceinline__ void sg_lab64_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
+                                                 int K, const sg_ring_smem &sm, sg_ring &ring, int rank) {
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+        uint8_t *a = sm.stages + ring.stage * SG_LAB64_STAGE_BYTES;
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_LAB64_STAGE_BYTES);  // A + both W halves (one may be the
+        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);                 // peer's multicast)
+        if (rank < 0)
+            sg_tma_load_2d(a + SG_LAB64_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+        else
+            sg_tma_load_2d_mcast(a + SG_LAB64_A_BYTES + rank * SG_GEMM_B_BYTES(128), mapW, &sm.full[ring.stage], k0,
+                                 n0 + 128 * rank, 0x3);
+        sg_ring_next(ring, SG_GEMM_STAGES);
+    }
+}
+
+// One warpgroup's 64 x 256 tile: the K loop (each stage freed here, and in the peer CTA when peer >= 0, once the
+// next block's MMAs are issued), the hand-off to the other warpgroup (next_bar), then the register epilogue.
+__device__ __forceinline__ void sg_lab64_consume(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
+                                                 const sg_ring_smem &sm, sg_ring &ring, int next_bar, int peer) {
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    const int t = threadIdx.x % 128;
+    uint32_t prev = 0;
+    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+        sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+        const uint8_t *a = sm.stages + ring.stage * SG_LAB64_STAGE_BYTES;
+        const uint64_t da = sg_smem_desc(a, 16, 1024), db = sg_smem_desc(a + SG_LAB64_A_BYTES, 16, 1024);
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < SG_GEMM_BK / 16; kk++)
+            sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, (k0 > 0 || kk > 0) ? 1 : 0);
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_wait<1>();
+        if (k0 > 0 && t == 0) sg_ring_free(sm, prev, peer);
+        prev = ring.stage;
+        sg_ring_next(ring, SG_GEMM_STAGES);
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc);
+    if (t == 0) sg_ring_free(sm, prev, peer);
+    if (next_bar >= 0) sg_named_bar_arrive(next_bar, 256);
+    sg_sm90_gemm_epilogue<256>(acc, m0, n0, M, ep);
+}
+
+template <int MC>
+__global__ void __launch_bounds__(SG_LAB_THREADS, 1)
+sg_sm90_lab_gemm64_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
+                          int N, int K, sg_sm90_epilogue ep) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
+    sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_GEMM_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], 1 + MC);  // MC: the peer's consumer frees the stage too
+        }
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+    if (MC) sg_cluster_sync();
+    const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
+              step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
+    const int tiles_n = N / 256, tiles_m = (M + 63) / 64;
+    const int tiles = (MC ? (tiles_m + 1) / 2 : tiles_m) * tiles_n;
+    const int wg = threadIdx.x / 128;
+    sg_ring ring = {0, 0};
+    if (wg == 0) {  // column tile fastest, as the other schedules
+        sg_setmaxnreg_dec<SG_LAB_REG_PRODUCER>();
+        if (threadIdx.x == 0) {
+            sg_tma_prefetch_desc(&mapA);
+            sg_tma_prefetch_desc(&mapW);
+            for (int tile = first; tile < tiles; tile += step)
+                sg_lab64_produce(&mapA, &mapW, ((MC ? 2 : 1) * (tile / tiles_n) + rank) * 64, (tile % tiles_n) * 256,
+                                 K, sm, ring, MC ? rank : -1);
+        }
+    } else {
+        sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();
+        int j = 0;
+        for (int tile = first; tile < tiles; tile += step, j++) {
+            if ((j & 1) == wg - 1) {
+                if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
+                const int next = tile + step < tiles ? SG_PP_BAR + (2 - wg) : -1;
+                sg_lab64_consume(((MC ? 2 : 1) * (tile / tiles_n) + rank) * 64, (tile % tiles_n) * 256, M, K, ep, sm,
+                                 ring, next, MC ? rank ^ 1 : -1);
             } else {
                 sg_ring_skip(ring, K / SG_GEMM_BK);
             }
@@ -330,11 +441,13 @@ extern "C" int sg_sm90_lab_available(char *err, size_t errlen) {
 extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
-    if (a->M < 1 || (bn != 128 && bn != 256) || a->pingpong < 0 || a->pingpong > 2 || (a->pingpong && bn != 128) ||
-        a->N < bn || a->N % bn || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
+    const int pp = a->pingpong, wg64 = pp == 3 || pp == 4;  // 3, 4: 64 x 256 warpgroup tiles
+    if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 4 || ((pp == 1 || pp == 2) && bn != 128) ||
+        (wg64 && bn != 256) || a->N < bn || a->N % bn || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W ||
+        !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
-                 "256, schedule 0-2 and ping-pong (1, 2) only with 128, N %% tile == 0, K %% %d == 0)", a->M, a->N,
-                 a->K, bn, a->pingpong, SG_GEMM_BK);
+                 "256, schedule 0-4, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4) only with 256, "
+                 "N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn, pp, SG_GEMM_BK);
         return -1;
     }
     const size_t M = a->M, N = a->N, K = a->K;
@@ -344,23 +457,28 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const size_t out_bytes = M * N * (a->out_bf16 ? 2 : 4);
     SG_CK(cudaMalloc(&dout, out_bytes));
     SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
-    const CUtensorMap mA = sg_tmap_bf16(dA, M, K, SG_GEMM_BM, SG_GEMM_BK);
-    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, a->pingpong == 2 ? 64 : bn, SG_GEMM_BK);  // multicast: halves
+    const CUtensorMap mA = sg_tmap_bf16(dA, M, K, wg64 ? 64 : SG_GEMM_BM, SG_GEMM_BK);
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, pp == 2 || pp == 4 ? bn / 2 : bn, SG_GEMM_BK);  // multicast: halves
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
-    const int smem = SG_GEMM_SMEM_BYTES(bn) + 1024;  // + 1024: manual alignment of the ring
+    const int smem = (wg64 ? SG_LAB64_SMEM : SG_GEMM_SMEM_BYTES(bn)) + 1024;  // + 1024: the ring's alignment
     void (*kern)(const CUtensorMap, const CUtensorMap, int, int, int, sg_sm90_epilogue) =
         bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0>
                   : (a->pingpong ? sg_sm90_lab_gemm_kernel<128, 1> : sg_sm90_lab_gemm_kernel<128, 0>);
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const int tiles = (int)((M + SG_GEMM_BM - 1) / SG_GEMM_BM * (N / bn));
+    const int bm = wg64 ? 64 : SG_GEMM_BM;
+    if (wg64) {
+        kern = pp == 4 ? sg_sm90_lab_gemm64_kernel<1> : sg_sm90_lab_gemm64_kernel<0>;
+        SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    }
+    const int tiles = (int)((M + bm - 1) / bm * (N / bn));
     int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute cluster[1];
-    if (a->pingpong == 2) {  // 2-CTA clusters: one per pair of row tiles and column tile, at most the SMs' pairs
-        kern = sg_sm90_lab_gemm_kernel<128, 1, 1>;
+    if (pp == 2 || pp == 4) {  // 2-CTA clusters: one per pair of row tiles and column tile, at most the SMs' pairs
+        if (pp == 2) kern = sg_sm90_lab_gemm_kernel<128, 1, 1>;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-        const int units = (int)(((M + SG_GEMM_BM - 1) / SG_GEMM_BM + 1) / 2 * (N / bn));
+        const int units = (int)(((M + bm - 1) / bm + 1) / 2 * (N / bn));
         grid = 2 * (units < sg_sm_count() / 2 ? units : sg_sm_count() / 2);
         cluster[0].id = cudaLaunchAttributeClusterDimension;
         cluster[0].val.clusterDim.x = 2;
@@ -372,7 +490,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
         cfg.numAttrs = 1;
     }
     auto launch = [&] {
-        if (a->pingpong == 2)
+        if (pp == 2 || pp == 4)
             SG_CK(cudaLaunchKernelEx(&cfg, kern, mA, mW, (int)M, (int)N, (int)K, ep));
         else
             kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);

@@ -31,7 +31,8 @@ typedef struct sg_sm90_lab_gemm_args {
     int pingpong;              /* 1: consumer warpgroups take alternate 128 x 128 tiles (needs bn 128); 0: both
                                   work on one tile; 2: ping-pong in 2-CTA clusters, the CTAs of a cluster on row
                                   tiles 2p, 2p + 1 of the same columns, each multicasting half the W block into
-                                  both (needs bn 128) */
+                                  both (needs bn 128); 3: consumer warpgroups take alternate 64 x 256 tiles
+                                  (m64n256k16; needs bn 256); 4: 3 in 2-CTA clusters with the W block multicast */
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */

@@ -69,7 +69,12 @@ static errs compare(const float *got, const double *ref, int rows, int row_step,
 }
 
 /* The consumer schedule's name in messages (sg_sm90_lab_gemm_args.pingpong). */
-static const char *schedule(int pp) { return pp == 2 ? " ping-pong 2-CTA multicast" : pp ? " ping-pong" : ""; }
+static const char *schedule(int pp) {
+    static const char *names[] = {"", " ping-pong", " ping-pong 2-CTA multicast",
+                                  " ping-pong of 64 x 256 warpgroup tiles",
+                                  " ping-pong of 64 x 256 warpgroup tiles, 2-CTA multicast"};
+    return names[pp];
+}
 
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
@@ -302,20 +307,25 @@ int main(int argc, char **argv) {
     bad.out = &dummy;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects N=100 (%s)", err);
     bad.N = 768;
+    bad.pingpong = 5;
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 5 (%s)", err);
     bad.pingpong = 3;
-    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 3 (%s)", err);
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects 64 x 256 warpgroup tiles with 128-wide "
+          "tiles (%s)", err);
     bad.pingpong = 2;
     bad.bn = 256;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects the multicast schedule with 256-wide "
           "tiles (%s)", err);
 
     /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong), (128,
-     * ping-pong in 2-CTA clusters with the W block multicast). */
-    const int modes[4][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}};
+     * ping-pong in 2-CTA clusters with the W block multicast), (256, ping-pong of 64 x 256 warpgroup tiles), (256,
+     * the same in 2-CTA clusters with the W block multicast). */
+    enum { NMODES = 6 };
+    const int modes[NMODES][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}, {256, 3}, {256, 4}};
     const int Bs[2] = {1, 8};
     for (int i = 0; i < (quick ? 1 : 2); i++) {
         const int M = T_TOK * Bs[i];
-        for (int md = 0; md < 4; md++) {
+        for (int md = 0; md < NMODES; md++) {
             if (quick && md == 1) continue;
             const int bn = modes[md][0], pp = modes[md][1];
             gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 1, 0);
@@ -339,7 +349,7 @@ int main(int argc, char **argv) {
         for (int tk = 0; tk < 2; tk++) mlp_case(quick ? 1 : 8, pp, tk, 1, quick ? 4 : 200, 0);
     if (bench) {
         const int M = T_TOK * 128;
-        for (int md = 0; md < 4; md++) {
+        for (int md = 0; md < NMODES; md++) {
             const int bn = modes[md][0], pp = modes[md][1];
             gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 61, 20);
             gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 61, 20);
@@ -347,7 +357,7 @@ int main(int argc, char **argv) {
             gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 61, 20);
         }
         /* Main loop alone (no epilogue stores): how much of each GEMM's time the epilogue costs. */
-        for (int md = 0; md < 4; md++) {
+        for (int md = 0; md < NMODES; md++) {
             gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1]);
             gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1]);
             gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1]);
