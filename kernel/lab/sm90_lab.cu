@@ -34,6 +34,19 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
 }
 
+// The GEMM kernels' ring barriers (thread 0, then the whole CTA waits): full[] one arrival (+ the TMA bytes),
+// empty[] `frees` arrivals (a consumer warpgroup each, and the peer CTA's in a multicast cluster).
+__device__ __forceinline__ void sg_lab_ring_init(uint64_t *full, uint64_t *empty, int frees) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_GEMM_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], frees);
+        }
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+}
+
 // PP = 0: cooperative consumers (both warpgroups on one tile, BN 128 or 256); PP = 1: ping-pong (alternate
 // tiles, BN = 128). MC = 1 (with PP, launched with a cluster dimension of 2): the two CTAs of a cluster take the
 // tiles of row tiles 2 p and 2 p + 1 of the same W columns together, and each producer multicasts half of every W
@@ -50,14 +63,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
     sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < SG_GEMM_STAGES; s++) {
-            sg_mbar_init(&full[s], 1);
-            sg_mbar_init(&empty[s], PP ? 1 + MC : 2);  // MC: the peer's consumer frees the stage too
-        }
-        sg_fence_mbar_init();
-    }
-    __syncthreads();
+    sg_lab_ring_init(full, empty, PP ? 1 + MC : 2);  // MC: the peer's consumer frees a stage too
     if (MC) sg_cluster_sync();  // the peer's barriers exist before any multicast or remote arrival reaches them
     const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
               step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
@@ -113,22 +119,6 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
 #define SG_LAB64_STAGE_BYTES (SG_LAB64_A_BYTES + SG_GEMM_B_BYTES(256))  // 40 KB
 #define SG_LAB64_SMEM (SG_GEMM_STAGES * SG_LAB64_STAGE_BYTES)
 
-__device__ __forceinline__ void sg_lab64_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                 int K, const sg_ring_smem &sm, sg_ring &ring, int rank) {
-    for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
-        sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-        uint8_t *a = sm.stages + ring.stage * SG_LAB64_STAGE_BYTES;
-        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_LAB64_STAGE_BYTES);  // A + both W halves (one may be the
-        sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);                 // peer's multicast)
-        if (rank < 0)
-            sg_tma_load_2d(a + SG_LAB64_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
-        else
-            sg_tma_load_2d_mcast(a + SG_LAB64_A_BYTES + rank * SG_GEMM_B_BYTES(128), mapW, &sm.full[ring.stage], k0,
-                                 n0 + 128 * rank, 0x3);
-        sg_ring_next(ring, SG_GEMM_STAGES);
-    }
-}
-
 // One warpgroup's 64 x 256 tile: the K loop (each stage freed here, and in the peer CTA when peer >= 0, once the
 // next block's MMAs are issued), the hand-off to the other warpgroup (next_bar), then the register epilogue.
 __device__ __forceinline__ void sg_lab64_consume(int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
@@ -168,14 +158,7 @@ sg_sm90_lab_gemm64_kernel(const __grid_constant__ CUtensorMap mapA, const __grid
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
     sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < SG_GEMM_STAGES; s++) {
-            sg_mbar_init(&full[s], 1);
-            sg_mbar_init(&empty[s], 1 + MC);  // MC: the peer's consumer frees the stage too
-        }
-        sg_fence_mbar_init();
-    }
-    __syncthreads();
+    sg_lab_ring_init(full, empty, 1 + MC);  // MC: the peer's consumer frees a stage too
     if (MC) sg_cluster_sync();
     const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
               step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
@@ -189,8 +172,8 @@ sg_sm90_lab_gemm64_kernel(const __grid_constant__ CUtensorMap mapA, const __grid
             sg_tma_prefetch_desc(&mapA);
             sg_tma_prefetch_desc(&mapW);
             for (int tile = first; tile < tiles; tile += step)
-                sg_lab64_produce(&mapA, &mapW, ((MC ? 2 : 1) * (tile / tiles_n) + rank) * 64, (tile % tiles_n) * 256,
-                                 K, sm, ring, MC ? rank : -1);
+                sg_gemm_produce<256, SG_GEMM_STAGES, 64>(&mapA, &mapW, ((MC ? 2 : 1) * (tile / tiles_n) + rank) * 64,
+                                                          (tile % tiles_n) * 256, K, sm, ring, MC ? rank : -1);
         }
     } else {
         sg_setmaxnreg_inc<SG_LAB_REG_CONSUMER>();

@@ -60,19 +60,22 @@ __device__ __forceinline__ void sg_ring_free(const sg_ring_smem &sm, uint32_t st
 // consumers of both CTAs freed it (its empty barrier counts both: sg_ring_free with the peer). The peer's half may
 // land before this CTA's expect_tx for the phase; the barrier's transaction count goes below zero until then, and
 // the phase cannot complete before this producer's arrival.
-template <int BN, int STAGES>
+// BM: A rows per block (mapA: box {64, BM}; the lab's 64 x 256 warpgroup tiles use 64); a stage is the A block
+// then the W block, BM x 64 + BN x 64 bf16.
+template <int BN, int STAGES, int BM = SG_GEMM_BM>
 __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
                                                 int K, const sg_ring_smem &sm, sg_ring &ring, int rank = -1) {
+    constexpr uint32_t a_bytes = BM * SG_GEMM_BK * 2, stage = a_bytes + SG_GEMM_B_BYTES(BN);
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
         sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
-        uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN);
-        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], SG_GEMM_STAGE_BYTES(BN));
+        uint8_t *a = sm.stages + ring.stage * stage;
+        sg_mbar_arrive_expect_tx(&sm.full[ring.stage], stage);  // with a multicast: both halves, one the peer's
         sg_tma_load_2d(a, mapA, &sm.full[ring.stage], k0, m0);
         if (rank < 0)
-            sg_tma_load_2d(a + SG_GEMM_A_BYTES, mapW, &sm.full[ring.stage], k0, n0);
+            sg_tma_load_2d(a + a_bytes, mapW, &sm.full[ring.stage], k0, n0);
         else
-            sg_tma_load_2d_mcast(a + SG_GEMM_A_BYTES + rank * SG_GEMM_B_BYTES(64), mapW, &sm.full[ring.stage], k0,
-                                 n0 + 64 * rank, 0x3);
+            sg_tma_load_2d_mcast(a + a_bytes + rank * SG_GEMM_B_BYTES(BN / 2), mapW, &sm.full[ring.stage], k0,
+                                 n0 + BN / 2 * rank, 0x3);
         sg_ring_next(ring, STAGES);
     }
 }
