@@ -36,9 +36,10 @@ __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
 
 // The GEMM kernels' ring barriers (thread 0, then the whole CTA waits): full[] one arrival (+ the TMA bytes),
 // empty[] `frees` arrivals (a consumer warpgroup each, and the peer CTA's in a multicast cluster).
-__device__ __forceinline__ void sg_lab_ring_init(uint64_t *full, uint64_t *empty, int frees) {
+__device__ __forceinline__ void sg_lab_ring_init(uint64_t *full, uint64_t *empty, int frees,
+                                                 int stages = SG_GEMM_STAGES) {
     if (threadIdx.x == 0) {
-        for (int s = 0; s < SG_GEMM_STAGES; s++) {
+        for (int s = 0; s < stages; s++) {
             sg_mbar_init(&full[s], 1);
             sg_mbar_init(&empty[s], frees);
         }
@@ -54,16 +55,18 @@ __device__ __forceinline__ void sg_lab_ring_init(uint64_t *full, uint64_t *empty
 // 128 x 128 x 64 block instead of 32 KB. Measured (H100, session 9): correct, but its main loop no faster than the
 // plain ping-pong's (~650 TFLOP/s; docs/perf-notes.md), so the L2 pull was not the bound. A row tile past M (an
 // odd count) is zero-filled by TMA and its rows dropped.
-template <int BN, int PP, int MC = 0>
+// ST: the ring's depth (the cooperative schedules also run with the megakernel's 3; default SG_GEMM_STAGES).
+template <int BN, int PP, int MC = 0, int ST = SG_GEMM_STAGES>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
                         int N, int K, sg_sm90_epilogue ep) {
     static_assert(!PP || BN == 128, "ping-pong holds a 128 x 128 tile per warpgroup");
     static_assert(!MC || PP, "the multicast schedule is a ping-pong one");
+    static_assert(ST == SG_GEMM_STAGES || !PP, "another ring depth only for the cooperative schedules");
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
     sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
-    sg_lab_ring_init(full, empty, PP ? 1 + MC : 2);  // MC: the peer's consumer frees a stage too
+    sg_lab_ring_init(full, empty, PP ? 1 + MC : 2, ST);  // MC: the peer's consumer frees a stage too
     if (MC) sg_cluster_sync();  // the peer's barriers exist before any multicast or remote arrival reaches them
     const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
               step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
@@ -81,7 +84,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
             sg_tma_prefetch_desc(&mapW);
             for (int tile = first; tile < tiles; tile += step) {
                 const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
-                sg_gemm_produce<BN, SG_GEMM_STAGES>(&mapA, &mapW, m0, n0, K, sm, ring, MC ? rank : -1);
+                sg_gemm_produce<BN, ST>(&mapA, &mapW, m0, n0, K, sm, ring, MC ? rank : -1);
             }
         }
     } else {
@@ -90,7 +93,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
         for (int tile = first; tile < tiles; tile += step, j++) {
             const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
             if (!PP) {
-                sg_sm90_gemm_consume<BN>(wg - 1, m0, n0, M, K, ep, sm, ring);
+                sg_sm90_gemm_consume<BN, ST>(wg - 1, m0, n0, M, K, ep, sm, ring);
             } else if ((j & 1) == wg - 1) {
                 if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
                 const int next = tile + step < tiles ? SG_PP_BAR + (2 - wg) : -1;
@@ -425,12 +428,14 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     if (!sg_sm90_lab_available(err, errlen)) return -1;
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
     const int pp = a->pingpong, wg64 = pp == 3 || pp == 4;  // 3, 4: 64 x 256 warpgroup tiles
+    const int st = a->stages ? a->stages : SG_GEMM_STAGES;
     if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 4 || ((pp == 1 || pp == 2) && bn != 128) ||
-        (wg64 && bn != 256) || a->N < bn || a->N % bn || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W ||
-        !a->out) {
+        (wg64 && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || pp)) || a->N < bn || a->N % bn ||
+        a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
                  "256, schedule 0-4, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4) only with 256, "
-                 "N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn, pp, SG_GEMM_BK);
+                 "a 3-stage ring only for schedule 0, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn, pp,
+                 SG_GEMM_BK);
         return -1;
     }
     const size_t M = a->M, N = a->N, K = a->K;
@@ -444,7 +449,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const CUtensorMap mW = sg_tmap_bf16(dW, N, K, pp == 2 || pp == 4 ? bn / 2 : bn, SG_GEMM_BK);  // multicast: halves
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
-    const int smem = (wg64 ? SG_LAB64_SMEM : SG_GEMM_SMEM_BYTES(bn)) + 1024;  // + 1024: the ring's alignment
+    const int smem = (wg64 ? SG_LAB64_SMEM : st * SG_GEMM_STAGE_BYTES(bn)) + 1024;  // + 1024: ring alignment
     void (*kern)(const CUtensorMap, const CUtensorMap, int, int, int, sg_sm90_epilogue) =
         bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0>
                   : (a->pingpong ? sg_sm90_lab_gemm_kernel<128, 1> : sg_sm90_lab_gemm_kernel<128, 0>);
@@ -452,6 +457,9 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int bm = wg64 ? 64 : SG_GEMM_BM;
     if (wg64) {
         kern = pp == 4 ? sg_sm90_lab_gemm64_kernel<1> : sg_sm90_lab_gemm64_kernel<0>;
+        SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    } else if (st == 3) {
+        kern = bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0, 0, 3> : sg_sm90_lab_gemm_kernel<128, 0, 0, 3>;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     }
     const int tiles = (int)((M + bm - 1) / bm * (N / bn));

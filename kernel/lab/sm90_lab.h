@@ -36,6 +36,7 @@ typedef struct sg_sm90_lab_gemm_args {
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */
+    int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedule 0 only) */
 } sg_sm90_lab_gemm_args;
 
 /* Attention of B images x 12 heads: qkv [B*196, 2304] (Q | K | V, head h at column 64 h of each),

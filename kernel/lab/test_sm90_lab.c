@@ -79,7 +79,7 @@ static const char *schedule(int pp) {
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 static void gemm_case(const char *name, int M, int N, int K, int gelu, int residual, int out_bf16, int bn, int pp,
-                      int row_step, int reps) {
+                      int row_step, int reps, int stages) {
     float *A = alloc_f((size_t)M * K), *W = alloc_f((size_t)N * K), *bias = alloc_f(N);
     float *res = residual ? alloc_f((size_t)M * N) : NULL, *out = alloc_f((size_t)M * N);
     double *ref = calloc((size_t)M * N, sizeof *ref);
@@ -102,7 +102,7 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
             if (res) s += res[(size_t)r * N + n];
             ref[(size_t)r * N + n] = s;
         }
-    sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, out_bf16, out, bn, pp, reps, 0, 0};
+    sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, out_bf16, out, bn, pp, reps, 0, 0, stages};
     char err[512] = "";
     const int rc = sg_sm90_lab_gemm(&a, err, sizeof err);
     if (rc != 0) {
@@ -113,9 +113,10 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
          * only the fp32 accumulation order of K <= 3072 products differs from the double reference. */
         const double tol_l2 = out_bf16 ? 4e-3 : 1e-4, tol_max = out_bf16 ? 8e-3 : 2e-4;
         CHECK(e.bad == 0 && e.rel_l2 <= tol_l2 && e.rel_max <= tol_max,
-              "sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
+              "sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
               "max err/max %.2e (tol %.0e), non-finite %ld%s",
-              name, M, N, K, bn, schedule(pp), gelu ? " +GELU" : "", res ? " +residual" : "",
+              name, M, N, K, bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", gelu ? " +GELU" : "",
+              res ? " +residual" : "",
               out_bf16 ? "bf16" : "fp32", e.rel_l2, tol_l2, e.rel_max, tol_max, e.bad,
               row_step > 1 ? " (sampled rows)" : "");
         if (reps > 0)
@@ -125,18 +126,19 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
     free(A); free(W); free(bias); free(res); free(out); free(ref);
 }
 
-/* Timing probe: the GEMM main loop with the epilogue's stores switched off (out_bf16 = 2); nothing to check. */
-static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp) {
+/* Timing probe: the GEMM main loop with the epilogue's stores switched off (out_bf16 = 2); nothing to check.
+ * stages: the ring's depth (0: the lab's 4; 3: the megakernel's). */
+static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp, int stages) {
     float *A = alloc_f((size_t)M * K), *W = alloc_f((size_t)N * K), dummy = 0;
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = frand(-1, 1);
     for (size_t i = 0; i < (size_t)N * K; i++) W[i] = frand(-0.03f, 0.03f);
-    sg_sm90_lab_gemm_args a = {M, N, K, A, W, NULL, 0, NULL, 2, &dummy, bn, pp, 20, 0, 0};
+    sg_sm90_lab_gemm_args a = {M, N, K, A, W, NULL, 0, NULL, 2, &dummy, bn, pp, 20, 0, 0, stages};
     char err[512] = "";
     if (sg_sm90_lab_gemm(&a, err, sizeof err) != 0)
         CHECK(0, "sm90 gemm probe %s: %s", name, err);
     else
-        printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s main loop only (no stores): %.1f us, %.0f "
-               "TFLOP/s\n", name, M, N, K, bn, schedule(pp), a.us, a.tflops);
+        printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s main loop only (no stores): %.1f us, %.0f "
+               "TFLOP/s\n", name, M, N, K, bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
     free(A); free(W);
 }
 
@@ -301,7 +303,7 @@ int main(int argc, char **argv) {
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 
-    sg_sm90_lab_gemm_args bad = {196, 100, 768, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0};
+    sg_sm90_lab_gemm_args bad = {196, 100, 768, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0};
     float dummy = 0;
     bad.A = bad.W = &dummy;
     bad.out = &dummy;
@@ -328,15 +330,18 @@ int main(int argc, char **argv) {
         for (int md = 0; md < NMODES; md++) {
             if (quick && md == 1) continue;
             const int bn = modes[md][0], pp = modes[md][1];
-            gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 1, 0);
-            gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 1, 0);
-            gemm_case("fc1", M, 3072, 768, 1, 0, 1, bn, pp, 1, 0);
-            gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 1, 0);
+            gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 1, 0, 0);
+            gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 1, 0, 0);
+            gemm_case("fc1", M, 3072, 768, 1, 0, 1, bn, pp, 1, 0, 0);
+            gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 1, 0, 0);
         }
     }
+    /* The megakernel's ring depth under the cooperative schedule (the --bench probe below times it). */
+    gemm_case("fc2", T_TOK * 8, 768, 3072, 0, 1, 0, 256, 0, 1, 0, 3);
+    gemm_case("fc1", T_TOK * 8, 3072, 768, 1, 0, 1, 256, 0, 1, 0, 3);
     if (!quick) {
-        gemm_case("qkv", 1, 2304, 768, 0, 0, 1, 128, 0, 1, 0);
-        gemm_case("qkv", 1, 2304, 768, 0, 0, 1, 128, 1, 1, 0);
+        gemm_case("qkv", 1, 2304, 768, 0, 0, 1, 128, 0, 1, 0, 0);
+        gemm_case("qkv", 1, 2304, 768, 0, 0, 1, 128, 1, 1, 0, 0);
     }
     attn_case(1, 1, 0);
     if (!quick) {
@@ -351,17 +356,22 @@ int main(int argc, char **argv) {
         const int M = T_TOK * 128;
         for (int md = 0; md < NMODES; md++) {
             const int bn = modes[md][0], pp = modes[md][1];
-            gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 61, 20);
-            gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 61, 20);
-            gemm_case("fc1", M, 3072, 768, 1, 0, 1, bn, pp, 61, 20);
-            gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 61, 20);
+            gemm_case("qkv", M, 2304, 768, 0, 0, 1, bn, pp, 61, 20, 0);
+            gemm_case("out-proj", M, 768, 768, 0, 1, 0, bn, pp, 61, 20, 0);
+            gemm_case("fc1", M, 3072, 768, 1, 0, 1, bn, pp, 61, 20, 0);
+            gemm_case("fc2", M, 768, 3072, 0, 1, 0, bn, pp, 61, 20, 0);
         }
         /* Main loop alone (no epilogue stores): how much of each GEMM's time the epilogue costs. */
         for (int md = 0; md < NMODES; md++) {
-            gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1]);
-            gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1]);
-            gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1]);
+            gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1], 0);
+            gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1], 0);
+            gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1], 0);
         }
+        /* The megakernel's ring depth (3 stages of 48 KB) under the cooperative 128 x 256 schedule: is FC2's
+         * slower K loop there (A from DRAM) a matter of bytes in flight? */
+        gemm_probe("qkv", M, 2304, 768, 256, 0, 3);
+        gemm_probe("out-proj", M, 768, 768, 256, 0, 3);
+        gemm_probe("fc2", M, 768, 3072, 256, 0, 3);
         attn_case(128, 13, 20);
         ln_case(128, 20);
         for (int pp = 0; pp < 2; pp++)

@@ -120,7 +120,7 @@ __device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int 
 // Cooperative consumer of one tile: all 128 threads of consumer warpgroup `wg` (0 or 1), which owns rows
 // [m0 + 64 wg, m0 + 64 wg + 64); both warpgroups work on the same tile (empty[] count 2). Runs the K loop and
 // the fused epilogue.
-template <int BN>
+template <int BN, int STAGES = SG_GEMM_STAGES>
 __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
                                                      const sg_ring_smem &sm, sg_ring &ring) {
     float acc[BN / 2];
@@ -148,7 +148,7 @@ __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int
         sg_wgmma_wait<1>();
         if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
         prev_stage = ring.stage;
-        sg_ring_next(ring, SG_GEMM_STAGES);
+        sg_ring_next(ring, STAGES);
     }
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(acc);
