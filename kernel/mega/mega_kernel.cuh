@@ -9,8 +9,8 @@
 // (128 rows x 64 bf16) once and the W block of 256 rows, so the A operand is loaded once for both warpgroups (a
 // quarter fewer bytes from L2 per FLOP than two independent 128 x 128 tiles, docs/perf-notes.md); warpgroup w
 // computes its part: on Hopper (Arch::wide_rows) the 64 rows w x all 256 columns (one m64n256k16 a k16 step, which
-// reads fewer shared-memory bytes per FLOP than two m64n128k16: the K loops' limit, perf-notes session 9), on
-// Blackwell the 128 x 128 half w. Each warpgroup stages its part into 32 KB of its own and hands it to its storer
+// reads fewer shared-memory bytes per FLOP than two m64n128k16 and ran 1.2x faster in the lab, perf-notes session
+// 9), on Blackwell the 128 x 128 half w. Each warpgroup stages its part into 32 KB of its own and hands it to its storer
 // thread (lane w of warp 9), which writes it out with TMA (store, or reduce-add into the fp32 residual stream) and
 // signals the task's counter once per part. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and warpgroup
