@@ -15,8 +15,9 @@
 #   local mem   no LDL / STL in the SASS (a spill)
 #   TMA         UTMALDG (tensor load), UTMASTG (tensor store) and UTMAREDG (reduce-add of the residual) present
 #   GEMM loop   HGMMA of each GEMM K loop shape in GEMM_HGMMA (wide tasks' 64x256, narrow tasks' 64x128) present,
-#               and every one of them inside a loop of its own: the innermost backward branch around it encloses no HGMMA of another shape. So the K loop
-#               still exists and issues wgmma, rather than the wgmma sitting only in the persistent task loop
+#               and every one of them inside a loop of its own: the innermost backward branch around it encloses
+#               no HGMMA of another shape. So the K loop still exists and issues wgmma, rather than the wgmma
+#               sitting only in the persistent task loop
 #               (which holds the attention's HGMMA too), or being replaced by mma.sync / scalar code.
 #   attention   HGMMA of each shape in ATTN_HGMMA present (S = QK^T keys padded to 208; O = PV)
 # Prints INFO lines (opcode counts: HGMMA UTMALDG UTMASTG UTMAREDG SYNCS WARPSYNC LDL STL; resource usage) and one

@@ -10,9 +10,9 @@
 // quarter fewer bytes from L2 per FLOP than two independent 128 x 128 tiles, docs/perf-notes.md); warpgroup w
 // computes its part: on Hopper (Arch::wide_rows) the 64 rows w x all 256 columns (one m64n256k16 a k16 step, which
 // reads fewer shared-memory bytes per FLOP than two m64n128k16 and ran 1.2x faster in the lab, perf-notes session
-// 9), on Blackwell the 128 x 128 half w. Each warpgroup stages its part into 32 KB of its own and hands it to its storer
-// thread (lane w of warp 9), which writes it out with TMA (store, or reduce-add into the fp32 residual stream) and
-// signals the task's counter once per part. Small batches (a launch with
+// 9), on Blackwell the 128 x 128 half w. Each warpgroup stages its part into 32 KB of its own and hands it to its
+// storer thread (lane w of warp 9), which writes it out with TMA (store, or reduce-add into the fp32 residual
+// stream) and signals the task's counter once per part. Small batches (a launch with
 // sg_mega_params.narrow) run 128 x 128 tasks instead, twice as many: the stage holds A and 128 W rows, and warpgroup
 // w computes the 64-row half w (mega_plan.h); the smallest (narrow = 2) 128 x 64 tasks, four times as many, and in
 // halves launches (narrow = 3) the 768-column kinds 64 x 64 tasks, warpgroup w their 32 columns w.
@@ -358,25 +358,22 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
                                                uint64_t *free, const sg_mega_store_desc *desc) {
     uint32_t phase = 0;
     int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
+    auto flush = [&] {  // the pending tile's stores complete, then its signal
+        if (pending < 0) return;
+        sg_bulk_wait0();
+        sg_fence_proxy_async_global();
+        sg_red_release_add(p.cnt + pending, 1);
+        pending = -1;
+    };
     for (;;) {
-        if (pending >= 0 && !sg_mbar_try_wait(ready, phase)) {
-            sg_bulk_wait0();
-            sg_fence_proxy_async_global();
-            sg_red_release_add(p.cnt + pending, 1);
-            pending = -1;
-        }
+        if (pending >= 0 && !sg_mbar_try_wait(ready, phase)) flush();
         sg_mbar_wait(ready, phase);
         phase ^= 1u;
         const sg_mega_store_desc d = *desc;
         if (d.mode == 0) break;
         if (d.mode == 5) {  // written by the warpgroup's threads: signal, after the tile still in flight
             sg_mbar_arrive(free);
-            if (pending >= 0) {
-                sg_bulk_wait0();
-                sg_fence_proxy_async_global();
-                sg_red_release_add(p.cnt + pending, 1);
-                pending = -1;
-            }
+            flush();
             sg_red_release_add(p.cnt + d.cnt, 1);
             continue;
         }
@@ -401,11 +398,7 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         }
         if (d.cnt >= 0) pending = d.cnt;
     }
-    if (pending >= 0) {
-        sg_bulk_wait0();
-        sg_fence_proxy_async_global();
-        sg_red_release_add(p.cnt + pending, 1);
-    }
+    flush();
 }
 
 // The profile's time stamps (SG_SM90_PROFILE=1; thread 0, warpgroup 0's view): [0] the task's start, [1] a GEMM
@@ -527,9 +520,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             break;
         }
         default: {  // the GEMMs: QKV / FC1 / HKV / HFC1 halves are stored as bf16 (FC1 and HFC1 after GELU);
-                    // out-proj / FC2 / patch halves are added to the fp32 residual stream h by a TMA reduce-add in
-                    // L2 (h += tile: one adder per element per stage, so deterministic), which spares loading the
-                    // residual; the head's out-projection is stored into pooled (fp32), its FC2 added to it
+                    // out-proj / FC2 / patch halves are added to the fp32 residual stream h in L2 (a TMA reduce-add,
+                    // or on Hopper's small batches vector reductions from the registers; h += tile: one adder per
+                    // element per stage, so deterministic), which spares loading the residual; the head's
+                    // out-projection is stored into pooled (fp32), its FC2 added to it
             // This warpgroup's part (mega_plan.h): columns 128 w.. of a wide task (rows 64 w.. when
             // Arch::wide_rows), rows 64 w.. of a narrow or narrow64 one, columns 32 w.. of a 64 x 64 one (shape 3).
             sg_mbar_wait(&bfull[q.bstage()], q.bphase());  // the bias slot (PATCH's carries no bias)
