@@ -40,6 +40,20 @@ int sg_backend_parse(const char *s, sg_backend_kind *out) {
     return -1;
 }
 
+int sg_backend_parse_spec(const char *s, sg_backend_kind *out, sg_precision *prec) {
+    char name[32];
+    const char *colon = strchr(s, ':');
+    const size_t n = colon ? (size_t)(colon - s) : strlen(s);
+    if (n >= sizeof name) return -1;
+    memcpy(name, s, n);
+    name[n] = 0;
+    *prec = SG_PRECISION_AUTO;
+    if (colon && strcmp(colon + 1, "fp8") == 0) *prec = SG_PRECISION_FP8;
+    else if (colon && strcmp(colon + 1, "bf16") == 0) *prec = SG_PRECISION_BF16;
+    else if (colon) return -1;
+    return sg_backend_parse(name, out);
+}
+
 /* The backends' own constructors (tests pass their own through sg_backend_create_with). */
 static sg_backend *real_ctor(sg_backend_kind k, const sg_model *m, const sg_backend_opts *o, char *err,
                              size_t errlen) {

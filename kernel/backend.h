@@ -94,6 +94,9 @@ void sg_text_backend_destroy(sg_text_backend *b);
 
 /* Parses "auto", "cpu", "cuda", "sm90", "sm100". Returns -1 if unknown. */
 int sg_backend_parse(const char *s, sg_backend_kind *out);
+/* A backend and its numerics as the tools name them: "NAME" or "NAME:fp8" / "NAME:bf16" (e.g. sm90:fp8). 0, or -1
+ * for an unknown name or precision; *prec is SG_PRECISION_AUTO without a suffix. */
+int sg_backend_parse_spec(const char *s, sg_backend_kind *out, sg_precision *prec);
 
 /* Writes a multi-line, human-readable description of the machine for --info: GPUs found (name, compute
  * capability, memory, driver), the backend auto would choose and why. */

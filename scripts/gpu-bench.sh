@@ -6,10 +6,11 @@
 # 1. builds (as gpu-check.sh) and makes/reuses the full-size random checkpoint (speed does not depend on values);
 # 2. HF SiglipVisionModel sdpa bf16 at batch 1/32/256/1024 and torch.compile at 256 (scripts/hf_bench.py;
 #    SG_BENCH_COMPILE=max-autotune-no-cudagraphs for baselines.md's mode, 0 to skip);
-# 3. each of our GPU backends (cuda, sm90, sm100; 'unavailable: reason' when one does not construct) at the same
-#    batch sizes through tests/tools/sg_gpu_bench (cold start, median latency, throughput with 2 batches in
-#    flight so uploads overlap compute); and the cuda forward's CUDA graph alone with pixels already on the GPU
-#    (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the sm90 megakernel's layers;
+# 3. each of our GPU backends (cuda, sm90, sm100, sm90:fp8 = sm90 with --precision fp8; 'unavailable: reason' when
+#    one does not construct) at the same batch sizes through tests/tools/sg_gpu_bench (cold start, median latency,
+#    throughput with 2 batches in flight so uploads overlap compute); and the cuda forward's CUDA graph alone with
+#    pixels already on the GPU (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the
+#    sm90 megakernel's layers, bf16 and fp8 (the report adds their ratio: issue 12's FP8 target);
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
 #    pipeline (.carry/bench/e2e_hf.py, which also times Pillow decode-only and decode+resize on 16 processes) and
 #    through siglip2-embed -b 256 -v per backend (files → npy, exact preprocessing; the whole process is timed,
@@ -49,12 +50,12 @@ stamp "HF encoder"
 $PY scripts/hf_bench.py "$BATCHES" | tee "$WORK/hf_bench.jsonl" || echo "hf_bench failed"
 
 : >"$WORK/ours.jsonl"
-for B in cuda sm90 sm100; do
+for B in cuda sm90 sm100 sm90:fp8; do
     stamp "ours: $B"
-    build/tools/sg_gpu_bench "$CKPT" "$B" "$BATCHES" 2>"$WORK/bench-$B.err" | tee -a "$WORK/ours.jsonl"
+    build/tools/sg_gpu_bench "$CKPT" "$B" "$BATCHES" 2>"$WORK/bench-${B/:/-}.err" | tee -a "$WORK/ours.jsonl"
     rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ]; then
-        reason=$(tail -1 "$WORK/bench-$B.err" | sed "s/^unavailable: //")
+        reason=$(tail -1 "$WORK/bench-${B/:/-}.err" | sed "s/^unavailable: //")
         echo "{\"backend\": \"$B\", \"unavailable\": $(printf '%s' "$reason" | $PY -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" |
             tee -a "$WORK/ours.jsonl"
     fi
@@ -66,6 +67,9 @@ build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" 2>"$WORK/graph-bench.err" | te
 stamp "ours: sm90 (Hopper megakernel) forward graph replays, pixels already on the GPU"
 build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90 2>"$WORK/graph-bench-sm90.err" | tee -a "$WORK/ours_graph.jsonl" ||
     tail -3 "$WORK/graph-bench-sm90.err"
+stamp "ours: sm90:fp8 (Hopper megakernel, FC1 in FP8) forward graph replays, pixels already on the GPU"
+build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90:fp8 2>"$WORK/graph-bench-sm90-fp8.err" |
+    tee -a "$WORK/ours_graph.jsonl" || tail -3 "$WORK/graph-bench-sm90-fp8.err"
 
 PHOTOS=$ROOT/.carry/photos
 if [ ! -d "$PHOTOS" ]; then

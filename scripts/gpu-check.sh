@@ -8,9 +8,10 @@
 # 2. makes a full-size random SigLIP2-base checkpoint with transformers (scripts/make_fixtures.py --full-size:
 #    fixed seed, every parameter perturbed, real config.json + model.safetensors), reused when present;
 # 3. embeds real photographs (.carry/photos, or ../shared/bench's via get-photos.sh) with HF fp32
-#    (scripts/hf_embed.py) and with siglip2-embed --backend B --no-normalize for B in cuda, sm90, sm100; prints
-#    per backend min/mean cosine and max |d| to HF (scripts/gpu_compare.py; gate: cosine >= 0.9999 for every
-#    image); a backend that does not construct is reported 'unavailable: reason' (a failure only for cuda);
+#    (scripts/hf_embed.py) and with siglip2-embed --backend B --no-normalize for B in cuda, sm90, sm100 and sm90:fp8
+#    (--backend sm90 --precision fp8); prints per backend min/mean cosine and max |d| to HF (scripts/gpu_compare.py;
+#    gate: cosine >= 0.9999 for every image, 0.999 for sm90:fp8); a backend that does not construct is reported
+#    'unavailable: reason' (a failure only for cuda);
 # 3b. runs each megakernel backend through 10,000 back-to-back batches of mixed sizes (tests/tools/sg_backend_stress),
 #     every row bit-identical to its image's batch-1 row;
 # 3c. batch invariance: every row of batches of 1, 2, 3, 4, 7, 8, 15, 16, 17, 255, 256 and 1,024 bit-identical to the
@@ -18,8 +19,8 @@
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
 # 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend, and
 #    for the megakernels also on batches of 7, 8 and 9 photos: on an H100 the four GEMM task shapes (halves up to
-#    4 images, narrow64 up to 7, narrow at 8, wide beyond; kernel/mega/mega_gpu.cu) (SG_CHECK_SANITIZE=0 skips
-#    them, for a quick iteration).
+#    4 images, narrow64 up to 7, narrow at 8, wide beyond; kernel/mega/mega_gpu.cu); sm90:fp8 on 2, 8 and 9 (its
+#    FC1's three shapes) (SG_CHECK_SANITIZE=0 skips them, for a quick iteration).
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,21 +82,28 @@ else
     fail "HF fp32 reference failed"
     finish
 fi
+# B: a backend, or BACKEND:PRECISION (sm90:fp8, FC1 in FP8: its gate is cosine >= 0.999, issue 12's FP8 target)
+bargs() { local b=${1%%:*}; echo "--backend $b${1#"$b"}" | sed 's/:/ --precision /'; }
+fname() { echo "${1/:/-}"; }
 AVAILABLE=()
-for B in cuda sm90 sm100; do
-    rm -f "$WORK/$B.npy" "$WORK/$B.npy.paths"
-    if "$BIN" --weights "$CKPT" --backend "$B" --batch 8 --no-normalize -q -f npy -o "$WORK/$B.npy" "${FILES[@]}" \
-        >"$WORK/$B.log" 2>&1; then
+for B in cuda sm90 sm100 sm90:fp8; do
+    F=$(fname "$B")
+    GATE=0.9999
+    [ "${B#*:}" = fp8 ] && GATE=0.999
+    rm -f "$WORK/$F.npy" "$WORK/$F.npy.paths"
+    # shellcheck disable=SC2046
+    if "$BIN" --weights "$CKPT" $(bargs "$B") --batch 8 --no-normalize -q -f npy -o "$WORK/$F.npy" "${FILES[@]}" \
+        >"$WORK/$F.log" 2>&1; then
         AVAILABLE+=("$B")
-        if $PY scripts/gpu_compare.py "$WORK/hf.npy" "$WORK/$B.npy" "backend $B vs HF fp32 (${#FILES[@]} photos)" \
-            | tee -a "$RES/accuracy.txt" | grep -q '^PASS'; then
+        if $PY scripts/gpu_compare.py "$WORK/hf.npy" "$WORK/$F.npy" "backend $B vs HF fp32 (${#FILES[@]} photos)" \
+            "$GATE" | tee -a "$RES/accuracy.txt" | grep -q '^PASS'; then
             npass=$((npass + 1))
         else
             nfail=$((nfail + 1))
         fi
         tail -1 "$RES/accuracy.txt"
     else
-        reason=$(grep -v '^\s*$' "$WORK/$B.log" | tail -2 | tr '\n' ' ')
+        reason=$(grep -v '^\s*$' "$WORK/$F.log" | tail -2 | tr '\n' ' ')
         if [ "$B" = cuda ]; then
             fail "backend cuda did not run: $reason"
         else
@@ -108,25 +116,27 @@ done
 # against its batch-1 reference (tests/tools/sg_backend_stress.c)
 for B in "${AVAILABLE[@]}"; do
     [ "$B" = cuda ] && continue
-    if timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$B.log" 2>&1; then
-        pass "$(tail -1 "$WORK/stress-$B.log")"
+    F=$(fname "$B")
+    if timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$F.log" 2>&1; then
+        pass "$(tail -1 "$WORK/stress-$F.log")"
     else
-        tail -5 "$WORK/stress-$B.log" | sed 's/^/    /'
+        tail -5 "$WORK/stress-$F.log" | sed 's/^/    /'
         fail "backend $B under mixed back-to-back batches (exit $?)"
     fi
 done
 
 # --- 3c. bit-identical rows whatever the batch size and position
 for B in "${AVAILABLE[@]}"; do
-    timeout 300 build/tools/sg_batch_invariance "$CKPT" "$B" >"$WORK/invariance-$B.log" 2>&1
+    F=$(fname "$B")
+    timeout 300 build/tools/sg_batch_invariance "$CKPT" "$B" >"$WORK/invariance-$F.log" 2>&1
     rc=$?
     if [ "$B" = cuda ]; then  # cuBLASLt may pick another algorithm for another M: reported, not required
-        sed 's/^\(PASS\|FAIL\): /    INFO (cuda, not required): /' "$WORK/invariance-$B.log"
+        sed 's/^\(PASS\|FAIL\): /    INFO (cuda, not required): /' "$WORK/invariance-$F.log"
     elif [ "$rc" -eq 0 ]; then
         pass "backend $B: every row of batches 1, 2, 3, 4, 7, 8, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
-        sed 's/^/    /' "$WORK/invariance-$B.log"
+        sed 's/^/    /' "$WORK/invariance-$F.log"
     else
-        sed 's/^/    /' "$WORK/invariance-$B.log"
+        sed 's/^/    /' "$WORK/invariance-$F.log"
         fail "backend $B: rows depend on the batch (exit $rc)"
     fi
 done
@@ -152,18 +162,23 @@ if [ "${SG_CHECK_SANITIZE:-1}" = 0 ]; then
 elif [ -z "$CS" ]; then
     fail "compute-sanitizer not found"
 else
-    RUNS=()  # "backend batch": batch 2 for each; 7, 8 and 9 too for the megakernels (see 5. above)
+    RUNS=()  # "backend batch": batch 2 for each; 7, 8 and 9 too for the megakernels (see 5. above); FP8's FC1
+             # has three shapes (64-column tasks up to 7 images, 128 at 8, 256 beyond): batches 2, 8 and 9
     for B in "${AVAILABLE[@]}"; do
         RUNS+=("$B 2")
-        if [ "$B" != cuda ] && [ "${#FILES[@]}" -ge 9 ]; then RUNS+=("$B 7" "$B 8" "$B 9"); fi
+        if [ "$B" != cuda ] && [ "${#FILES[@]}" -ge 9 ]; then
+            if [ "${B#*:}" = fp8 ]; then RUNS+=("$B 8" "$B 9"); else RUNS+=("$B 7" "$B 8" "$B 9"); fi
+        fi
     done
     for run in "${RUNS[@]}"; do
         read -r B NB <<<"$run"
         for TOOL in memcheck racecheck synccheck; do
-            log=$WORK/sanitizer-$B-$TOOL-$NB.log
-            rm -f "$WORK/san-$B.npy"  # a stale output must not pass for this run's
-            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" --backend "$B" --batch "$NB" -q \
-                --no-normalize -f npy -o "$WORK/san-$B.npy" "${FILES[@]:0:$NB}" >"$log" 2>&1
+            F=$(fname "$B")
+            log=$WORK/sanitizer-$F-$TOOL-$NB.log
+            rm -f "$WORK/san-$F.npy"  # a stale output must not pass for this run's
+            # shellcheck disable=SC2046
+            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" $(bargs "$B") --batch "$NB" -q \
+                --no-normalize -f npy -o "$WORK/san-$F.npy" "${FILES[@]:0:$NB}" >"$log" 2>&1
             rc=$?
             summary=$(grep -m1 'SUMMARY' "$log")
             if [ "$TOOL" = racecheck ] && [ "$rc" -ne 0 ]; then
@@ -173,7 +188,7 @@ else
                     sed -E -e 's/.* access at ([^+ ]+).*/\1/' -e 's/.* access at *(\[.*)?$/(unnamed)/' | sort -u)
                 ours=$(echo "$kernels" | grep -vE "$LIBK" | grep -v '^(unnamed)$' | grep -v '^$')
                 lib=$(echo "$kernels" | grep -E "$LIBK|^\(unnamed\)$" | tr '\n' ' ')
-                if [ -z "$ours" ] && grep -q 'SUMMARY' "$log" && [ -f "$WORK/san-$B.npy" ] &&
+                if [ -z "$ours" ] && grep -q 'SUMMARY' "$log" && [ -f "$WORK/san-$F.npy" ] &&
                     ! grep -qE 'Internal Sanitizer Error|Target application returned an error' "$log"; then
                     pass "compute-sanitizer racecheck, backend $B, batch $NB: no hazard in our kernels ($summary; all in cuBLAS: $lib)"
                 else

@@ -61,6 +61,14 @@ def main():
         name = r.get("backend", "cuda-graph").replace("-graph", "")
         print(f"| ours: {name}, graph replay, pixels on GPU | {b} | {r['latency_ms']:.3f} | {r['img_s']:,.0f} | "
               f"{r['img_s'] * FLOP_IMG / 1e12:.0f} | {vs} | {vc} |")
+    # issue 12's FP8 target: the FP8 megakernel against the BF16 one, graph replays of the same run
+    g = {(r.get("backend"), r["batch"]): r["img_s"] for r in ours_graph}
+    fp8 = sorted(b for (n, b) in g if n == "sm90:fp8-graph" and ("sm90-graph", b) in g)
+    if fp8:
+        print("\n| batch | sm90 (bf16) images/s | sm90:fp8 images/s | fp8 / bf16 |\n|---:|---:|---:|---:|")
+        for b in fp8:
+            f, s16 = g[("sm90:fp8-graph", b)], g[("sm90-graph", b)]
+            print(f"| {b} | {s16:,.0f} | {f:,.0f} | {f / s16:.3f}x |")
     print("\n(ours: backend API rows include host staging: pinned memcpy, upload and download; the graph-replay "
           "rows are timed like HF, CUDA events around the forward with pixels already on the GPU.)")
     for r in ours:

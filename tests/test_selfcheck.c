@@ -974,6 +974,8 @@ static int measure(const char *dir, int threads) {
         sg_mx_numerics num;
     } cases[] = {{"bf16 weights + inputs + Q/K/V/P (a bf16 GPU path)", {SG_MX_BF16, SG_MX_BF16, SG_MX_BF16, 0}},
                  {"sm100 default: FC1 MXFP8, other Linears bf16", {SG_MX_MXFP8, SG_MX_MXFP8, SG_MX_BF16, all_but_fc1}},
+                 {"sm90 fp8: FC1 E4M3, row scales, others bf16",
+                  {SG_MX_FP8_CHAN, SG_MX_FP8_CHAN, SG_MX_BF16, all_but_fc1}},
                  {"every Linear MXFP8, bf16 Q/K/V/P", {SG_MX_MXFP8, SG_MX_MXFP8, SG_MX_BF16, 0}}};
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         sg_mx_model *mx = sg_mx_model_create(m, cases[t].num, threads, err, sizeof err);

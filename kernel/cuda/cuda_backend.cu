@@ -331,6 +331,7 @@ extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *bac
 const sg_cu_encoder_ops *sg_cu_encoder_ops_for(const char *name, const sg_model *m, int device, char *err,
                                                size_t errlen) {
     if (strcmp(name, "sm90") == 0) return sg_sm90_encoder_ops(m, device, err, errlen);
+    if (strcmp(name, "sm90:fp8") == 0) return sg_sm90_encoder_ops_fp8(m, device, err, errlen);
     if (strcmp(name, "sm100") == 0) return sg_sm100_encoder_ops(m, device, err, errlen);
     snprintf(err, errlen, "no megakernel backend named '%s'", name);
     return nullptr;

@@ -13,11 +13,12 @@
 sg_backend *sg_cu_backend_create_ops(const sg_model *m, const sg_backend_opts *o, const sg_cu_encoder_ops *ops,
                                      char *err, size_t errlen);
 
-/* The encoder ops of megakernel backend `name` ("sm90", "sm100") if it can run model m on device `device`,
+/* The encoder ops of megakernel backend `name` ("sm90", "sm90:fp8", "sm100") if it can run model m on device `device`,
  * else NULL with the reason in err (kernel/sm90/sm90_backend.cu, kernel/sm100/sm100_backend.cu). */
 const sg_cu_encoder_ops *sg_cu_encoder_ops_for(const char *name, const sg_model *m, int device, char *err,
                                                size_t errlen);
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen);
+const sg_cu_encoder_ops *sg_sm90_encoder_ops_fp8(const sg_model *m, int device, char *err, size_t errlen);
 const sg_cu_encoder_ops *sg_sm100_encoder_ops(const sg_model *m, int device, char *err, size_t errlen);
 
 #endif

@@ -37,7 +37,7 @@ struct sg_mega_gpu {
     int ln_prefetch;           // sg_mega_params.ln_prefetch (SG_MEGA_LN_PREFETCH=0: off)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
-    uint8_t *mx;               // device, MXFP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
+    uint8_t *mx;               // device, FP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
 };
 
@@ -84,21 +84,25 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
     return 1;
 }
 
-// MXFP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (E4M3 + 128x4 scales,
-// sg_sm100_quant_weight, bit-identical to the CPU's sg_mxfp8_quantize), and the buffers LayerNorm-2 writes FC1's
-// input into (rows padded to whole 128-row tiles, zeroed once: padding rows stay finite); their tensor maps
-// (E4M3: boxes of 128 rows x 128 bytes, 128-byte swizzle, one K block of the block-scaled MMA) into maps.
-static int mega_fc1_mxfp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, char *err, size_t errlen) {
-    const int L = g->L, D = SG_MEGA_D, F = SG_MEGA_F;
-    const size_t rows = (size_t)g->tm_max * SG_MEGA_BM, w1 = (size_t)F * D, w1sf = SG_MEGA_W1SF_BYTES;
-    const size_t y8 = rows * D, y8sf = sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)D / 32);
+// FP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (MXFP8: E4M3 + 128x4 UE8M0
+// scales, sg_sm100_quant_weight, bit-identical to the CPU's sg_mxfp8_quantize; FP8ROW: E4M3 + one fp32 scale per
+// output channel, sg_sm90_quant_weight_rows, bit-identical to sg_fp8_quantize with 1 x 768 blocks), and the buffers
+// LayerNorm-2 writes FC1's input into (rows padded to whole 128-row tiles, zeroed once: padding rows stay finite);
+// their tensor maps into maps (MXFP8: bytes, boxes of 128 rows x 128 bytes; FP8ROW: 16-bit elements, boxes of 64 x
+// 128 rows and, for W1, 64 x 64 rows: mega_gpu.h), all with 128-byte swizzle (one K block of 128 E4M3).
+static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, char *err, size_t errlen) {
+    const int L = g->L, D = SG_MEGA_D, F = SG_MEGA_F, fmt = g->k->fc1;
+    const size_t rows = (size_t)g->tm_max * SG_MEGA_BM, w1 = (size_t)F * D, w1sf = sg_mega_w1sf_bytes(fmt);
+    const size_t y8 = rows * D;
+    const size_t y8sf = fmt == SG_FC1_MXFP8 ? sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)D / 32)
+                                            : rows * sizeof(float);
     float *tmp = nullptr;
     cudaError_t e = cudaMalloc(&g->mx, L * (w1 + w1sf) + y8 + y8sf);
     if (e == cudaSuccess) e = cudaMemset(g->mx, 0, L * (w1 + w1sf) + y8 + y8sf);
     if (e == cudaSuccess) e = cudaMalloc(&tmp, w1 * sizeof(float));
     if (e != cudaSuccess) {
         cudaGetLastError();
-        snprintf(err, errlen, "%s:%d: %s megakernel: MXFP8 FC1 buffers: %s", __FILE__, __LINE__, g->k->name,
+        snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC1 buffers: %s", __FILE__, __LINE__, g->k->name,
                  cudaGetErrorString(e));
         if (tmp) cudaFree(tmp);
         return -1;
@@ -106,15 +110,23 @@ static int mega_fc1_mxfp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, 
     g->w1sf = g->mx + L * w1;
     g->y8 = g->w1sf + L * w1sf;
     g->y8sf = g->y8 + y8;
+    const bool row = fmt == SG_FC1_FP8ROW;
+    const CUtensorMapDataType type = row ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    const int elem = row ? 2 : 1;
+    const uint32_t bc = 128 / elem;  // a box's 128 bytes of K
     int rc = 0;
     for (int l = 0; l < L && rc == 0; l++) {
-        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, tmp, g->mx + l * w1, g->w1sf + l * w1sf, err, errlen);
+        uint8_t *q = g->mx + l * w1;
+        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, tmp, q, g->w1sf + l * w1sf, err, errlen);
         if (rc == 0)
-            rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g->mx + l * w1, F, D,
-                                   SG_MEGA_BN, 128, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
+            rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], type, elem, q, F, D / elem, SG_MEGA_BN, bc,
+                                   CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
+        if (rc == 0 && row)
+            rc = sg_tmap_encode_2d(&maps[SG_MAP_R64(L, SG_MAP_W1Q(L, l))], type, elem, q, F, D / elem, 64, bc,
+                                   CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
     }
     if (rc == 0)
-        rc = sg_tmap_encode_2d(&maps[SG_MAP_Y8(L)], CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g->y8, rows, D, SG_MEGA_BM, 128,
+        rc = sg_tmap_encode_2d(&maps[SG_MAP_Y8(L)], type, elem, g->y8, rows, D / elem, SG_MEGA_BM, bc,
                                CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);
     cudaFree(tmp);
     return rc;
@@ -202,7 +214,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
 
     const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
     std::vector<CUtensorMap> hm(SG_MAPS(L));
-    if (k->quant_weight && mega_fc1_mxfp8(g, m, hm.data(), err, errlen)) {
+    if (k->quant_weight && mega_fc1_fp8(g, m, hm.data(), err, errlen)) {
         sg_mega_gpu_free(g);
         return nullptr;
     }
@@ -352,7 +364,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.y8 = g->y8;
     p.y8sf = g->y8sf;
     p.w1sf = g->w1sf;
-    p.fc1_mx = g->mx != nullptr;
+    p.fc1 = g->mx ? g->k->fc1 : SG_FC1_BF16;
     p.narrow = mega_shape(g, n);
     p.ln_prefetch = g->ln_prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).

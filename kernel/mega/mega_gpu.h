@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include "../model.h"
 #include "../cuda/cuda_forward.h"
+#include "mega_plan.h"
 
 // 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM lanes
 // 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread alone; 9: the two warpgroups'
@@ -46,13 +47,17 @@ enum {
     SG_MAP_W0
 };
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
-#define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))  // MXFP8 FC1 only: layer l's E4M3 W1 (boxes 128 x 128 bytes)
-#define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))             // MXFP8 FC1 only: its E4M3 input
+// FP8 FC1 only (sg_mega_params.fc1): layer l's E4M3 W1 and FC1's E4M3 input. MXFP8 (Blackwell): byte maps, boxes
+// of 128 rows x 128 bytes; FP8ROW (Hopper): the same bytes seen as 16-bit elements [rows, 384], boxes of 64
+// elements (128 bytes) x 128 rows, so the bf16 producer's K-block arithmetic (64 elements a block) loads 128 E4M3.
+#define SG_MAP_W1Q(L, l) (SG_MAP_W0 + 4 * (L) + (l))
+#define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))
 // Map i again with boxes of 64 rows, at its index shifted past the ones above: every weight's (the W rows of a
-// narrow64 launch's 64-column tasks) and the A operands of the 768-column kinds (ATT, H, PATCHES, HATT, HMLP: the
-// rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay unused.
+// narrow64 launch's 64-column tasks; Hopper's E4M3 W1 too) and the A operands of the 768-column kinds (ATT, H,
+// PATCHES, HATT, HMLP: the rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay
+// unused.
 #define SG_MAP_R64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
-#define SG_MAPS(L) (2 * SG_MAP_W0 + 9 * (L) + 1)
+#define SG_MAPS(L) (SG_MAP_R64(L, SG_MAP_Y8(L)))
 // Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
 // The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h) (64 x 64 halves
@@ -89,6 +94,11 @@ struct sg_mega_head_dev {
 // first K block, and the consumers start their accumulators from it: two slots, taken by GEMM tasks in turn (full:
 // the copy landed; empty: both warpgroups read it).
 #define SG_MEGA_BIAS_SLOTS 2
+// A slot's floats: [0, 256) the bias; for an FP8ROW task (Hopper's FP8 FC1) also [256, 512) the weight's column
+// scales and [512, 640) the input's 128 row scales.
+#define SG_MEGA_SLOT_WS SG_MEGA_TN
+#define SG_MEGA_SLOT_RS (2 * SG_MEGA_TN)
+#define SG_MEGA_SLOT (2 * SG_MEGA_TN + SG_MEGA_BM)
 
 struct sg_mega_params {
     const CUtensorMap *maps;
@@ -109,17 +119,27 @@ struct sg_mega_params {
     unsigned long long *prof;       // NULL, or SG_MEGA_PROF_WORDS clock counters (SG_SM90_PROFILE=1)
     int tm_max, n, L;
     float eps;
-    // MXFP8 FC1 (the Blackwell kernel with a quantiser in its launcher; fc1_mx = 0 otherwise): LayerNorm-2 writes
-    // FC1's input as E4M3 codes y8 [M, 768] and their UE8M0 scales y8sf (128x4 layout, 24 blocks per row); FC1's
-    // weights are E4M3 (maps SG_MAP_W1Q) with scales w1sf, layer l at l * SG_MEGA_W1SF_BYTES.
+    // FC1's numbers (sg_mega_fc1): SG_FC1_BF16, or FP8 from a launcher with a quantiser: LayerNorm-2 writes FC1's
+    // input as E4M3 codes y8 [M, 768] and its scales y8sf; FC1's weights are E4M3 (maps SG_MAP_W1Q) with scales
+    // w1sf, layer l at l * sg_mega_w1sf_bytes(fc1). MXFP8 (Blackwell): UE8M0 scales per 32 K elements (128x4 layout,
+    // 24 blocks per row); FP8ROW (Hopper): one fp32 scale per row (y8sf: [rows] floats, per token; w1sf: [3072]
+    // floats a layer, per output channel).
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
-    int fc1_mx;
+    int fc1;
     int ln_prefetch;  // 1: the producer asks L2 for a LayerNorm task's rows of h when it hands the task over
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64
                  // 128 x 64, 3 halves (narrow64, the 768-column kinds 64 x 64)
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
+// FC1's number format: bf16; MXFP8 (Blackwell's recipe: E4M3, a UE8M0 scale per 32 K elements, sm100_quant.h);
+// FP8ROW (Hopper's: E4M3, one fp32 scale amax / 448 per input row and per weight row, no per-block promotion,
+// kernel/sm90/sm90_fc1_fp8.cuh).
+enum sg_mega_fc1 { SG_FC1_BF16 = 0, SG_FC1_MXFP8 = 1, SG_FC1_FP8ROW = 2 };
+// Bytes of one layer's FC1 weight scales.
+static inline size_t sg_mega_w1sf_bytes(int fc1) {
+    return fc1 == SG_FC1_MXFP8 ? SG_MEGA_W1SF_BYTES : fc1 == SG_FC1_FP8ROW ? SG_MEGA_F * sizeof(float) : 0;
+}
 
 // Profile counters (cycles summed over CTAs; consumer counters from warpgroup 0, which runs every task as warpgroup
 // 1 does): [kind] consumer busy per task kind, [SG_MT_END] consumer
@@ -164,12 +184,14 @@ struct sg_mega_launcher {
     cudaError_t (*prepare)(int *per_sm);
     // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads.
     cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
-    // NULL: FC1 in bf16. Else FC1 runs in MXFP8 and this quantises its weights at create time (x_host [rows, k]
-    // fp32, through the device buffer tmp -> E4M3 q + 128x4 scales sf; sm100_quant.h's sg_sm100_quant_weight).
+    // NULL: FC1 in bf16. Else FC1 runs in FP8 (format fc1) and this quantises its weights at create time (x_host
+    // [rows, k] fp32, through the device buffer tmp -> E4M3 q + scales sf: sm100_quant.h's sg_sm100_quant_weight,
+    // 128x4 UE8M0 atoms; sm90_fc1_fp8.h's sg_sm90_quant_weight_rows, one fp32 per row).
     int (*quant_weight)(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
                         size_t errlen);
     // The narrowest GEMM task shape the kernel runs (sg_mega_params.narrow: small batches get them); 0: wide only.
     int narrow;
+    int fc1;  // sg_mega_fc1: SG_FC1_BF16 when quant_weight is NULL
 };
 
 struct sg_mega_gpu;

@@ -66,11 +66,12 @@
 //       blocks (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
 //       A 64 rows and W 64 when 3 (both maps 64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
+//   Arch::fc1_fp8row: FC1 runs in FP8 with row scales (Hopper's --precision fp8 instantiation: sg_mega_fp8row);
 //   Arch::wide_rows: a wide task's warpgroup w computes rows 64 w.. x 256 columns (true) or 128 rows x columns
 //       128 w.. (false); either way each part signals the task's counter once;
-//   Arch::ln2_quant(p, gamma, beta, r0, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+31 itself (the
-//       MXFP8 FC1 input: E4M3 codes + scales; warp 0..7; only wide launches, whose LayerNorm tasks have 32 rows,
-//       reach an architecture that can do it); false: the bf16 LayerNorm below;
+//   Arch::ln2_quant(p, gamma, beta, r0, nr, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+nr-1 itself (the
+//       FP8 FC1 input: E4M3 codes + scales, p.fc1's format; warp 0..7; nr = 32, or 8 in a narrow64 launch, which
+//       only Hopper gets); false: the bf16 LayerNorm below;
 //   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(w) (after it: the
 //       state handed to warpgroup w's tasks, which they may update), Arch::cta_end() (every thread, after the
 //       consumers are done): the tensor-memory allocation on SM100, nothing on SM90.
@@ -155,17 +156,49 @@ __device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a,
     }
 }
 
+// Whether GEMM task k runs in FP8 with row scales (Hopper's FC1 in the kernel instantiated for it, Arch::fc1_fp8row;
+// its launcher sets sg_mega_params.fc1 = SG_FC1_FP8ROW): its bias slot then also holds the weight's column scales
+// and the input's row scales (SG_MEGA_SLOT_*). A compile-time flag, so the bf16 kernel carries none of its code:
+// the producer's instructions are on the critical path of small batches (a run-time flag cost 1-3.5 %).
+template <class Arch>
+__device__ __forceinline__ bool sg_mega_fp8row(const sg_mega_task &k) {
+    return Arch::fc1_fp8row && k.kind == SG_MT_FC1;
+}
+// A bias slot's floats: the bias alone, or with the FP8ROW scales (SG_MEGA_SLOT) in the kernel that has them.
+template <class Arch>
+constexpr int sg_mega_slot() {
+    return Arch::fc1_fp8row ? SG_MEGA_SLOT : SG_MEGA_TN;
+}
+
 // A GEMM task's tn bias values into the next bias slot (freed once both warpgroups read it); a task without bias
 // (the patch embedding) still takes its slot, with an arrival and no bytes. The bias depends on no other task,
 // so the producer copies it before it waits for the task's inputs: issued after the hand-over, its round trip
-// was the consumers' wait before their first MMA.
-__device__ __forceinline__ void sg_mega_produce_bias(const sg_mega_params &p, const sg_mega_task &k, int n0, int tn,
-                                                     float *bias_s, uint64_t *bfull, uint64_t *bempty, sg_ring &bq) {
+// was the consumers' wait before their first MMA. An FP8ROW task's weight scales come with it; its 128 row
+// scales are written by LayerNorm-2, so they are copied once the inputs are complete (sg_mega_produce_row_scales),
+// on the same barrier (whose expected bytes count them already). Returns the slot.
+template <class Arch>
+__device__ __forceinline__ uint32_t sg_mega_produce_bias(const sg_mega_params &p, const sg_mega_task &k, int n0,
+                                                         int tn, float *bias_s, uint64_t *bfull, uint64_t *bempty,
+                                                         sg_ring &bq) {
     const float *bias = sg_mega_bias(p, k);
-    sg_mbar_wait(&bempty[bq.stage], bq.phase ^ 1u);
-    sg_mbar_arrive_expect_tx(&bfull[bq.stage], bias ? tn * (uint32_t)sizeof(float) : 0u);
-    if (bias) sg_bulk_load(bias_s + SG_MEGA_TN * bq.stage, bias + n0, tn * (uint32_t)sizeof(float), &bfull[bq.stage]);
+    const bool f8 = sg_mega_fp8row<Arch>(k);
+    const uint32_t s = bq.stage, b = tn * (uint32_t)sizeof(float);
+    sg_mbar_wait(&bempty[s], bq.phase ^ 1u);
+    sg_mbar_arrive_expect_tx(&bfull[s], (bias ? b : 0u) + (f8 ? b + SG_MEGA_BM * (uint32_t)sizeof(float) : 0u));
+    if (bias) sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s, bias + n0, b, &bfull[s]);
+    if (f8)
+        sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s + SG_MEGA_SLOT_WS,
+                     reinterpret_cast<const float *>(p.w1sf) + (size_t)k.layer * SG_MEGA_F + n0, b, &bfull[s]);
     sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
+    return s;
+}
+
+// An FP8ROW task's 128 row scales (LayerNorm-2's, rows m0..) into its slot, after its inputs' wait.
+template <class Arch>
+__device__ __forceinline__ void sg_mega_produce_row_scales(const sg_mega_params &p, int m0, float *bias_s,
+                                                           uint64_t *bfull, uint32_t slot) {
+    sg_bulk_load(bias_s + sg_mega_slot<Arch>() * slot + SG_MEGA_SLOT_RS, reinterpret_cast<const float *>(p.y8sf) + m0,
+                 SG_MEGA_BM * (uint32_t)sizeof(float), &bfull[slot]);
 }
 
 template <class Arch, bool PROF>
@@ -179,10 +212,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const sg_mega_task k = sg_mega_decode(code);
         const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = sg_mega_task_n0(k.kind, k.b, p.narrow);
         const bool gemm = sg_mega_is_gemm(k.kind);
-        if (gemm) sg_mega_produce_bias(p, k, n0, tn, bias_s, bfull, bempty, bq);
+        const uint32_t slot = gemm ? sg_mega_produce_bias<Arch>(p, k, n0, tn, bias_s, bfull, bempty, bq) : 0u;
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
+        if (gemm && sg_mega_fp8row<Arch>(k)) sg_mega_produce_row_scales<Arch>(p, m0, bias_s, bfull, slot);
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
@@ -463,7 +497,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
                            : head ? p.head->ln_b : p.post_b;
             const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
-            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, M, warp))
+            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, nr, M, warp))
                 sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y,
                                             SG_MEGA_D, r0, nr, head ? p.n : M, warp, 8);
             sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));
@@ -530,7 +564,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const int shape = sg_mega_shape(k.kind, p.narrow);
             const bool rows = shape == 1 || shape == 2 || (shape == 0 && Arch::wide_rows);  // a 64-row part
             const int cw = shape == 0 && !rows ? SG_MEGA_BN * w : shape == 3 ? 32 * w : 0;  // its first column
-            const float *bias = k.kind != SG_MT_PATCH ? bias_s + SG_MEGA_TN * q.bstage() + cw : nullptr;
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + sg_mega_slot<Arch>() * q.bstage() + cw : nullptr;
             const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
             const int n0 = sg_mega_task_n0(k.kind, k.b, p.narrow) + cw;
             if (tid == 0) {  // the part's destination, for sg_mega_out_end
@@ -585,7 +619,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     __shared__ int tslot[SG_MEGA_TASKQ];
     __shared__ uint64_t sready[SG_MEGA_WGS], sfree[SG_MEGA_WGS];
     __shared__ sg_mega_store_desc sdesc[2 * SG_MEGA_WGS];  // [w]: warpgroup w's hand-off; [WGS + w]: its part
-    __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * SG_MEGA_TN];
+    __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * sg_mega_slot<Arch>()];
     __shared__ uint64_t bfull[SG_MEGA_BIAS_SLOTS], bempty[SG_MEGA_BIAS_SLOTS];
     uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + SG_MEGA_RING_BYTES;
     if (threadIdx.x == 0) {

@@ -5,7 +5,8 @@
 // row, each lane holding 24 values (6 float4 at columns 4 lane + 128 i, so every load instruction of the warp
 // reads 512 contiguous bytes), statistics in fp32 with the exact two-pass formula from registers (no
 // E[x^2] - E[x]^2 cancellation: ViT residual streams carry channels far larger than the row's spread).
-// x is read with __ldcg (L2 only): in the megakernel another SM has just written it.
+// x is read with __ldcg (L2 only): in the megakernel another SM has just written it. The output is the bf16 rows, or
+// what an architecture's out writes instead (Hopper's FP8 FC1 input: E4M3 + a scale per row, sm90_fc1_fp8.cuh).
 #ifndef SG_MEGA_LN_CUH
 #define SG_MEGA_LN_CUH
 
@@ -20,13 +21,19 @@ __device__ __forceinline__ float sg_warp_sum(float v) {
     return v;
 }
 
+// One normalised value: (x - mean) * rstd * gamma + beta, the expression every LayerNorm output here uses.
+__device__ __forceinline__ float sg_ln_apply(float x, float mean, float rstd, float g, float b) {
+    return (x - mean) * rstd * g + b;
+}
+
 // Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...), U rows
 // at a time per warp so that U rows' loads are in flight together (a row alone is one L2 latency, ~1 us, for
-// 3 KB). x: [M, ldx] fp32; y: [M, ldy] bf16; ldx, ldy multiples of 4.
-template <int U = 1>
-__device__ __forceinline__ void sg_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
-                                                float eps, __nv_bfloat16 *y, int ldy, int r0, int rows, int M,
-                                                int warp, int nwarps) {
+// 3 KB). x: [M, ldx] fp32, ldx a multiple of 4. Each row goes to out(row, v, mean, rstd): v[4 i + j] is the raw
+// value of column 4 lane + 128 i + j, and out applies sg_ln_apply with its gamma and beta itself (an output that
+// needs the row's amax first recomputes the values rather than keep 24 more registers live).
+template <int U, class Out>
+__device__ __forceinline__ void sg_ln_rows_to(const float *x, int ldx, float eps, int r0, int rows, int M, int warp,
+                                              int nwarps, const Out &out) {
     const int lane = threadIdx.x % 32;
     const int r_end = r0 + rows < M ? r0 + rows : M;
     for (int r = r0 + warp; r < r_end; r += U * nwarps) {
@@ -56,22 +63,42 @@ __device__ __forceinline__ void sg_ln_rows(const float *x, int ldx, const float 
 #pragma unroll
             for (int i = 0; i < SG_LN_PER_LANE; i++) ss += (v[u][i] - mean) * (v[u][i] - mean);
             const float rstd = 1.0f / sqrtf(sg_warp_sum(ss) * (1.0f / SG_LN_D) + eps);  // not rsqrtf: 2 ulp
-            if (row >= r_end) continue;
-#pragma unroll
-            for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-                const int c = 4 * lane + 128 * i;
-                const float4 g = __ldg(reinterpret_cast<const float4 *>(gamma + c));
-                const float4 b = __ldg(reinterpret_cast<const float4 *>(beta + c));
-                const __nv_bfloat162 lo = __floats2bfloat162_rn((v[u][4 * i] - mean) * rstd * g.x + b.x,
-                                                                (v[u][4 * i + 1] - mean) * rstd * g.y + b.y);
-                const __nv_bfloat162 hi = __floats2bfloat162_rn((v[u][4 * i + 2] - mean) * rstd * g.z + b.z,
-                                                                (v[u][4 * i + 3] - mean) * rstd * g.w + b.w);
-                uint2 pk;
-                pk.x = *reinterpret_cast<const uint32_t *>(&lo);
-                pk.y = *reinterpret_cast<const uint32_t *>(&hi);
-                *reinterpret_cast<uint2 *>(y + (size_t)row * ldy + c) = pk;
-            }
+            if (row >= r_end) continue;  // (uniform across the warp: out may use shuffles)
+            out(row, v[u], mean, rstd);
         }
     }
+}
+
+// The bf16 output of sg_ln_rows: y [M, ldy] bf16 (ldy a multiple of 4).
+struct sg_ln_out_bf16 {
+    const float *gamma, *beta;
+    __nv_bfloat16 *y;
+    int ldy;
+    __device__ __forceinline__ void operator()(int row, const float (&v)[SG_LN_PER_LANE], float mean,
+                                               float rstd) const {
+        const int lane = threadIdx.x % 32;
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+            const int c = 4 * lane + 128 * i;
+            const float4 g = __ldg(reinterpret_cast<const float4 *>(gamma + c));
+            const float4 b = __ldg(reinterpret_cast<const float4 *>(beta + c));
+            const __nv_bfloat162 lo = __floats2bfloat162_rn(sg_ln_apply(v[4 * i], mean, rstd, g.x, b.x),
+                                                            sg_ln_apply(v[4 * i + 1], mean, rstd, g.y, b.y));
+            const __nv_bfloat162 hi = __floats2bfloat162_rn(sg_ln_apply(v[4 * i + 2], mean, rstd, g.z, b.z),
+                                                            sg_ln_apply(v[4 * i + 3], mean, rstd, g.w, b.w));
+            uint2 pk;
+            pk.x = *reinterpret_cast<const uint32_t *>(&lo);
+            pk.y = *reinterpret_cast<const uint32_t *>(&hi);
+            *reinterpret_cast<uint2 *>(y + (size_t)row * ldy + c) = pk;
+        }
+    }
+};
+
+// LayerNorm into bf16 rows: y[r, :] for r in [r0, min(r0 + rows, M)) (sg_ln_rows_to).
+template <int U = 1>
+__device__ __forceinline__ void sg_ln_rows(const float *x, int ldx, const float *gamma, const float *beta,
+                                                float eps, __nv_bfloat16 *y, int ldy, int r0, int rows, int M,
+                                                int warp, int nwarps) {
+    sg_ln_rows_to<U>(x, ldx, eps, r0, rows, M, warp, nwarps, sg_ln_out_bf16{gamma, beta, y, ldy});
 }
 #endif

@@ -100,6 +100,7 @@ struct sg_sm100_arch {
     // 168 registers and ptxas spills it (8-60 bytes); with 2, none. (Loads in flight halve; not measured.)
     static constexpr int ln_unroll = 2;
     static constexpr bool wide_rows = false;  // a wide task's warpgroup w: columns 128 w.. (its TMEM half), all rows
+    static constexpr bool fc1_fp8row = false;  // FP8 FC1 here is MXFP8 (p.fc1 = SG_FC1_MXFP8), chosen at run time
     struct ctx {
         uint32_t phase;  // acc_full's phase for the next GEMM task
     };
@@ -130,13 +131,14 @@ struct sg_sm100_arch {
         }
     }
 
-    // MXFP8 FC1 (p.fc1_mx): per K block of 128 E4M3, the A box (128 rows x 128 bytes) and W's two 128-row boxes (the
-    // stage's 48 KB, as the bf16 blocks) and the three scale atoms of this row tile / W halves / K block
-    // (cp.async.bulk, same barrier) into the stage's scale slot. Every other GEMM: the shared producer's bf16 blocks.
+    // MXFP8 FC1 (p.fc1 = SG_FC1_MXFP8): per K block of 128 E4M3, the A box (128 rows x 128 bytes) and W's two
+    // 128-row boxes (the stage's 48 KB, as the bf16 blocks) and the three scale atoms of this row tile / W halves / K
+    // block (cp.async.bulk, same barrier) into the stage's scale slot. Every other GEMM: the shared producer's bf16
+    // blocks.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        if (!(p.fc1_mx && k.kind == SG_MT_FC1)) {
+        if (!(p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1)) {
             sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, 0);  // never narrow
             return;
         }
@@ -158,11 +160,12 @@ struct sg_sm100_arch {
         }
     }
 
-    // MXFP8 FC1: LayerNorm-2 of rows r0..r0+31 (below M) writes FC1's input as E4M3 + scales, a warp per row (8 warps).
+    // MXFP8 FC1: LayerNorm-2 of rows r0..r0+nr-1 (below M; nr = 32: this kernel has wide launches only) writes
+    // FC1's input as E4M3 + scales, a warp per row (8 warps).
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
-                                                     int M, int warp) {
-        if (!p.fc1_mx) return false;
-        const int r_end = min(r0 + SG_MEGA_LN_ROWS, M);
+                                                     int nr, int M, int warp) {
+        if (p.fc1 != SG_FC1_MXFP8) return false;
+        const int r_end = min(r0 + nr, M);
         for (int row = r0 + warp; row < r_end; row += 8)
             sg_ln_quant_row(p.h, g, b, row, SG_MEGA_D, p.eps, p.y8, p.y8sf, nullptr);
         return true;
@@ -173,7 +176,8 @@ struct sg_sm100_arch {
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
-        const bool mx = p.fc1_mx && k.kind == SG_MT_FC1;  // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
+        // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
+        const bool mx = p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1;
         const int nk = mx ? SG_MEGA_D / 128 : sg_mega_gemm_k(k.kind) / 64;
         const uint32_t tmem0 = *sg_sm100_mega_tmem_slot();
         uint64_t *acc_full = sg_sm100_mega_acc_full();
@@ -285,6 +289,7 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm100_mega_kernel(const __
 typedef sg_mega_launch_fns<sg_sm100_mega_kernel<false>, sg_sm100_mega_kernel<true>, SG_SM100_MEGA_SMEM> sm100_fns;
 
 // FC1 in bf16 (--precision bf16) or in block-scaled MXFP8 (the default numerics: docs/perf-notes.md, kernel/sm100).
-const sg_mega_launcher sg_sm100_mega_launcher = {"sm100", sm100_fns::prepare, sm100_fns::launch, nullptr, 0};
+const sg_mega_launcher sg_sm100_mega_launcher = {"sm100", sm100_fns::prepare, sm100_fns::launch, nullptr, 0,
+                                                SG_FC1_BF16};
 const sg_mega_launcher sg_sm100_mega_launcher_mxfp8 = {"sm100", sm100_fns::prepare, sm100_fns::launch,
-                                                      sg_sm100_quant_weight, 0};
+                                                      sg_sm100_quant_weight, 0, SG_FC1_MXFP8};

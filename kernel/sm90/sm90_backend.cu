@@ -4,32 +4,42 @@
 // whatever batch it comes in.
 //
 // Refuses (NULL + reason, so --backend auto falls back to cuda) unless the device is compute capability 9.0
-// (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. --precision fp8 is
-// not implemented yet and is refused with that reason.
+// (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. Numerics: bf16 (the
+// default, and --precision bf16), or --precision fp8: FC1 in E4M3 with row scales (sm90_fc1_fp8.cuh), every other
+// GEMM in bf16.
 #include <cstdio>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
 #include "sm90_mega.h"
 
-static int sm90_init(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
+static int sm90_init_bf16(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
     return sg_mega_encoder_init(&sg_sm90_mega_launcher, out, m, cm, err, errlen);
 }
+static int sm90_init_fp8(void **out, const sg_model *m, sg_cu_model *cm, char *err, size_t errlen) {
+    return sg_mega_encoder_init(&sg_sm90_mega_launcher_fp8, out, m, cm, err, errlen);
+}
 
-static const sg_cu_encoder_ops k_sm90_ops = {"sm90", sm90_init, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_fp8 = {"sm90", sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
-const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
+static const sg_cu_encoder_ops *sm90_ops(const sg_model *m, int device, int fp8, char *err, size_t errlen) {
     if (sg_gpu_require_cc(device, 9, 0, "sm90", "H100 / H200: the Hopper megakernel is built for sm_90a", err,
                           errlen))
         return nullptr;
     if (!sg_mega_supported(&m->cfg, err, errlen)) return nullptr;
-    return &k_sm90_ops;
+    return fp8 ? &k_sm90_fp8 : &k_sm90_bf16;
+}
+
+// The default numerics (bf16), for callers without backend options (sg_cu_encoder_ops_for).
+const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
+    return sm90_ops(m, device, 0, err, errlen);
+}
+// FC1 in FP8 (sg_cu_encoder_ops_for's "sm90:fp8": the graph timings of tests/tools/sg_gpu_graph_bench).
+const sg_cu_encoder_ops *sg_sm90_encoder_ops_fp8(const sg_model *m, int device, char *err, size_t errlen) {
+    return sm90_ops(m, device, 1, err, errlen);
 }
 
 extern "C" sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *o, char *err, size_t n) {
-    if (o->precision == SG_PRECISION_FP8) {
-        snprintf(n ? err : nullptr, n, "sm90 backend: --precision fp8 is not implemented yet (bf16 only)");
-        return nullptr;
-    }
-    const sg_cu_encoder_ops *ops = sg_sm90_encoder_ops(m, o->device, err, n);
+    const sg_cu_encoder_ops *ops = sm90_ops(m, o->device, o->precision == SG_PRECISION_FP8, err, n);
     return ops ? sg_cu_backend_create_ops(m, o, ops, err, n) : nullptr;
 }

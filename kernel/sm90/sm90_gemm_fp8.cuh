@@ -113,6 +113,24 @@ __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, ui
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* D[64x256] (+)= A[64x32] . B[256x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
+ * accumulate (QGMMA); the megakernel's FP8 FC1 (sm90_fc1_fp8.cuh) in a wide task's 64 x 256 part. */
+__device__ __forceinline__ void sg_wgmma_fp8_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 "%128, %129, p, 1, 1;\n}\n"
+                 : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32), SG_WGMMA_ACC32(d, 64), SG_WGMMA_ACC32(d, 96)
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 // Producer side of one tile (a single thread): K/128 blocks of A rows [m0, m0 + 128), W rows [n0, n0 + 128)
 // and the 128 activation scales of the row tile. mapA: E4M3 [M, K], box {128, 128}; mapW: E4M3 [N, K], box
 // {128, 128}, both SWIZZLE_128B; mapSA: fp32 [K/128, ld_s], box {128, 1}, no swizzle (columns >= ld_s and

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include "../mega/mega_kernel.cuh"
 #include "sm90_attn.cuh"
+#include "sm90_fc1_fp8.cuh"
 #include "sm90_gemm.cuh"
 #include "sm90_mega.h"
 
@@ -102,23 +103,39 @@ __device__ __forceinline__ void sg_mega_add_f32(const float (&acc)[R], float *h,
     }
 }
 
-// The Hopper layer of kernel/mega/mega_kernel.cuh.
+// The Hopper layer of kernel/mega/mega_kernel.cuh; F8: FC1 in FP8 with row scales (--precision fp8).
+template <bool F8>
 struct sg_sm90_arch {
     struct ctx {};
+    static constexpr bool fc1_fp8row = F8;
     static constexpr bool wide_rows = true;  // a wide task's warpgroup w: rows 64 w.., all 256 columns (m64n256k16)
     static constexpr int ln_unroll = 4;  // 4 rows' loads in flight per warp (measured: LayerNorm is HBM-bound)
     static __device__ __forceinline__ void cta_begin() {}
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
+    // FP8ROW FC1 (sm90_fc1_fp8.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so the same
+    // loads bring 128 E4M3 per K block (K = 384 such elements) into the stage's usual places.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, sg_mega_shape(k.kind, p.narrow));
+        const int shape = sg_mega_shape(k.kind, p.narrow);
+        if (sg_mega_fp8row<sg_sm90_arch>(k)) {
+            map_a = p.maps + SG_MAP_Y8(p.L);
+            map_w = p.maps + (shape >= 2 ? SG_MAP_R64(p.L, SG_MAP_W1Q(p.L, k.layer)) : SG_MAP_W1Q(p.L, k.layer));
+            K /= 2;
+        }
+        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, shape);
     }
-    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &, const float *, const float *, int, int,
-                                                     int) {
-        return false;  // bf16 FC1 input (FP8 is not in the Hopper megakernel)
+    // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fc1_fp8.cuh). Three
+    // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
+    // also with the row's values recomputed for the codes instead of kept); with three, nothing.
+    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
+                                                     int nr, int M, int warp) {
+        if (!F8) return false;
+        sg_ln_rows_to<3>(p.h, SG_MEGA_D, p.eps, r0, nr, M, warp, 8,
+                                 sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf)});
+        return true;
     }
 
     // Warpgroup w's part: the accumulators start at the bias (its shared-memory slot, or zero), the K loop walks the
@@ -131,18 +148,30 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
-        switch (sg_mega_shape(k.kind, p.narrow)) {
-        case 3: return gemm_half<PROF, 3>(p, k, w, bias, c, sm, ring, out, ophase);
-        case 2: return gemm_half<PROF, 2>(p, k, w, bias, c, sm, ring, out, ophase);
-        case 1: return gemm_half<PROF, 1>(p, k, w, bias, c, sm, ring, out, ophase);
-        default: return gemm_half<PROF, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+        const int shape = sg_mega_shape(k.kind, p.narrow);
+        if constexpr (F8) {
+            if (sg_mega_fp8row<sg_sm90_arch>(k)) {  // FC1 is never a 64 x 64 task (shape 3)
+                switch (shape) {
+                case 2: return gemm_half<PROF, 2, true>(p, k, w, bias, c, sm, ring, out, ophase);
+                case 1: return gemm_half<PROF, 1, true>(p, k, w, bias, c, sm, ring, out, ophase);
+                default: return gemm_half<PROF, 0, true>(p, k, w, bias, c, sm, ring, out, ophase);
+                }
+            }
+        }
+        switch (shape) {
+        case 3: return gemm_half<PROF, 3, false>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 2: return gemm_half<PROF, 2, false>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 1: return gemm_half<PROF, 1, false>(p, k, w, bias, c, sm, ring, out, ophase);
+        default: return gemm_half<PROF, 0, false>(p, k, w, bias, c, sm, ring, out, ophase);
         }
     }
 
     // S: the task's shape (mega_plan.h's sg_mega_shape): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32
     // registers; a ring stage holds two K blocks, sg_gemm_produce_wide), 3 a 64 x 64 task (this warpgroup's 32
-    // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage).
-    template <bool PROF, int S>
+    // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage). F8: an FP8ROW FC1 task
+    // (sm90_fc1_fp8.cuh): K blocks of 128 E4M3 in the same places, four m64nNk32 a block, accumulators from zero,
+    // and the scales and bias applied after the K loop.
+    template <bool PROF, int S, bool FP8>
     static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
                                                           sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
@@ -150,14 +179,14 @@ struct sg_sm90_arch {
         constexpr int R = S == 3 ? 16 : S == 2 ? 32 : S == 1 ? 64 : 128;  // accumulator registers: 2 R columns
         float acc[R];
         {
-            const bool hb = bias != nullptr;
+            const bool hb = bias != nullptr && !FP8;
             sg_mega_acc_init(acc, hb ? sg_smem_u32(bias) : 0u, hb);
         }
         if (PROF) sg_mega_prof_mark(1);
         constexpr int BLOCKS = S == 3 ? SG_GEMM_H64_BLOCKS : S == 2 ? 2 : 1;  // K blocks a stage
         // Stages of the task, counted down; the stage before ring.stage is the one to free (registers are tight
         // beside a 64 x 256 accumulator: a loop index, its bound and a `prev` stage spilled the loop's state).
-        const int n = sg_mega_gemm_k(k.kind) / (BLOCKS * SG_GEMM_BK);
+        const int n = (FP8 ? SG_MEGA_D / 2 : sg_mega_gemm_k(k.kind)) / (BLOCKS * SG_GEMM_BK);
         for (int left = n; left > 0; left--) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
@@ -179,15 +208,27 @@ struct sg_sm90_arch {
                 const uint64_t da2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + w * 64 * 128, 16, 1024);
                 const uint64_t db2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + SG_MEGA_A_BYTES, 16, 1024);
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc, da + 2 * kk, db + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // 32 bytes of K a step: 16 bf16 or 32 E4M3
+                    if constexpr (FP8) sg_wgmma_fp8_n64(acc, da + 2 * kk, db + 2 * kk, 1);
+                    else sg_wgmma_ss_n64(acc, da + 2 * kk, db + 2 * kk, 1);
+                }
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n64(acc, da2 + 2 * kk, db2 + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
+                    if constexpr (FP8) sg_wgmma_fp8_n64(acc, da2 + 2 * kk, db2 + 2 * kk, 1);
+                    else sg_wgmma_ss_n64(acc, da2 + 2 * kk, db2 + 2 * kk, 1);
+                }
             } else if constexpr (S == 1) {
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n128(acc, da + 2 * kk, db + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
+                    if constexpr (FP8) sg_wgmma_fp8_n128(acc, da + 2 * kk, db + 2 * kk, 1);
+                    else sg_wgmma_ss_n128(acc, da + 2 * kk, db + 2 * kk, 1);
+                }
             } else {  // all 256 W rows: one m64n256k16 a k16 step (+32 bytes per step = +2 in the address field)
 #pragma unroll
-                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, 1);
+                for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
+                    if constexpr (FP8) sg_wgmma_fp8_n256(acc, da + 2 * kk, db + 2 * kk, 1);
+                    else sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, 1);
+                }
             }
             sg_wgmma_commit();
             sg_wgmma_fence_regs(acc);
@@ -199,6 +240,11 @@ struct sg_sm90_arch {
         sg_wgmma_fence_regs(acc);
         if (tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, SG_MEGA_STAGES)]);
         const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
+        if constexpr (FP8) {  // y = acc sa sw + bias; FC1's parts are rows 64 w.. of all the task's columns (no column
+                             // offset in the slot: cw = 0 for every Hopper FC1 shape)
+            const uint32_t bsa = sg_smem_u32(bias);
+            sg_sm90_fp8row_dequant(acc, bsa, bsa + 4u * (SG_MEGA_SLOT_RS + 64 * w));
+        }
         if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 64 rows (a 64 x 64 task is always fp32)
             if constexpr (S != 3) {
                 sg_mega_out_begin(out, ophase);
@@ -243,12 +289,16 @@ struct sg_sm90_arch {
     }
 };
 
-// PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters.
-template <bool PROF>
+// PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters; F8: FC1 in FP8 (--precision fp8), a kernel of its own.
+template <bool PROF, bool F8>
 __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __grid_constant__ sg_mega_params p) {
-    sg_mega_kernel_body<sg_sm90_arch, PROF>(p);
+    sg_mega_kernel_body<sg_sm90_arch<F8>, PROF>(p);
 }
 
-typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false>, sg_sm90_mega_kernel<true>, SG_MEGA_SMEM> sm90_fns;
+typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false, false>, sg_sm90_mega_kernel<true, false>, SG_MEGA_SMEM> sm90_fns;
+typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false, true>, sg_sm90_mega_kernel<true, true>, SG_MEGA_SMEM> sm90_f8_fns;
 
-const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 3};
+// FC1 in bf16 (the default) or in FP8 with row scales (--precision fp8: sm90_fc1_fp8.cuh).
+const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 3, SG_FC1_BF16};
+const sg_mega_launcher sg_sm90_mega_launcher_fp8 = {"sm90", sm90_f8_fns::prepare, sm90_f8_fns::launch,
+                                                    sg_sm90_quant_weight_rows, 3, SG_FC1_FP8ROW};

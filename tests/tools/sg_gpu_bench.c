@@ -28,7 +28,7 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s WEIGHTS BACKEND BATCH[,BATCH...]\n", argv[0]);
+        fprintf(stderr, "usage: %s WEIGHTS BACKEND[:fp8|:bf16] BATCH[,BATCH...]\n", argv[0]);
         return 1;
     }
     int batches[16], nb = 0, max_batch = 1;
@@ -42,8 +42,8 @@ int main(int argc, char **argv) {
         nb++;
     }
     sg_backend_opts o = {SG_BACKEND_AUTO, 0, max_batch, 0, SG_PRECISION_AUTO};
-    if (sg_backend_parse(argv[2], &o.kind) != 0) {
-        fprintf(stderr, "unknown backend '%s'\n", argv[2]);
+    if (sg_backend_parse_spec(argv[2], &o.kind, &o.precision) != 0) {
+        fprintf(stderr, "unknown backend '%s' (BACKEND or BACKEND:fp8 / :bf16)\n", argv[2]);
         return 1;
     }
     char err[2048], why[1024];

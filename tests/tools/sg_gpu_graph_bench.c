@@ -2,8 +2,8 @@
  *
  *   sg_gpu_graph_bench WEIGHTS BATCH[,BATCH...] [BACKEND]
  *
- * BACKEND: cuda (default: the portable encoder layers), sm90 or sm100 (that megakernel's layers inside the same
- * graph, with the same patch embedding and head).
+ * BACKEND: cuda (default: the portable encoder layers), sm90, sm90:fp8 (FC1 in FP8) or sm100 (that megakernel's
+ * layers inside the same graph, with the same patch embedding and head).
  * One JSON line per batch size: the median of CUDA-event-timed replays of the forward's CUDA graph, the way
  * scripts/hf_bench.py times HF (no host staging, no copies). sg_gpu_bench times the backend API instead (with
  * uploads). The timing function lives in kernel/cuda/cuda_backend.cu and is a weak reference here, so this
@@ -22,7 +22,7 @@ int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n
 
 int main(int argc, char **argv) {
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: %s WEIGHTS BATCH[,BATCH...] [cuda|sm90|sm100]\n", argv[0]);
+        fprintf(stderr, "usage: %s WEIGHTS BATCH[,BATCH...] [cuda|sm90|sm90:fp8|sm100]\n", argv[0]);
         return 1;
     }
     /* Naming the cuda backend's constructor makes the linker take its object from the library, and with it

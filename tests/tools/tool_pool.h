@@ -38,14 +38,15 @@ static inline void sg_tool_make_pool(uint8_t *pool, int n, int S) {
                         (uint8_t)((x * (p + 1 + c) + y * (7 * c + 3) + p * 37 + (int)(sg_tool_rnd() % 48)) & 255);
 }
 
-/* Loads the weights and creates backend `name` for batches up to max_batch. 0, or the tool's exit status with the
- * reason on stderr: 1 bad backend name or weights, 2 the backend cannot be created ("unavailable: ..."). */
+/* Loads the weights and creates backend `name` (BACKEND or BACKEND:PRECISION, e.g. sm90:fp8) for batches up to
+ * max_batch. 0, or the tool's exit status with the reason on stderr: 1 bad backend name or weights, 2 the backend
+ * cannot be created ("unavailable: ..."). */
 static inline int sg_tool_open(const char *weights, const char *name, int max_batch, sg_model **m, sg_backend **b) {
     sg_backend_opts o = {SG_BACKEND_AUTO, 0, max_batch, 0, SG_PRECISION_AUTO};
     *m = NULL;
     *b = NULL;
-    if (sg_backend_parse(name, &o.kind) != 0) {
-        fprintf(stderr, "unknown backend '%s'\n", name);
+    if (sg_backend_parse_spec(name, &o.kind, &o.precision) != 0) {
+        fprintf(stderr, "unknown backend '%s' (BACKEND or BACKEND:fp8 / :bf16)\n", name);
         return 1;
     }
     char err[2048], why[1024];

@@ -1,0 +1,48 @@
+// kernel/sm90/sm90_fc1_fp8.cu — the Hopper megakernel's FP8 FC1 weights (sm90_fc1_fp8.cuh): E4M3 with one fp32 scale
+// per output channel, quantised once when the backend is created, on the GPU (a warp per row: its amax, then the
+// codes), with the CPU quantiser's arithmetic (sg_fp8_quantize with 1 x k blocks, kernel/cpu/cpu_mxfp8.c).
+#include <cstdio>
+#include "sm90_fc1_fp8.cuh"
+#include "sm90_mega.h"
+
+__global__ void sg_sm90_quant_rows_kernel(const float *x, int rows, int k, uint8_t *q, float *s) {
+    const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const float *xr = x + (size_t)row * k;
+    float amax = 0.0f;
+    for (int c = 4 * lane; c < k; c += 128) {
+        const float4 v = *reinterpret_cast<const float4 *>(xr + c);
+        amax = fmaxf(fmaxf(amax, fmaxf(fabsf(v.x), fabsf(v.y))), fmaxf(fabsf(v.z), fabsf(v.w)));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    float sc, inv;
+    sg_fp8_scale(amax, 0, sc, inv);
+    for (int c = 4 * lane; c < k; c += 128) {
+        const float4 v = *reinterpret_cast<const float4 *>(xr + c);
+        const uint32_t lo = sg_fp8x2(v.x * inv, v.y * inv), hi = sg_fp8x2(v.z * inv, v.w * inv);
+        *reinterpret_cast<uint32_t *>(q + (size_t)row * k + c) = lo | (hi << 16);
+    }
+    if (lane == 0) s[row] = sc;
+}
+
+int sg_sm90_quant_weight_rows(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
+                              size_t errlen) {
+    if (k % 4 != 0) {
+        snprintf(err, errlen, "%s:%d: FP8 weight rows of %d elements (a multiple of 4 expected)", __FILE__, __LINE__,
+                 k);
+        return -1;
+    }
+    cudaError_t e = cudaMemcpy(tmp, x_host, (size_t)rows * k * sizeof(float), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        sg_sm90_quant_rows_kernel<<<(rows + 7) / 8, 256>>>(tmp, rows, k, q, reinterpret_cast<float *>(sf));
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(err, errlen, "%s:%d: FP8 weight quantiser: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,84 @@
+// kernel/sm90/sm90_fc1_fp8.cuh — the Hopper megakernel's FP8 FC1 (--precision fp8, sg_mega_fc1 SG_FC1_FP8ROW): the
+// device pieces that are not the K loop (which is sm90_mega.cu's, beside the bf16 one).
+//
+// Numerics ("FP8ROW"; CPU twin: kernel/cpu/cpu_mxfp8.h, SG_MX_FP8_CHAN for weights and inputs): FC1's input and
+// weight in E4M3 with one fp32 scale per row over all 768 K elements: per token for the input (written by
+// LayerNorm-2, sg_sm90_ln_out_fp8 below) and per output channel for the weight (quantised once at load,
+// sm90_fc1_fp8.cu); a = max(amax, 2^-64), s = a / 448, q = cvt.rn.satfinite.e4m3(x * (448 / a)) (sg_fp8_scale, as
+// sm90_gemm_fp8.cuh's block quantiser). With one scale per row of either operand the scales leave the K loop:
+// the accumulators sum the E4M3 products of all 768 K elements (QGMMA m64nNk32, fp32 accumulate) and the
+// epilogue applies y = acc * (sa[row] * sw[col]) + bias[col] before GELU (sg_sm90_fp8row_dequant), so the FP8 task
+// needs no more registers than the bf16 one (DeepGEMM's per-block promotion needs a second accumulator, which
+// spills at 168 registers). Why per row and not DeepGEMM's 1 x 128 / 128 x 128 blocks: E4M3's loss is its 3-bit
+// mantissa, not its range, and the CPU study measured the scale recipes within noise of each other
+// (docs/perf-notes.md, kernel/sm90 FP8); the K sum in the tensor core's FP8 accumulator (fewer bits kept than
+// fp32, DeepSeek-V3) is over 768 elements, not DeepGEMM's thousands, and the GPU check measures the result.
+#ifndef SG_SM90_FC1_FP8_CUH
+#define SG_SM90_FC1_FP8_CUH
+
+#include "../mega/mega_gpu.h"
+#include "../mega/mega_ln.cuh"
+#include "sm90_gemm_fp8.cuh"
+
+// LayerNorm-2's output for FP8ROW FC1 (sg_ln_rows_to's out): the row's E4M3 codes into q [M, 768] (lane j's four
+// columns 4 j + 128 i as one 32-bit store: 128 contiguous bytes a warp instruction) and its scale into s[row].
+struct sg_sm90_ln_out_fp8 {
+    const float *gamma, *beta;
+    uint8_t *q;
+    float *s;
+    __device__ __forceinline__ void operator()(int row, const float (&v)[SG_LN_PER_LANE], float mean,
+                                               float rstd) const {
+        const int lane = threadIdx.x % 32;
+        float y[SG_LN_PER_LANE], amax = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+            const int c = 4 * lane + 128 * i;
+            const float4 g = __ldg(reinterpret_cast<const float4 *>(gamma + c));
+            const float4 b = __ldg(reinterpret_cast<const float4 *>(beta + c));
+            y[4 * i] = sg_ln_apply(v[4 * i], mean, rstd, g.x, b.x);
+            y[4 * i + 1] = sg_ln_apply(v[4 * i + 1], mean, rstd, g.y, b.y);
+            y[4 * i + 2] = sg_ln_apply(v[4 * i + 2], mean, rstd, g.z, b.z);
+            y[4 * i + 3] = sg_ln_apply(v[4 * i + 3], mean, rstd, g.w, b.w);
+        }
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE; i++) amax = fmaxf(amax, fabsf(y[i]));
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+        float sc, inv;
+        sg_fp8_scale(amax, 0, sc, inv);
+#pragma unroll
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
+            const uint32_t lo = sg_fp8x2(y[4 * i] * inv, y[4 * i + 1] * inv);
+            const uint32_t hi = sg_fp8x2(y[4 * i + 2] * inv, y[4 * i + 3] * inv);
+            *reinterpret_cast<uint32_t *>(q + (size_t)row * SG_LN_D + 4 * lane + 128 * i) = lo | (hi << 16);
+        }
+        if (lane == 0) s[row] = sc;
+    }
+};
+
+// The FP8ROW epilogue's first step, on a warpgroup's 64-row accumulator (64 rows x 2 R columns, the wgmma layout:
+// register k at row 16 warp + lane/4 + 8 ((k/2) % 2), column 8 (k/4) + 2 (lane % 4) + k % 2): acc = acc * (sa[row]
+// * sw[col]) + bias[col], with the slot's bias at bsa, its column scales at bsa + SG_MEGA_SLOT_WS floats and the
+// warpgroup's 64 row scales at rsa (32-bit shared addresses).
+template <int R>
+__device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t bsa, uint32_t rsa) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    float sa0, sa1;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    const uint32_t col0 = 2u * ((uint32_t)lane & 3u);
+#pragma unroll
+    for (int k = 0; k < R; k += 4) {
+        float2 b, s;
+        const uint32_t c = 4u * (col0 + 8u * (k / 4));
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(b.x), "=f"(b.y) : "r"(bsa + c) : "memory");
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+                     : "=f"(s.x), "=f"(s.y) : "r"(bsa + 4u * SG_MEGA_SLOT_WS + c) : "memory");
+        acc[k] = fmaf(acc[k], sa0 * s.x, b.x);
+        acc[k + 1] = fmaf(acc[k + 1], sa0 * s.y, b.y);
+        acc[k + 2] = fmaf(acc[k + 2], sa1 * s.x, b.x);
+        acc[k + 3] = fmaf(acc[k + 3], sa1 * s.y, b.y);
+    }
+}
+
+#endif
