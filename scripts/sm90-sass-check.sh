@@ -16,7 +16,9 @@
 #   TMA         UTMALDG (tensor load), UTMASTG (tensor store) and UTMAREDG (reduce-add of the residual) present
 #   GEMM loop   HGMMA of each GEMM K loop shape in GEMM_HGMMA (wide tasks' 64x256, narrow tasks' 64x128) present,
 #               and every one of them inside a loop of its own: the innermost backward branch around it encloses
-#               no HGMMA of another shape. So the K loop still exists and issues wgmma, rather than the wgmma
+#               no wgmma of another shape; in the FP8-FC1 instantiations (mangled names ending ELb1EEv: template
+#               argument F8 = true) the same for the QGMMA (E4M3 wgmma) of FC1's shapes in FP8_QGMMA, and QGMMA of
+#               the shapes in FP8_QGMMA_FLAT present (narrow64 tasks' 64x64x32: ptxas unrolls that K loop, 3 stages) So the K loop still exists and issues wgmma, rather than the wgmma
 #               sitting only in the persistent task loop
 #               (which holds the attention's HGMMA too), or being replaced by mma.sync / scalar code.
 #   attention   HGMMA of each shape in ATTN_HGMMA present (S = QK^T keys padded to 208; O = PV)
@@ -31,9 +33,11 @@ OBJ=${1:-build/kernel/sm90/sm90_mega.cu.o}
 KERNEL=${2:-sg_sm90_mega_kernel}
 MAX_REGS=168
 GEMM_HGMMA="64x256x16 64x128x16"
+FP8_QGMMA="64x256x32 64x128x32"
+FP8_QGMMA_FLAT="64x64x32"
 ATTN_HGMMA="64x208x16 64x64x16"
 TMA_OPS="UTMALDG UTMASTG UTMAREDG"
-COUNTED=(HGMMA UTMALDG UTMASTG UTMAREDG SYNCS WARPSYNC LDL STL)
+COUNTED=(HGMMA QGMMA UTMALDG UTMASTG UTMAREDG SYNCS WARPSYNC LDL STL)
 
 [ -f "$OBJ" ] || { echo "FAIL: $OBJ not built"; exit 1; }
 sg_find_cuobjdump
@@ -67,9 +71,10 @@ awk '/^arch = / { arch = $3 }
         }
         print arch, name, r, s, l; name = "" }' "$TMP/res" >"$TMP/res.table"
 
-# For each HGMMA of shape $1 in a function's SASS: "ADDR INNER_LOOP_START INNER_LOOP_END SAME_SHAPE OTHER_SHAPE",
-# where the innermost loop is the shortest backward branch (BRA to an address <= its own) that spans the HGMMA,
-# and SAME/OTHER count the HGMMA of the same / another shape inside it ("ADDR - - 0 0" when no loop spans it).
+# For each wgmma $1 (OP.SHAPE, e.g. HGMMA.64x256x16) in a function's SASS: "ADDR INNER_LOOP_START INNER_LOOP_END
+# SAME OTHER", where the innermost loop is the shortest backward branch (BRA to an address <= its own) that spans
+# it, and SAME/OTHER count the wgmma (HGMMA or QGMMA) of the same / another op and shape inside it ("ADDR - - 0 0"
+# when no loop spans it).
 # Addresses are parsed by hand (mawk, Debian's default awk, has no strtonum).
 gemm_loops() {
     awk -v shape="$1" '
@@ -78,8 +83,8 @@ gemm_loops() {
             return n }
         match($0, /\/\*[0-9a-f]+\*\//) {
             a = hex(substr($0, RSTART + 2, RLENGTH - 4))
-            if (match($0, /HGMMA\.[0-9]+x[0-9]+x[0-9]+/)) {
-                nh++; ha[nh] = a; hs[nh] = substr($0, RSTART + 6, RLENGTH - 6)
+            if (match($0, /[HQ]GMMA\.[0-9]+x[0-9]+x[0-9]+/)) {
+                nh++; ha[nh] = a; hs[nh] = substr($0, RSTART, RLENGTH)
             }
             if ($0 ~ /[[:space:]]BRA[.[:space:]]/ && $0 ~ /BRA[^;]* 0x[0-9a-f]+/) {
                 t = $0; sub(/.*BRA[^;]* 0x/, "", t); sub(/[^0-9a-f].*/, "", t); t = hex(t)
@@ -134,22 +139,32 @@ for nf in "$TMP"/fn.*.name; do
     for op in $TMA_OPS; do has_op "$op" "$sass" || missing="$missing $op"; done
     if [ -n "$missing" ]; then echo "FAIL: $what: missing in the SASS:$missing"; fail=1
     else echo "PASS: $what: SASS has $TMA_OPS"; fi
-    # GEMM K loops: HGMMA of each GEMM shape, each in a loop holding no other HGMMA shape
-    for gs in $GEMM_HGMMA; do
-        gemm_loops "$gs" "$sass" >"$TMP/loops"
+    # GEMM K loops: HGMMA of each GEMM shape (and QGMMA of FC1's in an FP8 instantiation), each in a loop holding no
+    # wgmma of another shape
+    ops=""
+    for gs in $GEMM_HGMMA; do ops="$ops HGMMA.$gs"; done
+    if [[ "$name" == *ELb1EEv* ]]; then for gs in $FP8_QGMMA; do ops="$ops QGMMA.$gs"; done; fi
+    for g in $ops; do
+        gemm_loops "$g" "$sass" >"$TMP/loops"
         n_gemm=$(wc -l <"$TMP/loops")
         n_bad=$(awk '$2 == "-" || $5 != 0' "$TMP/loops" | wc -l)
         if [ "$n_gemm" -eq 0 ]; then
-            echo "FAIL: $what: no HGMMA.$gs (a GEMM task's wgmma) in the SASS"; fail=1
+            echo "FAIL: $what: no $g (a GEMM task's wgmma) in the SASS"; fail=1
         elif [ "$n_bad" -ne 0 ]; then
-            echo "FAIL: $what: $n_bad of $n_gemm HGMMA.$gs not in a K loop of their own" \
+            echo "FAIL: $what: $n_bad of $n_gemm $g not in a K loop of their own" \
                  "(ADDR LOOP_START LOOP_END SAME OTHER):"
             awk '$2 == "-" || $5 != 0' "$TMP/loops" | head -5 | sed 's/^/    /'; fail=1
         else
-            loops=$(awk '{ print $2 ".." $3 " (" $4 " HGMMA)" }' "$TMP/loops" | sort -u | tr '\n' ' ')
-            echo "PASS: $what: $n_gemm HGMMA.$gs, all inside a GEMM K loop: ${loops% }"
+            loops=$(awk -v op="${g%%.*}" '{ print $2 ".." $3 " (" $4 " " op ")" }' "$TMP/loops" | sort -u | tr '\n' ' ')
+            echo "PASS: $what: $n_gemm $g, all inside a GEMM K loop: ${loops% }"
         fi
     done
+    if [[ "$name" == *ELb1EEv* ]]; then
+        missing=""
+        for s in $FP8_QGMMA_FLAT; do grep -q "QGMMA\.$s\." "$sass" || missing="$missing QGMMA.$s"; done
+        if [ -n "$missing" ]; then echo "FAIL: $what: FP8 FC1 wgmma missing in the SASS:$missing"; fail=1
+        else echo "PASS: $what: FP8 FC1's unrolled QGMMA shapes present ($FP8_QGMMA_FLAT)"; fi
+    fi
     # attention wgmma shapes
     missing=""
     for s in $ATTN_HGMMA; do grep -q "HGMMA\.$s\." "$sass" || missing="$missing HGMMA.$s"; done

@@ -2,7 +2,8 @@
 # tests/test_sass_offline.sh — the Hopper megakernel's SASS rules as part of `make test`, no GPU needed.
 #
 # Runs scripts/sm90-sass-check.sh (registers <= 168, no stack / local memory / LDL / STL, UTMALDG + UTMASTG +
-# UTMAREDG, HGMMA in the GEMM K loop, the attention's HGMMA shapes) on the build's sm90_mega.cu.o and passes its
+# UTMAREDG, HGMMA in the GEMM K loop, QGMMA in the FP8-FC1 instantiations' FC1 loops, the attention's HGMMA
+# shapes) on the build's sm90_mega.cu.o and passes its
 # PASS/FAIL/INFO lines through. Then shows that the rules can fail: pointed at a portable-path kernel object (sm_80,
 # sm_90 and sm_100 code built with mma.sync, no wgmma and no TMA), the script must exit 1 and report the missing
 # HGMMA; a run that passed there would mean the rules check nothing.
@@ -31,6 +32,8 @@ fi
 check "scripts/sm90-sass-check.sh exits 0 on $OBJ (got $rc)" test "$rc" -eq 0
 check "sm90-sass-check.sh checked the megakernel (summary PASS line)" \
     grep -q '^PASS: sm90 SASS rules hold for all [1-9]' <<<"$out"
+check "sm90-sass-check.sh checked the FP8-FC1 instantiations' QGMMA K loops" \
+    grep -q '^PASS: .*ELb1EEv.* QGMMA.64x256x32, all inside a GEMM K loop' <<<"$out"
 
 # 2. The rules fail where there is no wgmma: the first portable-path object that holds a kernel.
 neg_obj="" neg_fn=""
