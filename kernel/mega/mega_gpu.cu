@@ -115,9 +115,23 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
     const int elem = row ? 2 : 1;
     const uint32_t bc = 128 / elem;  // a box's 128 bytes of K
     int rc = 0;
+    std::vector<float> sc(row ? F : 0), bs(row ? 2 * (size_t)F : 0);
     for (int l = 0; l < L && rc == 0; l++) {
         uint8_t *q = g->mx + l * w1;
         rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, tmp, q, g->w1sf + l * w1sf, err, errlen);
+        if (rc == 0 && row) {  // the F scales, interleaved with the bias: (b[2j], b[2j + 1], s[2j], s[2j + 1])
+            e = cudaMemcpy(sc.data(), g->w1sf + l * w1sf, F * sizeof(float), cudaMemcpyDeviceToHost);
+            for (int j = 0; j < F; j++) {
+                bs[4 * (j / 2) + j % 2] = m->layers[l].fc1_b[j];
+                bs[4 * (j / 2) + 2 + j % 2] = sc[j];
+            }
+            if (e == cudaSuccess) e = cudaMemcpy(g->w1sf + l * w1sf, bs.data(), w1sf, cudaMemcpyHostToDevice);
+            if (e != cudaSuccess) {
+                snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC1 scales: %s", __FILE__, __LINE__, g->k->name,
+                         cudaGetErrorString(e));
+                rc = -1;
+            }
+        }
         if (rc == 0)
             rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], type, elem, q, F, D / elem, SG_MEGA_BN, bc,
                                    CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);

@@ -94,9 +94,8 @@ struct sg_mega_head_dev {
 // first K block, and the consumers start their accumulators from it: two slots, taken by GEMM tasks in turn (full:
 // the copy landed; empty: both warpgroups read it).
 #define SG_MEGA_BIAS_SLOTS 2
-// A slot's floats: [0, 256) the bias; for an FP8ROW task (Hopper's FP8 FC1) also [256, 512) the weight's column
-// scales and [512, 640) the input's 128 row scales.
-#define SG_MEGA_SLOT_WS SG_MEGA_TN
+// A slot's floats: [0, 256) the bias; for an FP8ROW task (Hopper's FP8 FC1) [0, 512) the bias interleaved with the
+// weight's column scales (sg_mega_params.w1sf's layout) and [512, 640) the input's 128 row scales.
 #define SG_MEGA_SLOT_RS (2 * SG_MEGA_TN)
 #define SG_MEGA_SLOT (2 * SG_MEGA_TN + SG_MEGA_BM)
 
@@ -122,8 +121,9 @@ struct sg_mega_params {
     // FC1's numbers (sg_mega_fc1): SG_FC1_BF16, or FP8 from a launcher with a quantiser: LayerNorm-2 writes FC1's
     // input as E4M3 codes y8 [M, 768] and its scales y8sf; FC1's weights are E4M3 (maps SG_MAP_W1Q) with scales
     // w1sf, layer l at l * sg_mega_w1sf_bytes(fc1). MXFP8 (Blackwell): UE8M0 scales per 32 K elements (128x4 layout,
-    // 24 blocks per row); FP8ROW (Hopper): one fp32 scale per row (y8sf: [rows] floats, per token; w1sf: [3072]
-    // floats a layer, per output channel).
+    // 24 blocks per row); FP8ROW (Hopper): one fp32 scale per row (y8sf: [rows] floats, per token; w1sf: per output
+    // channel, interleaved with FC1's bias, [1536][4] floats a layer = (b[2j], b[2j + 1], s[2j], s[2j + 1]), so the
+    // epilogue reads a column pair's bias and scales with one 16-byte load).
     uint8_t *y8, *y8sf;
     const uint8_t *w1sf;
     int fc1;
@@ -138,7 +138,7 @@ struct sg_mega_params {
 enum sg_mega_fc1 { SG_FC1_BF16 = 0, SG_FC1_MXFP8 = 1, SG_FC1_FP8ROW = 2 };
 // Bytes of one layer's FC1 weight scales.
 static inline size_t sg_mega_w1sf_bytes(int fc1) {
-    return fc1 == SG_FC1_MXFP8 ? SG_MEGA_W1SF_BYTES : fc1 == SG_FC1_FP8ROW ? SG_MEGA_F * sizeof(float) : 0;
+    return fc1 == SG_FC1_MXFP8 ? SG_MEGA_W1SF_BYTES : fc1 == SG_FC1_FP8ROW ? 2 * SG_MEGA_F * sizeof(float) : 0;
 }
 
 // Profile counters (cycles summed over CTAs; consumer counters from warpgroup 0, which runs every task as warpgroup

@@ -173,22 +173,21 @@ constexpr int sg_mega_slot() {
 // A GEMM task's tn bias values into the next bias slot (freed once both warpgroups read it); a task without bias
 // (the patch embedding) still takes its slot, with an arrival and no bytes. The bias depends on no other task,
 // so the producer copies it before it waits for the task's inputs: issued after the hand-over, its round trip
-// was the consumers' wait before their first MMA. An FP8ROW task's weight scales come with it; its 128 row
-// scales are written by LayerNorm-2, so they are copied once the inputs are complete (sg_mega_produce_row_scales),
-// on the same barrier (whose expected bytes count them already). Returns the slot.
+// was the consumers' wait before their first MMA. An FP8ROW task's bias comes interleaved with the weight's column
+// scales; its 128 row scales are written by LayerNorm-2, so they are copied once the inputs are complete
+// (sg_mega_produce_row_scales), on the same barrier (whose expected bytes count them already). Returns the slot.
 template <class Arch>
 __device__ __forceinline__ uint32_t sg_mega_produce_bias(const sg_mega_params &p, const sg_mega_task &k, int n0,
                                                          int tn, float *bias_s, uint64_t *bfull, uint64_t *bempty,
                                                          sg_ring &bq) {
-    const float *bias = sg_mega_bias(p, k);
     const bool f8 = sg_mega_fp8row<Arch>(k);
-    const uint32_t s = bq.stage, b = tn * (uint32_t)sizeof(float);
+    // an FP8ROW task's bias comes interleaved with its column scales (sg_mega_params.w1sf): 2 tn floats
+    const float *bias = f8 ? reinterpret_cast<const float *>(p.w1sf) + 2 * ((size_t)k.layer * SG_MEGA_F + n0)
+                           : sg_mega_bias(p, k);
+    const uint32_t s = bq.stage, b = (f8 ? 2 : 1) * tn * (uint32_t)sizeof(float);
     sg_mbar_wait(&bempty[s], bq.phase ^ 1u);
-    sg_mbar_arrive_expect_tx(&bfull[s], (bias ? b : 0u) + (f8 ? b + SG_MEGA_BM * (uint32_t)sizeof(float) : 0u));
-    if (bias) sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s, bias + n0, b, &bfull[s]);
-    if (f8)
-        sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s + SG_MEGA_SLOT_WS,
-                     reinterpret_cast<const float *>(p.w1sf) + (size_t)k.layer * SG_MEGA_F + n0, b, &bfull[s]);
+    sg_mbar_arrive_expect_tx(&bfull[s], (bias ? b : 0u) + (f8 ? SG_MEGA_BM * (uint32_t)sizeof(float) : 0u));
+    if (bias) sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s, bias + (f8 ? 0 : n0), b, &bfull[s]);
     sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
     return s;
 }

@@ -58,8 +58,9 @@ struct sg_sm90_ln_out_fp8 {
 
 // The FP8ROW epilogue's first step, on a warpgroup's 64-row accumulator (64 rows x 2 R columns, the wgmma layout:
 // register k at row 16 warp + lane/4 + 8 ((k/2) % 2), column 8 (k/4) + 2 (lane % 4) + k % 2): acc = acc * (sa[row]
-// * sw[col]) + bias[col], with the slot's bias at bsa, its column scales at bsa + SG_MEGA_SLOT_WS floats and the
-// warpgroup's 64 row scales at rsa (32-bit shared addresses).
+// * sw[col]) + bias[col], with the slot's bias and column scales interleaved at bsa (column pair c/2 as (b[c],
+// b[c + 1], sw[c], sw[c + 1]): one 16-byte load per register quad) and the warpgroup's 64 row scales at rsa (32-bit
+// shared addresses).
 template <int R>
 __device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t bsa, uint32_t rsa) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -70,10 +71,8 @@ __device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t
 #pragma unroll
     for (int k = 0; k < R; k += 4) {
         float2 b, s;
-        const uint32_t c = 4u * (col0 + 8u * (k / 4));
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(b.x), "=f"(b.y) : "r"(bsa + c) : "memory");
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
-                     : "=f"(s.x), "=f"(s.y) : "r"(bsa + 4u * SG_MEGA_SLOT_WS + c) : "memory");
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                     : "=f"(b.x), "=f"(b.y), "=f"(s.x), "=f"(s.y) : "r"(bsa + 8u * (col0 + 8u * (k / 4))) : "memory");
         acc[k] = fmaf(acc[k], sa0 * s.x, b.x);
         acc[k + 1] = fmaf(acc[k + 1], sa0 * s.y, b.y);
         acc[k + 2] = fmaf(acc[k + 2], sa1 * s.x, b.x);
