@@ -262,8 +262,37 @@ static void check_broken_tables(void) {
     free(good);
 }
 
+/* The side list of a wide launch (sg_mega_plan_split): the row-wise kinds, every one of them, in the table's order, and
+ * the main list the rest in order (so each list is a subsequence of the checked order, which is what the split's
+ * deadlock argument needs). */
+static void check_split(void) {
+    char err[512];
+    for (int n = 1; n <= 1024; n = n < 40 ? n + 13 : n * 2) {
+        size_t count = 0, side = 0, nside = 0;
+        uint32_t *t = build(n, 12, 132, 0, &count, err, sizeof err), *orig = malloc(count * sizeof *orig);
+        memcpy(orig, t, count * sizeof *t);
+        for (size_t i = 0; i < count; i++) nside += (size_t)sg_mega_side_kind(sg_mega_decode(t[i]).kind);
+        int ok = sg_mega_plan_split(t, count, &side) == 0 && side == nside && side > 0;
+        size_t im = 0, is = count - side;  /* walk orig: each task is the next of its own list */
+        for (size_t i = 0; ok && i < count; i++) {
+            const int sk = sg_mega_side_kind(sg_mega_decode(orig[i]).kind);
+            ok = sk ? t[is++] == orig[i] : t[im++] == orig[i];
+        }
+        ok = ok && im == count - side && is == count;
+        /* the lists one after the other (all main tasks first) is NOT a valid order: the first GEMM waits on a side
+         * task, which is why the two lists need tickets of their own */
+        const int concat_bad = sg_mega_plan_check(t, count, n, 12, 0, err, sizeof err) != 0;
+        CHECK(ok && concat_bad, "batch %d: the side list holds the %zu row-wise tasks and the main list the other %zu, "
+              "both in the table's order (the main list alone is not runnable: %s)", n, side, count - side,
+              concat_bad ? "rejected" : "ACCEPTED");
+        free(t);
+        free(orig);
+    }
+}
+
 int main(void) {
     check_all_sizes();
     check_broken_tables();
+    check_split();
     return CHECK_DONE();
 }

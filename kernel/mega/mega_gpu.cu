@@ -31,10 +31,13 @@ struct sg_mega_gpu {
     unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
     unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
-    int *ntasks;               // [n_max + 1]
+    int *ntasks;               // [n_max + 1]: the main list's length
+    int *nside;                // [n_max + 1]: the side list's (after the main list in the same table)
     int L, tm_max, n_max, sms;
     int narrow_max[4];         // [s], s = 1..3: batches of up to this many images run GEMM task shape s (mega_shape)
     int ln_prefetch;           // sg_mega_params.ln_prefetch (SG_MEGA_LN_PREFETCH=0: off)
+    int side_min;              // wide launches of at least this many images hand their row-wise tasks to the side
+                               // warps (SG_MEGA_SIDE_MIN=N)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, FP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
@@ -69,6 +72,7 @@ void sg_mega_gpu_free(sg_mega_gpu *g) {
     free(g->tasks);
     free(g->smaps);
     free(g->ntasks);
+    free(g->nside);
     free(g);
 }
 
@@ -165,8 +169,9 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->tm_max = sg_mega_tiles_m(b->max_batch);
     g->tasks = (unsigned **)calloc((size_t)g->n_max + 1, sizeof(unsigned *));
     g->ntasks = (int *)calloc((size_t)g->n_max + 1, sizeof(int));
+    g->nside = (int *)calloc((size_t)g->n_max + 1, sizeof(int));
     g->smaps = (CUtensorMap **)calloc((size_t)g->n_max + 1, sizeof(CUtensorMap *));
-    if (!g->tasks || !g->ntasks || !g->smaps || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
+    if (!g->tasks || !g->ntasks || !g->nside || !g->smaps || L > SG_MEGA_MAX_LAYERS || g->tm_max > SG_MEGA_MAX_TILES_M) {
         snprintf(err, errlen, "%s megakernel: out of host memory, or batch %d / %d layers beyond the task encoding",
                  k->name, b->max_batch, L);
         sg_mega_gpu_free(g);
@@ -191,6 +196,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->fc2_lag = lag ? atoi(lag) : 0;
     const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
+    const char *side = getenv("SG_MEGA_SIDE_MIN");
+    g->side_min = side ? atoi(side) : 96;
     static const int per[4] = {0, 10, 12, 18};
     static const char *knob[4] = {nullptr, "SG_MEGA_NARROW_MAX", "SG_MEGA_NARROW64_MAX", "SG_MEGA_HALVES_MAX"};
     for (int s = 1; s <= k->narrow && s < 4; s++) {
@@ -316,6 +323,17 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
             free(t);
             return -1;
         }
+        // A wide launch's row-wise tasks go to the side warps, in a list of their own after the main list (checked
+        // above as one order; mega_plan.h says why two tickets over it cannot deadlock), from side_min images on.
+        // Smaller launches keep them on the consumers: there each such stage is on the critical path, and eight
+        // warps finish a task sooner (H100, side warps against none in one build: 16 images 0.89x, 32 0.95x, 48-64
+        // 0.98-0.99x, 96 1.04x, 128 1.03x, 256 1.06x, 1,024 1.04x; docs/perf-notes.md session 10).
+        size_t nside = 0;
+        if (n >= g->side_min && mega_shape(g, n) == 0 && sg_mega_plan_split(t, count, &nside)) {
+            snprintf(err, errlen, "%s megakernel: task table split: out of host memory", g->k->name);
+            free(t);
+            return -1;
+        }
         unsigned *d = nullptr;
         const bool up = cudaMalloc(&d, count * sizeof(unsigned)) == cudaSuccess &&
                         cudaMemcpy(d, t, count * sizeof(unsigned), cudaMemcpyHostToDevice) == cudaSuccess;
@@ -327,7 +345,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
             return -1;
         }
         g->tasks[n] = d;
-        g->ntasks[n] = (int)count;
+        g->ntasks[n] = (int)(count - nside);
+        g->nside[n] = (int)nside;
         const uint64_t M = (uint64_t)n * SG_MEGA_T;
         CUtensorMap sm[SG_SMAPS];
         CUtensorMap *dm = nullptr;
@@ -353,6 +372,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.tasks = g->tasks[n];
     p.smaps = g->smaps[n];
     p.ntasks = g->ntasks[n];
+    p.side = g->tasks[n] + g->ntasks[n];
+    p.nside = g->nside[n];
     p.maps = g->maps;
     p.layers = g->layers;
     p.post_w = post_w;
@@ -422,7 +443,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                                       "gemm:init", "gemm:kloop", "gemm:store"};
         static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
         fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
-                        "tasks, us per task\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, mega_shape(g, n)));
+                        "tasks, us per task%s\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, mega_shape(g, n)),
+                p.nside ? " (prep, ln1, ln2, postln: the side warps' time, not the consumers')" : "");
         for (int i = 0; i < SG_MT_END + 5; i++) {
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;
             fprintf(stderr, "  %-10s %5.1f%%  %8llu  %8.2f\n", names[i], 100.0 * h[i] / cta_cycles, cnt,

@@ -19,10 +19,11 @@
 #include "mega_plan.h"
 
 // 2 consumer warpgroups (warps 0-7: wgmma needs warpgroup-aligned warps, and tcgen05.ld lets warp w read TMEM lanes
-// 32 (w % 4)..+31, so a warpgroup reads all 128) + 2 warps (8: the producer thread alone; 9: the two warpgroups'
-// storer threads, lanes 0 and 1). 320 threads give every thread 168 registers (a producer warpgroup of 384 would
-// leave 168 too, with setmaxnreg only moving registers at run time).
-#define SG_MEGA_THREADS 320
+// 32 (w % 4)..+31, so a warpgroup reads all 128) + 4 warps (8: the producer thread alone; 9: the two warpgroups'
+// storer threads, lanes 0 and 1; 10-11: the side warps, a wide launch's LayerNorms and patch preparation beside the
+// consumers' work). 384 threads leave every thread 168 registers, as 320 did: an SM sub-partition's 16,384
+// registers hold three warps of 168 either way.
+#define SG_MEGA_THREADS 384
 #define SG_MEGA_CONSUMERS 256  // both warpgroups run every task
 #define SG_MEGA_STAGES 3       // ring stages; attention needs exactly 3 (Q, K, V)
 #define SG_MEGA_TASKQ 4
@@ -113,8 +114,10 @@ struct sg_mega_params {
     const float *lut;               // [256] sg_pixel_to_float of each byte value
     const float *pos_b;             // [196, 768] positions + conv bias
     unsigned *cnt;
-    const unsigned *tasks;          // the launch's task table (sg_mega_encode), ntasks entries
+    const unsigned *tasks;          // the launch's task table (sg_mega_encode), ntasks entries: the main list
     int ntasks;
+    const unsigned *side;           // a wide launch's side list (sg_mega_plan_split), nside entries; 0: none
+    int nside;
     unsigned long long *prof;       // NULL, or SG_MEGA_PROF_WORDS clock counters (SG_SM90_PROFILE=1)
     int tm_max, n, L;
     float eps;
@@ -182,7 +185,8 @@ struct sg_mega_launcher {
     const char *name;  // "sm90", "sm100": in messages
     // Sets both instantiations' dynamic shared-memory limit (SG_MEGA_SMEM); *per_sm: CTAs that fit on one SM.
     cudaError_t (*prepare)(int *per_sm);
-    // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads.
+    // Launches the kernel (prof: the SG_SM90_PROFILE instantiation) with grid CTAs of SG_MEGA_THREADS threads (64
+    // fewer, no side warps, when p->nside is 0).
     cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
     // NULL: FC1 in bf16. Else FC1 runs in FP8 (format fc1) and this quantises its weights at create time (x_host
     // [rows, k] fp32, through the device buffer tmp -> E4M3 q + scales sf: sm100_quant.h's sg_sm100_quant_weight,

@@ -69,9 +69,10 @@
 //   Arch::fc1_fp8row: FC1 runs in FP8 with row scales (Hopper's --precision fp8 instantiation: sg_mega_fp8row);
 //   Arch::wide_rows: a wide task's warpgroup w computes rows 64 w.. x 256 columns (true) or 128 rows x columns
 //       128 w.. (false); either way each part signals the task's counter once;
-//   Arch::ln2_quant(p, gamma, beta, r0, nr, M, warp) -> whether it did LayerNorm-2 of rows r0..r0+nr-1 itself (the
-//       FP8 FC1 input: E4M3 codes + scales, p.fc1's format; warp 0..7; nr = 32, or 8 in a narrow64 launch, which
-//       only Hopper gets); false: the bf16 LayerNorm below;
+//   Arch::ln2_quant(p, gamma, beta, r0, nr, M, warp, nwarps) -> whether it did LayerNorm-2 of rows r0..r0+nr-1
+//       itself (the FP8 FC1 input: E4M3 codes + scales, p.fc1's format), as warp `warp` of nwarps (the consumers'
+//       8, or the side warps' 2; rows warp, warp + nwarps, ...); nr = 32, or 8 in a narrow64 launch, which only
+//       Hopper gets; false: the bf16 LayerNorm (sg_mega_rowwise);
 //   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(w) (after it: the
 //       state handed to warpgroup w's tasks, which they may update), Arch::cta_end() (every thread, after the
 //       consumers are done): the tensor-memory allocation on SM100, nothing on SM90.
@@ -90,10 +91,11 @@ static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTE
 static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
               "a stage is A 128 x 64 and two W halves of 128 x 64");
 
-// Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups
-// (0 is __syncthreads).
+// Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups,
+// SG_MEGA_BAR_SIDE for the side warps (0 is __syncthreads).
 #define SG_MEGA_BAR_WG 1
 #define SG_MEGA_BAR_ALL 3
+#define SG_MEGA_BAR_SIDE 4
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
@@ -434,6 +436,98 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
     flush();
 }
 
+// A row-wise task (LayerNorm of 32 rows, or 8 in a narrow64 launch; the patch preparation) by warp `warp` of
+// `nwarps` (the consumers' 8, or the side warps' 2): the rows warp, warp + nwarps, ...; each row is computed from its
+// own values by the same code whichever warps run it, so an image's rows do not depend on the launch's shape.
+//   LayerNorms: rows of h -> y (the head's: rows of pooled, an image each -> hy), or the architecture's FP8 FC1
+//   input (Arch::ln2_quant); PREP: a warp per token row, its 768 patch values (lane + 32 q: coalesced stores), then
+//   h = positions + conv bias.
+template <class Arch>
+__device__ __forceinline__ void sg_mega_rowwise(const sg_mega_params &p, const sg_mega_task &k, int warp,
+                                                int nwarps) {
+    const int M = p.n * SG_MEGA_T, nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
+    if (k.kind != SG_MT_PREP) {
+        const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
+        const bool head = k.kind == SG_MT_HLN;
+        const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w
+                       : head ? p.head->ln_w : p.post_w;
+        const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
+                       : head ? p.head->ln_b : p.post_b;
+        if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, nr, M, warp, nwarps))
+            sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y, SG_MEGA_D,
+                                        r0, nr, head ? p.n : M, warp, nwarps);
+        return;
+    }
+    const int lane = threadIdx.x % 32, r_end = min(r0 + nr, M);
+    for (int row = r0 + warp; row < r_end; row += nwarps) {
+        const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
+        const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;
+        uint8_t px[24];  // all 24 byte loads in flight at once: a row is then one memory latency, not 24
+#pragma unroll
+        for (int q = 0; q < 24; q++) {  // e = c 256 + ky 16 + kx: the Conv2d weight's (c, ky, kx) order
+            const int e = lane + 32 * q, c = e >> 8, ky = (e >> 4) & 15, kx = e & 15;
+            px[q] = __ldg(src + (ky * 224 + kx) * 3 + c);
+        }
+#pragma unroll
+        for (int q = 0; q < 24; q++)
+            p.patches[(size_t)row * SG_MEGA_D + lane + 32 * q] = __float2bfloat16(__ldg(p.lut + px[q]));
+#pragma unroll
+        for (int q = 0; q < 6; q++) {
+            const int d = 4 * lane + 128 * q;
+            *reinterpret_cast<float4 *>(p.h + (size_t)row * SG_MEGA_D + d) =
+                __ldg(reinterpret_cast<const float4 *>(p.pos_b + (size_t)t * SG_MEGA_D + d));
+        }
+    }
+}
+
+// The side warps (10 and 11): the side list of a wide launch (mega_plan.h, sg_mega_plan_split: the patch
+// preparation and the encoder's LayerNorms), run beside the consumers' GEMMs and attention instead of between them,
+// from a ticket of its own. Thread 0 of the pair takes the ticket (the next one as soon as a task's inputs are
+// complete, its table entry after the task), waits for the task's inputs, asks L2 for a LayerNorm's rows of h (two
+// warps take four rounds of loads for 32 rows) and hands the task over through shared memory; both warps run its
+// rows; a barrier, then thread 0's release on the task's counter. Narrow launches have no
+// side list (their row-wise stages are on the critical path, where eight warps finish a task sooner): the warps
+// leave at once.
+template <class Arch, bool PROF>
+__device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, unsigned *slot) {
+    if (p.nside == 0) return;
+    const bool lead = warp == 0 && threadIdx.x % 32 == 0;
+    auto take = [&] { return sg_atom_inc(p.cnt + SG_MEGA_CNT_SIDE, (unsigned)p.nside | 0x40000000u); };
+    auto entry = [&](unsigned t) {
+        return t < (unsigned)p.nside ? __ldg(p.side + t) : sg_mega_encode(SG_MT_END, 0, 0, 0);
+    };
+    unsigned next = lead ? entry(take()) : 0u, tnext = 0u;
+    for (;;) {
+        if (lead) {
+            const sg_mega_task k = sg_mega_decode(next);
+            if (k.kind != SG_MT_END) {
+                sg_mega_wait_inputs(p, k);
+                tnext = take();
+                if (p.ln_prefetch && k.kind != SG_MT_PREP) {  // the task's rows of h: later rounds of loads hit L2
+                    const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
+                    const int rows = min(nr, p.n * SG_MEGA_T - r0);
+                    if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
+                }
+            }
+            *slot = next;
+        }
+        sg_named_bar(SG_MEGA_BAR_SIDE, 64);
+        const sg_mega_task k = sg_mega_decode(*slot);
+        if (k.kind == SG_MT_END) return;
+        const long long t0 = PROF ? clock64() : 0;
+        sg_mega_rowwise<Arch>(p, k, warp, 2);
+        if (lead) next = entry(tnext);
+        sg_named_bar(SG_MEGA_BAR_SIDE, 64);  // every row written, and the slot read by both warps
+        if (lead) {
+            sg_red_release_add(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), 1);
+            if (PROF) {
+                atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - t0));
+                atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);
+            }
+        }
+    }
+}
+
 // The profile's time stamps (SG_SM90_PROFILE=1; thread 0, warpgroup 0's view): [0] the task's start, [1] a GEMM
 // task's K loop start. In shared memory rather than registers: a 64-bit stamp live across the K loop spilled the
 // profiling instantiation.
@@ -464,7 +558,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
     sg_ring ring = {0, 0};
     sg_mega_qpos q = {0};
     uint32_t ophase = 0;  // the storer hand-off's position
-    const int tid = threadIdx.x % 128, warp = threadIdx.x / 32, M = p.n * SG_MEGA_T;  // warp: 0..7 of both
+    const int tid = threadIdx.x % 128, warp = threadIdx.x / 32;  // warp: 0..7 of both
     const bool rec = PROF && threadIdx.x == 0;  // the profile: warpgroup 0's view (both run every task)
     long long t_idle = 0;
     for (;;) {
@@ -483,50 +577,15 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             sg_mega_prof_mark(0);
             if (rec) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
         }
-        const sg_mega_layer_dev *L = p.layers + (k.layer < p.L ? k.layer : 0);
         switch (k.kind) {
         case SG_MT_LN1:
         case SG_MT_LN2:
         case SG_MT_POSTLN:
-        case SG_MT_HLN: {  // 32 rows, 4 per warp (a narrow64 launch's LN1 / LN2 / POSTLN: 8, one per warp); the
-                           // head's LayerNorm: rows of images, pooled -> hy
-            const bool head = k.kind == SG_MT_HLN;
-            const float *g = k.kind == SG_MT_LN1 ? L->ln1_w : k.kind == SG_MT_LN2 ? L->ln2_w
-                           : head ? p.head->ln_w : p.post_w;
-            const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
-                           : head ? p.head->ln_b : p.post_b;
-            const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
-            if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, nr, M, warp))
-                sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y,
-                                            SG_MEGA_D, r0, nr, head ? p.n : M, warp, 8);
+        case SG_MT_HLN:
+        case SG_MT_PREP:
+            sg_mega_rowwise<Arch>(p, k, warp, 8);
             sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));
             break;
-        }
-        case SG_MT_PREP: {  // a warp per token row: 768 patch values (lane + 32 q: coalesced stores), then h = pos
-            const int nr = sg_mega_ln_rows(SG_MT_PREP, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr, lane = tid % 32;
-            const int r_end = min(r0 + nr, M);
-            for (int row = r0 + warp; row < r_end; row += 8) {
-                const int img = row / SG_MEGA_T, t = row % SG_MEGA_T, gy = t / 14, gx = t % 14;
-                const uint8_t *src = p.pix + (size_t)img * (224 * 224 * 3) + ((gy * 16) * 224 + gx * 16) * 3;
-                uint8_t px[24];  // all 24 byte loads in flight at once: a row is then one memory latency, not 24
-#pragma unroll
-                for (int q = 0; q < 24; q++) {  // e = c 256 + ky 16 + kx: the Conv2d weight's (c, ky, kx) order
-                    const int e = lane + 32 * q, c = e >> 8, ky = (e >> 4) & 15, kx = e & 15;
-                    px[q] = __ldg(src + (ky * 224 + kx) * 3 + c);
-                }
-#pragma unroll
-                for (int q = 0; q < 24; q++)
-                    p.patches[(size_t)row * SG_MEGA_D + lane + 32 * q] = __float2bfloat16(__ldg(p.lut + px[q]));
-#pragma unroll
-                for (int q = 0; q < 6; q++) {
-                    const int d = 4 * lane + 128 * q;
-                    *reinterpret_cast<float4 *>(p.h + (size_t)row * SG_MEGA_D + d) =
-                        __ldg(reinterpret_cast<const float4 *>(p.pos_b + (size_t)t * SG_MEGA_D + d));
-                }
-            }
-            sg_mega_signal_all(p.cnt + sg_mega_counter(SG_MT_PREP, k.a, p.tm_max));
-            break;
-        }
         case SG_MT_ATT:
         case SG_MT_POOL: {  // three stages: Q, K, V (POOL: scratch, K, V)
             uint8_t *st[3];
@@ -620,6 +679,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     __shared__ sg_mega_store_desc sdesc[2 * SG_MEGA_WGS];  // [w]: warpgroup w's hand-off; [WGS + w]: its part
     __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * sg_mega_slot<Arch>()];
     __shared__ uint64_t bfull[SG_MEGA_BIAS_SLOTS], bempty[SG_MEGA_BIAS_SLOTS];
+    __shared__ unsigned side_slot;  // the side warps' current task
     uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + SG_MEGA_RING_BYTES;
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_MEGA_STAGES; s++) {
@@ -654,11 +714,14 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         // The producer alone in warp 8, the storers in warp 9 (lane v: warpgroup v's): threads of one warp that take
         // different paths run one path at a time, and a storer waiting on its barrier (mbarrier.try_wait suspends
         // the thread) must not hold up the producer, whose steps are on the critical path of every hand-off.
+        // Warps 10 and 11: the side list's row-wise tasks (sg_mega_side).
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         if (warp == 8 && lane == 0)
             sg_mega_produce<Arch, PROF>(p, sm, tfull, tempty, tslot, bias_s, bfull, bempty);
         else if (warp == 9 && lane < SG_MEGA_WGS)
             sg_mega_storer(p, outbuf + lane * SG_MEGA_OUT_BYTES, &sready[lane], &sfree[lane], &sdesc[lane]);
+        else if (warp >= 10)
+            sg_mega_side<Arch, PROF>(p, warp - 10, &side_slot);
         __syncwarp();
     }
     // The last CTA out zeroes the counters for the next launch: every other CTA's counter traffic is ordered
@@ -690,11 +753,14 @@ struct sg_mega_launch_fns {
         if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, K0, SG_MEGA_THREADS, SMEM);
         return e;
     }
+    // Without a side list (p->nside = 0) the CTA has no side warps: 320 threads (at batch 1 the 384-thread CTA's
+    // idle side warps measured 1.5 % slower).
     static cudaError_t launch(int prof, int grid, cudaStream_t st, const sg_mega_params *p) {
+        const int threads = p->nside ? SG_MEGA_THREADS : SG_MEGA_THREADS - 64;
         if (prof)
-            K1<<<grid, SG_MEGA_THREADS, SMEM, st>>>(*p);
+            K1<<<grid, threads, SMEM, st>>>(*p);
         else
-            K0<<<grid, SG_MEGA_THREADS, SMEM, st>>>(*p);
+            K0<<<grid, threads, SMEM, st>>>(*p);
         return cudaGetLastError();
     }
 };

@@ -165,6 +165,20 @@ static int per_unit(int kind, int narrow) {
     }
 }
 
+int sg_mega_plan_split(uint32_t *t, size_t count, size_t *side) {
+    uint32_t *tmp = malloc((count ? count : 1) * sizeof *tmp);
+    if (!tmp) return -1;
+    size_t m = 0, s = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (sg_mega_side_kind(sg_mega_decode(t[i]).kind)) tmp[s++] = t[i];
+        else t[m++] = t[i];
+    }
+    memcpy(t + m, tmp, s * sizeof *t);
+    free(tmp);
+    *side = s;
+    return 0;
+}
+
 static int cmp_u32(const void *a, const void *b) {
     const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;

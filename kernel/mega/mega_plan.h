@@ -98,6 +98,7 @@ enum {
 // tm_max words each (images and head row tiles are never more than token row tiles).
 #define SG_MEGA_CNT_TICKET 0
 #define SG_MEGA_CNT_EXIT 1
+#define SG_MEGA_CNT_SIDE 2   // the side list's ticket (sg_mega_plan_split)
 #define SG_MEGA_CNT_BASE 32  // the two control words on their own 128-byte line
 
 typedef struct sg_mega_task {
@@ -298,6 +299,12 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
     return 1;
 }
 
+// The row-wise tasks a wide launch hands to the CTAs' side warps instead of the consumer warpgroups
+// (sg_mega_plan_split): the patch preparation and the encoder's LayerNorms (not the head's, whose rows are few).
+SG_HD static inline int sg_mega_side_kind(int kind) {
+    return kind == SG_MT_PREP || kind == SG_MT_LN1 || kind == SG_MT_LN2 || kind == SG_MT_POSTLN;
+}
+
 #define SG_MEGA_MAX_LAYERS 15  // the layer field's 4 bits (POSTLN is layer L)
 #define SG_MEGA_MAX_TILES_M 0x7fff
 
@@ -319,6 +326,14 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_
  * cannot deadlock), that every field is in range, and that every task of the launch appears exactly once.
  * 0, or -1 with the first offending task in err. */
 int sg_mega_plan_check(const uint32_t *t, size_t count, int n, int L, int narrow, char *err, size_t errlen);
+
+/* Splits a checked table in place into two lists, each in the table's order: the main list (the first
+ * count - *side tasks: GEMMs, attention, the head) for the consumer warpgroups, and the side list (the last *side:
+ * sg_mega_side_kind's row-wise tasks) for the side warps, each list with its own ticket. Still deadlock-free: take
+ * the lowest unfinished task X of the checked order; its inputs are complete, and every task before it in its own
+ * list is finished, so the worker holding X (or the next one to take a ticket of that list) runs it. 0, or -1 (out
+ * of memory; t untouched). */
+int sg_mega_plan_split(uint32_t *t, size_t count, size_t *side);
 
 #ifdef __cplusplus
 }

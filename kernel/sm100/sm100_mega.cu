@@ -161,12 +161,12 @@ struct sg_sm100_arch {
     }
 
     // MXFP8 FC1: LayerNorm-2 of rows r0..r0+nr-1 (below M; nr = 32: this kernel has wide launches only) writes
-    // FC1's input as E4M3 + scales, a warp per row (8 warps).
+    // FC1's input as E4M3 + scales, a warp per row (warp of nwarps: the consumers' 8 or the side warps' 2).
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
-                                                     int nr, int M, int warp) {
+                                                     int nr, int M, int warp, int nwarps) {
         if (p.fc1 != SG_FC1_MXFP8) return false;
         const int r_end = min(r0 + nr, M);
-        for (int row = r0 + warp; row < r_end; row += 8)
+        for (int row = r0 + warp; row < r_end; row += nwarps)
             sg_ln_quant_row(p.h, g, b, row, SG_MEGA_D, p.eps, p.y8, p.y8sf, nullptr);
         return true;
     }

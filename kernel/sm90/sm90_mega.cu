@@ -131,9 +131,9 @@ struct sg_sm90_arch {
     // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
     // also with the row's values recomputed for the codes instead of kept); with three, nothing.
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
-                                                     int nr, int M, int warp) {
+                                                     int nr, int M, int warp, int nwarps) {
         if (!F8) return false;
-        sg_ln_rows_to<3>(p.h, SG_MEGA_D, p.eps, r0, nr, M, warp, 8,
+        sg_ln_rows_to<3>(p.h, SG_MEGA_D, p.eps, r0, nr, M, warp, nwarps,
                                  sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf)});
         return true;
     }
