@@ -18,7 +18,7 @@
 /* Builds and checks one table; returns it (caller frees) or NULL. */
 static uint32_t *build(int n, int L, int grid, int narrow, size_t *count, char *err, size_t errlen) {
     uint32_t *t = NULL;
-    if (sg_mega_plan_build(n, L, grid, narrow, 0, 0, &t, count, err, errlen)) return NULL;
+    if (sg_mega_plan_build(n, L, grid, narrow, 0, 0, 0, &t, count, err, errlen)) return NULL;
     return t;
 }
 
@@ -37,16 +37,16 @@ static void move_before(uint32_t *t, size_t from, size_t to) {
 }
 
 /* Builds and checks the tables of 12 layers for batches 1..dense, then every step-th up to 1,024, with the given
- * grid, task shape and FC1 / FC2 lags; returns how many failed (the first one's batch and reason printed, its batch
- * in *first_bad) and adds the tasks checked to *tasks. */
-static int sweep_sizes(int grid, int narrow, int fc1_lag, int fc2_lag, int dense, int step, long *tasks,
+ * grid, task shape and FC1 / FC2 / QKV lags; returns how many failed (the first one's batch and reason printed, its
+ * batch in *first_bad) and adds the tasks checked to *tasks. */
+static int sweep_sizes(int grid, int narrow, int fc1_lag, int fc2_lag, int qkv_lag, int dense, int step, long *tasks,
                        int *first_bad) {
     char err[512];
     int bad = 0;
     for (int n = 1; n <= 1024; n += n < dense ? 1 : step) {
         size_t count = 0;
         uint32_t *t = NULL;
-        if (sg_mega_plan_build(n, 12, grid, narrow, fc1_lag, fc2_lag, &t, &count, err, sizeof err) ||
+        if (sg_mega_plan_build(n, 12, grid, narrow, fc1_lag, fc2_lag, qkv_lag, &t, &count, err, sizeof err) ||
             sg_mega_plan_check(t, count, n, 12, narrow, err, sizeof err) != 0) {
             if (!bad++) {
                 *first_bad = n;
@@ -75,7 +75,7 @@ static void check_all_sizes(void) {
         int first_bad = 0;
         long tasks = 0;
         /* every partial-tile pattern, then up to 1,024 */
-        const int bad = sweep_sizes(orders[o].grid, narrow, 0, 0, 128, 61, &tasks, &first_bad);
+        const int bad = sweep_sizes(orders[o].grid, narrow, 0, 0, 0, 128, 61, &tasks, &first_bad);
         if (bad)
             CHECK(0, "%s, %s GEMM tasks: %d task tables out of order, the first at batch %d", orders[o].name,
                   shape[narrow], bad, first_bad);
@@ -83,18 +83,20 @@ static void check_all_sizes(void) {
             CHECK(1, "%s, %s GEMM tasks: task tables for batches 1..128 and up to 1,024 are complete and in "
                   "dependency order (%ld tasks checked)", orders[o].name, shape[narrow], tasks);
     }
-    /* FC1 / FC2 interleaved behind their inputs' producers (SG_MEGA_FC1_LAG / SG_MEGA_FC2_LAG) */
-    const int lags[][2] = {{1, 0}, {0, 1}, {1, 1}, {2, 2}};
+    /* FC1 / FC2 interleaved behind their inputs' producers (SG_MEGA_FC1_LAG / SG_MEGA_FC2_LAG), and the next
+     * layer's QKV + attention inside FC2's stage (SG_MEGA_QKV_LAG), in every shape for the latter */
+    const int lags[][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {1, 1, 0, 0}, {2, 2, 0, 0}, {1, 0, 1, 0}, {1, 0, 2, 0},
+                           {1, 1, 1, 0}, {1, 0, 1, 1}, {1, 0, 1, 2}, {1, 0, 1, 3}};
     for (size_t j = 0; j < sizeof lags / sizeof lags[0]; j++) {
         int first_bad = 0;
         long tasks = 0;
-        const int bad = sweep_sizes(132, 0, lags[j][0], lags[j][1], 64, 97, &tasks, &first_bad);
+        const int bad = sweep_sizes(132, lags[j][3], lags[j][0], lags[j][1], lags[j][2], 64, 97, &tasks, &first_bad);
         if (bad)
-            CHECK(0, "FC1 / FC2 interleaved %d / %d grids behind: %d tables out of order, the first at batch %d",
-                  lags[j][0], lags[j][1], bad, first_bad);
+            CHECK(0, "FC1 / FC2 / QKV interleaved %d / %d / %d grids behind (shape %d): %d tables out of order, the "
+                  "first at batch %d", lags[j][0], lags[j][1], lags[j][2], lags[j][3], bad, first_bad);
         else
-            CHECK(1, "FC1 / FC2 interleaved %d / %d grids behind: tables for batches 1..64 and up to 1,024 complete "
-                  "and in dependency order", lags[j][0], lags[j][1]);
+            CHECK(1, "FC1 / FC2 / QKV interleaved %d / %d / %d grids behind (shape %d): tables for batches 1..64 and "
+                  "up to 1,024 complete and in dependency order", lags[j][0], lags[j][1], lags[j][2], lags[j][3]);
     }
     size_t count = 0;
     for (int L = 1; L <= 3; L++) {

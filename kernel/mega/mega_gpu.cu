@@ -39,6 +39,7 @@ struct sg_mega_gpu {
     int side_min;              // wide launches of at least this many images hand their row-wise tasks to the side
                                // warps (SG_MEGA_SIDE_MIN=N)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
+    int qkv_lag;               // ... of the next layer's QKV into FC2's stage (SG_MEGA_QKV_LAG)
     size_t cnt_words;
     uint8_t *mx;               // device, FP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
@@ -194,6 +195,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
     lag = getenv("SG_MEGA_FC2_LAG");
     g->fc2_lag = lag ? atoi(lag) : 0;
+    lag = getenv("SG_MEGA_QKV_LAG");
+    g->qkv_lag = lag ? atoi(lag) : 0;
     const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
     const char *side = getenv("SG_MEGA_SIDE_MIN");
@@ -317,7 +320,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), g->fc1_lag, g->fc2_lag, &t, &count, err, errlen))
+        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), g->fc1_lag, g->fc2_lag, g->qkv_lag, &t, &count, err,
+                               errlen))
             return -1;
         if (sg_mega_plan_check(t, count, n, g->L, mega_shape(g, n), err, errlen)) {
             free(t);

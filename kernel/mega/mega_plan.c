@@ -40,20 +40,24 @@ static void put_att(tasks *v, int kind, int layer, int r0, int r1, int n, int M,
     }
 }
 
-/* One stage of a segment: kind, layer, tasks per row tile, and its row tiles' offset behind the segment's loop. */
+/* One stage of a segment: kind, layer, tasks per row tile (attention: parts per head), and its row tiles' offset
+ * behind the segment's loop. */
 typedef struct {
     int kind, layer, per, off;
 } stage;
 
 /* Stages interleaved row tile by row tile: at step r, stage i puts its tasks of row tile r - off_i (when that is a
- * row tile), in the order the stages are listed. */
-static void put_segment(tasks *v, const stage *st, int count, int tm) {
-    int last = 0;
+ * row tile; an attention stage: the images whose last row tile it is), in the order the stages are listed. */
+static void put_segment(tasks *v, const stage *st, int count, int tm, int n) {
+    int last = 0, next = 0;
     for (int i = 0; i < count; i++) last = imax(last, st[i].off);
     for (int r = 0; r < tm + last; r++)
-        for (int i = 0; i < count; i++)
-            if (r - st[i].off >= 0 && r - st[i].off < tm)
-                put_tiles(v, st[i].kind, st[i].layer, r - st[i].off, st[i].per);
+        for (int i = 0; i < count; i++) {
+            const int t = r - st[i].off;
+            if (t < 0 || t >= tm) continue;
+            if (st[i].kind == SG_MT_ATT) put_att(v, SG_MT_ATT, st[i].layer, t, t + 1, n, n * SG_MEGA_T, st[i].per, &next);
+            else put_tiles(v, st[i].kind, st[i].layer, t, st[i].per);
+        }
 }
 
 /* Stage by stage, with the memory-bound tasks following their producer at a distance of lag row tiles instead of
@@ -61,7 +65,7 @@ static void put_segment(tasks *v, const stage *st, int count, int tm) {
  * row tile r - lag_att; after the out-projection of r the LayerNorm-2 of r - lag_ln; after FC2 of r the next
  * layer's LayerNorm-1 (or the post-LayerNorm) of r - lag_ln; the same between the patch GEMM and layer 0's
  * LayerNorm-1. Their inputs are then still in L2, and the lag (about two grids of tasks) keeps them from waiting. */
-static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag) {
+static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, int qkv_lag) {
     const int tm = sg_mega_tiles_m(n), M = n * SG_MEGA_T;
     /* Two grids of tasks: with one (the 2-virtual-CTA kernel's best), the 128 x 256 kernel's consumers idled 14 % of
      * the time on inputs still in flight; 2, 3 and 4 grids measured within 0.3 % of each other (H100: 11,619 /
@@ -73,13 +77,18 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         if (r < tm) put_tiles(v, SG_MT_PATCH, 0, r, sg_mega_gemm_tasks(SG_MT_PATCH, narrow));
         if (r - lag_ln >= 0) put_tiles(v, SG_MT_LN1, 0, r - lag_ln, sg_mega_ln_parts(SG_MT_LN1, narrow));
     }
+    /* qkv_lag > 0 (grids of QKV tasks): the next layer's QKV tiles and attention join the FC2 segment, behind its
+     * LayerNorm-1, instead of a stage of their own, so FC2 tiles do not run back to back (each one's first K blocks
+     * then wait a round trip: a side list takes the LayerNorms out from between them). */
+    const int lagq = imax(1, qkv_lag * grid / sg_mega_gemm_tasks(SG_MT_QKV, narrow));
     for (int l = 0; l < L; l++) {
         int next = 0;
-        for (int r = 0; r < tm + lag_att; r++) {
-            if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MT_QKV, narrow));
-            if (r - lag_att >= 0)
-                put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
-        }
+        if (l == 0 || !qkv_lag)
+            for (int r = 0; r < tm + lag_att; r++) {
+                if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MT_QKV, narrow));
+                if (r - lag_att >= 0)
+                    put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
+            }
         /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
          * into FC1's, that many grids behind, so their inputs are still in L2: FC1 lag 1 is the default (mega_gpu.cu,
@@ -87,26 +96,30 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         const int fc1_per = sg_mega_gemm_tasks(SG_MT_FC1, narrow);
         const int lag1 = imax(1, fc1_lag * grid / fc1_per), lag2 = imax(1, fc2_lag * grid / fc1_per);
         const int next_ln = l + 1 < L ? SG_MT_LN1 : SG_MT_POSTLN;
-        stage seg[5];
+        stage seg[7];
         int k = 0, off = 0;
         seg[k++] = (stage){SG_MT_OUT, l, sg_mega_gemm_tasks(SG_MT_OUT, narrow), 0};
         seg[k++] = (stage){SG_MT_LN2, l, sg_mega_ln_parts(SG_MT_LN2, narrow), off = lag_ln};
         if (fc1_lag > 0) {
             seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off += lag1};
         } else {
-            put_segment(v, seg, k, tm);
+            put_segment(v, seg, k, tm, n);
             k = 0;
             seg[k++] = (stage){SG_MT_FC1, l, fc1_per, off = 0};
         }
         if (fc2_lag > 0) {
             seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MT_FC2, narrow), off += lag2};
         } else {
-            put_segment(v, seg, k, tm);
+            put_segment(v, seg, k, tm, n);
             k = 0;
             seg[k++] = (stage){SG_MT_FC2, l, sg_mega_gemm_tasks(SG_MT_FC2, narrow), off = 0};
         }
-        seg[k++] = (stage){next_ln, l + 1, sg_mega_ln_parts(next_ln, narrow), off + lag_ln};
-        put_segment(v, seg, k, tm);
+        seg[k++] = (stage){next_ln, l + 1, sg_mega_ln_parts(next_ln, narrow), off += lag_ln};
+        if (qkv_lag && l + 1 < L) {
+            seg[k++] = (stage){SG_MT_QKV, l + 1, sg_mega_gemm_tasks(SG_MT_QKV, narrow), off += lagq};
+            seg[k++] = (stage){SG_MT_ATT, l + 1, sg_mega_att_parts(narrow), off + lag_att};
+        }
+        put_segment(v, seg, k, tm, n);
     }
     /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
      * head's small GEMMs and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at batch 1,024). */
@@ -122,8 +135,8 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MT_HFC2, narrow));
 }
 
-int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, uint32_t **out, size_t *count,
-                       char *err, size_t errlen) {
+int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, int qkv_lag, uint32_t **out,
+                       size_t *count, char *err, size_t errlen) {
     *out = NULL;
     *count = 0;
     if (n < 1 || L < 1 || L > SG_MEGA_MAX_LAYERS || sg_mega_tiles_m(n) > SG_MEGA_MAX_TILES_M || narrow < 0 ||
@@ -138,7 +151,7 @@ int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_
         snprintf(err, errlen, "megakernel task table: out of host memory (%zu tasks)", v.cap);
         return -1;
     }
-    build_interleaved(&v, n, L, grid, narrow, fc1_lag, fc2_lag);
+    build_interleaved(&v, n, L, grid, narrow, fc1_lag, fc2_lag, qkv_lag);
     if (v.n != v.cap) { /* a builder bug: it must emit each task once */
         snprintf(err, errlen, "%s:%d: megakernel task table for batch %d: %zu tasks built, expected %zu", __FILE__,
                  __LINE__, n, v.n, v.cap);

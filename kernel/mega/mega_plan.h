@@ -314,12 +314,13 @@ extern "C" {
 
 /* Builds the task table of a launch for n images and L layers on a GPU of `grid` CTAs (one per SM), with wide or
  * narrow GEMM tasks (sg_mega_tn) and FC1 / FC2 interleaved fc1_lag / fc2_lag grids behind their inputs' producers
- * (0: stage by stage), in the one
+ * (0: stage by stage), and the next layer's QKV and attention qkv_lag grids behind its LayerNorm-1 inside the FC2
+ * stage (0: a stage of their own), in the one
  * order the kernel uses: stage by stage, with the attention and LayerNorm tasks about two grids of tasks behind
  * the tiles they read. *out (malloc'd, caller frees) gets *count words. 0, or -1 with err (out of
  * memory, n or L beyond the encoding). */
-int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, uint32_t **out, size_t *count,
-                       char *err, size_t errlen);
+int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, int qkv_lag, uint32_t **out,
+                       size_t *count, char *err, size_t errlen);
 
 /* Replays table t on the host with the kernel's counter rules (the same waits as sg_mega_wait_inputs in
  * mega_kernel.cuh) and checks that every task's inputs are complete when its turn comes (so the ticket scheduler
