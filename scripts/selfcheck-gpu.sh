@@ -249,9 +249,9 @@ if [ "$HAVE_SM90" = 1 ]; then
     fi
     if $PY scripts/gpu_compare.py "$SC/cuda.npy" "$SC/auto_fp8.npy" "(f) auto --precision fp8 vs --backend cuda" 0.999 \
         >"$SC/cmp_fp8.txt" 2>&1 && grep -q '^PASS' "$SC/cmp_fp8.txt"; then
-        pass "$(head -1 "$SC/cmp_fp8.txt")"
+        pass "$(head -1 "$SC/cmp_fp8.txt" | sed 's/^PASS: //')"
     else
-        fail "$(head -1 "$SC/cmp_fp8.txt")"
+        fail "$(head -1 "$SC/cmp_fp8.txt" | sed 's/^FAIL: //')"
     fi
 else
     skip "(f) auto --precision fp8: sm90 unavailable"
