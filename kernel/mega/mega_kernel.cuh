@@ -3,9 +3,11 @@
 // kernel/mega headers; each architecture's file brings its MMA layer's own headers.
 //
 // One launch runs the whole forward: patch embedding, all encoder layers, the post-LayerNorm and the attention-
-// pooling (MAP) head. Shape of one CTA (one per SM, 320 threads, ~209 KB of shared memory): a producer thread (lane 0
+// pooling (MAP) head. Shape of one CTA (one per SM, 384 threads, ~209 KB of shared memory): a producer thread (lane 0
 // of warp 8, alone in its warp) feeds both consumer warpgroups (warps 0-3, 4-7) through one 3-stage mbarrier ring of
-// 48 KB stages; every task is run by both warpgroups. A GEMM task is a 128 x 256 tile: the stage holds the A block
+// 48 KB stages; every task is run by both warpgroups; warps 10-11, the side warps, run the LayerNorms and patch
+// preparation of launches of 96 images or more from a list of their own beside them (sg_mega_side; a launch without
+// a side list has 320 threads). A GEMM task is a 128 x 256 tile: the stage holds the A block
 // (128 rows x 64 bf16) once and the W block of 256 rows, so the A operand is loaded once for both warpgroups (a
 // quarter fewer bytes from L2 per FLOP than two independent 128 x 128 tiles, docs/perf-notes.md); warpgroup w
 // computes its part: on Hopper (Arch::wide_rows) the 64 rows w x all 256 columns (one m64n256k16 a k16 step, which
@@ -753,8 +755,8 @@ struct sg_mega_launch_fns {
         if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, K0, SG_MEGA_THREADS, SMEM);
         return e;
     }
-    // Without a side list (p->nside = 0) the CTA has no side warps: 320 threads (at batch 1 the 384-thread CTA's
-    // idle side warps measured 1.5 % slower).
+    // Without a side list (p->nside = 0) the CTA has no side warps: 320 threads, none waiting idle at the final
+    // barrier (measured the same as 384 at batch 1: the 1-2 % small batches lost with v36 is code placement).
     static cudaError_t launch(int prof, int grid, cudaStream_t st, const sg_mega_params *p) {
         const int threads = p->nside ? SG_MEGA_THREADS : SG_MEGA_THREADS - 64;
         if (prof)

@@ -26,8 +26,8 @@
 // copies them to TMEM (tcgen05.cp) and issues per half 4 kind::mxf8f6f4.block_scale MMAs (K = 32) per block.
 // Attention: wgmma does not exist on sm_100, so one (image, head) is computed with mma.sync (HMMA) by the 8
 // consumer warps from the same three ring stages (sm100_attn.cuh; attention is ~4 % of the FLOPs).
-// Registers: 320 threads allow 168 per thread (3 warps on one SM sub-partition); LayerNorm keeps 2 rows in flight
-// per warp (Hopper: 4), which leaves the consumer loop's state room: 168 registers, no spills.
+// Registers: 384 threads (320 without side warps) allow 168 per thread (3 warps on one SM sub-partition); LayerNorm
+// keeps 2 rows in flight per warp (Hopper: 4), which leaves the consumer loop's state room: 168 registers, no spills.
 #include <cuda_runtime.h>
 #include "../mega/mega_kernel.cuh"
 #include "sm100_attn.cuh"
