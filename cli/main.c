@@ -404,6 +404,10 @@ int main(int argc, char **argv) {
                         "computes in fp32\n",
                 a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
                 a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
+    /* FP8 lives in the megakernels (sm90: FC1; sm100: MXFP8); the portable path is bf16 whatever was asked. */
+    if (strcmp(b->name, "cuda") == 0 && a.precision == SG_PRECISION_FP8)
+        fprintf(stderr, "siglip2-embed: warning: --precision fp8 ignored: the cuda backend computes in bf16 (FP8 runs "
+                        "in the sm90 and sm100 megakernels: H100 / H200, B200)\n");
     sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume, 0, labels ? &zs : NULL};
     w = sg_cli_writer_open(&wc, err, sizeof err);
     if (!w) {
