@@ -204,6 +204,17 @@ __device__ __forceinline__ void sg_mega_produce_row_scales(const sg_mega_params 
                  SG_MEGA_BM * (uint32_t)sizeof(float), &bfull[slot]);
 }
 
+// An encoder LayerNorm task (LN1, LN2, POSTLN; nothing for other kinds) reads its rows of h (32, or 8 in a narrow64
+// launch) with ordinary loads: ask L2 for them when the task is handed over, contiguous (rows end at M), so the loads
+// do not wait on DRAM. Called by the producer and by the side warps' lead thread; m0: the task's row tile's first
+// row, k.a * SG_MEGA_BM.
+__device__ __forceinline__ void sg_mega_prefetch_ln_rows(const sg_mega_params &p, const sg_mega_task &k, int m0) {
+    if (k.kind != SG_MT_LN1 && k.kind != SG_MT_LN2 && k.kind != SG_MT_POSTLN) return;
+    const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = m0 + k.b * nr, M = p.n * SG_MEGA_T;
+    const int rows = M - r0 < nr ? M - r0 : nr;
+    if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
@@ -250,13 +261,8 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             if (shape == 3) a = SG_MAP_R64(p.L, a);  // and the A operand's: a 64 x 64 task's rows
             Arch::produce_gemm(p, k, p.maps + a, p.maps + w, sg_mega_task_m0(k.kind, k.a, k.b, p.narrow), n0,
                                sg_mega_gemm_k(k.kind), sm, ring);
-        } else if (p.ln_prefetch && (k.kind == SG_MT_LN1 || k.kind == SG_MT_LN2 || k.kind == SG_MT_POSTLN)) {
-            // LayerNorm reads its rows of h (32, or 8 in a narrow64 launch) with ordinary loads once the consumers
-            // reach it (up to four tasks later): ask L2 for them now, contiguous (rows end at M), so the loads do
-            // not wait on DRAM.
-            const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = m0 + k.b * nr, M = p.n * SG_MEGA_T;
-            const int rows = M - r0 < nr ? M - r0 : nr;
-            if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
+        } else if (p.ln_prefetch) {  // the consumers reach a LayerNorm up to four tasks later
+            sg_mega_prefetch_ln_rows(p, k, m0);
         }  // PREP and LayerNorm tasks read with ordinary loads
         // The next ticket's table entry, which needs the atomic's value, once this task's loads are issued: read
         // right after the hand-over (before, with atomicAdd), the two dependent round trips to L2 held back the
@@ -485,8 +491,8 @@ __device__ __forceinline__ void sg_mega_rowwise(const sg_mega_params &p, const s
 // The side warps (10 and 11): the side list of a wide launch (mega_plan.h, sg_mega_plan_split: the patch
 // preparation and the encoder's LayerNorms), run beside the consumers' GEMMs and attention instead of between them,
 // from a ticket of its own. Thread 0 of the pair takes the ticket (the next one as soon as a task's inputs are
-// complete, its table entry after the task), waits for the task's inputs, asks L2 for a LayerNorm's rows of h (two
-// warps take four rounds of loads for 32 rows) and hands the task over through shared memory; both warps run its
+// complete, its table entry after the task), waits for the task's inputs, asks L2 for a LayerNorm's rows of h
+// (sg_mega_prefetch_ln_rows: two warps take four rounds of loads for 32 rows) and hands the task over through shared memory; both warps run its
 // rows; a barrier, then thread 0's release on the task's counter. Narrow launches have no
 // side list (their row-wise stages are on the critical path, where eight warps finish a task sooner): the warps
 // leave at once.
@@ -505,11 +511,7 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
             if (k.kind != SG_MT_END) {
                 sg_mega_wait_inputs(p, k);
                 tnext = take();
-                if (p.ln_prefetch && k.kind != SG_MT_PREP) {  // the task's rows of h: later rounds of loads hit L2
-                    const int nr = sg_mega_ln_rows(k.kind, p.narrow), r0 = k.a * SG_MEGA_BM + k.b * nr;
-                    const int rows = min(nr, p.n * SG_MEGA_T - r0);
-                    if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
-                }
+                if (p.ln_prefetch) sg_mega_prefetch_ln_rows(p, k, k.a * SG_MEGA_BM);  // later rounds of loads then hit L2
             }
             *slot = next;
         }

@@ -20,6 +20,11 @@ __device__ __forceinline__ float sg_warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+__device__ __forceinline__ float sg_warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
 
 // One normalised value: (x - mean) * rstd * gamma + beta, the expression every LayerNorm output here uses.
 __device__ __forceinline__ float sg_ln_apply(float x, float mean, float rstd, float g, float b) {
@@ -29,8 +34,7 @@ __device__ __forceinline__ float sg_ln_apply(float x, float mean, float rstd, fl
 // Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...), U rows
 // at a time per warp so that U rows' loads are in flight together (a row alone is one L2 latency, ~1 us, for
 // 3 KB). x: [M, ldx] fp32, ldx a multiple of 4. Each row goes to out(row, v, mean, rstd): v[4 i + j] is the raw
-// value of column 4 lane + 128 i + j, and out applies sg_ln_apply with its gamma and beta itself (an output that
-// needs the row's amax first recomputes the values rather than keep 24 more registers live).
+// value of column 4 lane + 128 i + j, and out applies sg_ln_apply with its gamma and beta itself.
 template <int U, class Out>
 __device__ __forceinline__ void sg_ln_rows_to(const float *x, int ldx, float eps, int r0, int rows, int M, int warp,
                                               int nwarps, const Out &out) {

@@ -14,14 +14,11 @@ __global__ void sg_sm90_quant_rows_kernel(const float *x, int rows, int k, uint8
         const float4 v = *reinterpret_cast<const float4 *>(xr + c);
         amax = fmaxf(fmaxf(amax, fmaxf(fabsf(v.x), fabsf(v.y))), fmaxf(fabsf(v.z), fabsf(v.w)));
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
     float sc, inv;
-    sg_fp8_scale(amax, 0, sc, inv);
+    sg_fp8_scale(sg_warp_max(amax), 0, sc, inv);
     for (int c = 4 * lane; c < k; c += 128) {
         const float4 v = *reinterpret_cast<const float4 *>(xr + c);
-        const uint32_t lo = sg_fp8x2(v.x * inv, v.y * inv), hi = sg_fp8x2(v.z * inv, v.w * inv);
-        *reinterpret_cast<uint32_t *>(q + (size_t)row * k + c) = lo | (hi << 16);
+        *reinterpret_cast<uint32_t *>(q + (size_t)row * k + c) = sg_fp8x4(v.x * inv, v.y * inv, v.z * inv, v.w * inv);
     }
     if (lane == 0) s[row] = sc;
 }

@@ -42,16 +42,12 @@ struct sg_sm90_ln_out_fp8 {
         }
 #pragma unroll
         for (int i = 0; i < SG_LN_PER_LANE; i++) amax = fmaxf(amax, fabsf(y[i]));
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
         float sc, inv;
-        sg_fp8_scale(amax, 0, sc, inv);
+        sg_fp8_scale(sg_warp_max(amax), 0, sc, inv);
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-            const uint32_t lo = sg_fp8x2(y[4 * i] * inv, y[4 * i + 1] * inv);
-            const uint32_t hi = sg_fp8x2(y[4 * i + 2] * inv, y[4 * i + 3] * inv);
-            *reinterpret_cast<uint32_t *>(q + (size_t)row * SG_LN_D + 4 * lane + 128 * i) = lo | (hi << 16);
-        }
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++)
+            *reinterpret_cast<uint32_t *>(q + (size_t)row * SG_LN_D + 4 * lane + 128 * i) =
+                sg_fp8x4(y[4 * i] * inv, y[4 * i + 1] * inv, y[4 * i + 2] * inv, y[4 * i + 3] * inv);
         if (lane == 0) s[row] = sc;
     }
 };

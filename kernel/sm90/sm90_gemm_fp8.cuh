@@ -85,6 +85,10 @@ __device__ __forceinline__ void sg_fp8_scale(float amax, int pow2, float &s, flo
 __device__ __forceinline__ uint16_t sg_fp8x2(float x, float y) {
     return (uint16_t)__nv_cvt_float2_to_fp8x2(make_float2(x, y), __NV_SATFINITE, __NV_E4M3);
 }
+// Four E4M3 codes of (a, b, c, d), a in the lowest byte: one 32-bit store of four consecutive columns.
+__device__ __forceinline__ uint32_t sg_fp8x4(float a, float b, float c, float d) {
+    return (uint32_t)sg_fp8x2(a, b) | ((uint32_t)sg_fp8x2(c, d) << 16);
+}
 
 // --- FP8 wgmma (QGMMA) ---------------------------------------------------------------------------------------
 /* D[64x128] (+)= A[64x32] . B[128x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
@@ -92,11 +96,8 @@ __device__ __forceinline__ uint16_t sg_fp8x2(float x, float y) {
 __device__ __forceinline__ void sg_wgmma_fp8_n128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1;\n}\n"
+                 SG_WGMMA_REGS64 "}, "
+                 "%64, %65, p, 1, 1;\n}\n"
                  : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32)
                  : "l"(da), "l"(db), "r"(scale_d));
 }
@@ -106,9 +107,8 @@ __device__ __forceinline__ void sg_wgmma_fp8_n128(float (&d)[64], uint64_t da, u
 __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-                 "}, %32, %33, p, 1, 1;\n}\n"
+                 SG_WGMMA_REGS32 "}, "
+                 "%32, %33, p, 1, 1;\n}\n"
                  : SG_WGMMA_ACC32(d, 0)
                  : "l"(da), "l"(db), "r"(scale_d));
 }
@@ -118,14 +118,7 @@ __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, ui
 __device__ __forceinline__ void sg_wgmma_fp8_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 SG_WGMMA_REGS128 "}, "
                  "%128, %129, p, 1, 1;\n}\n"
                  : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32), SG_WGMMA_ACC32(d, 64), SG_WGMMA_ACC32(d, 96)
                  : "l"(da), "l"(db), "r"(scale_d));
@@ -340,8 +333,7 @@ __device__ __forceinline__ void sg_fp8_quant_act_warp(const float *x, int K, int
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     float s, inv;
     sg_fp8_scale(m, pow2, s, inv);
-    *reinterpret_cast<uint32_t *>(q + off) =
-        (uint32_t)sg_fp8x2(v.x * inv, v.y * inv) | ((uint32_t)sg_fp8x2(v.z * inv, v.w * inv) << 16);
+    *reinterpret_cast<uint32_t *>(q + off) = sg_fp8x4(v.x * inv, v.y * inv, v.z * inv, v.w * inv);
     if (lane == 0) s_t[(size_t)kb * ld_s + row] = s;
 }
 
@@ -371,7 +363,7 @@ __device__ __forceinline__ void sg_fp8_quant_w_block(const float *w, int K, int 
 #pragma unroll 4
     for (int i = 0; i < 16; i++) {
         const float4 v = src[i];
-        dst[i] = (uint32_t)sg_fp8x2(v.x * inv, v.y * inv) | ((uint32_t)sg_fp8x2(v.z * inv, v.w * inv) << 16);
+        dst[i] = sg_fp8x4(v.x * inv, v.y * inv, v.z * inv, v.w * inv);
     }
     if (t == 0) s[(size_t)bn * (K / SG_FP8_BK) + bk] = sc;
 }

@@ -134,7 +134,7 @@ struct sg_sm90_arch {
                                                      int nr, int M, int warp, int nwarps) {
         if (!F8) return false;
         sg_ln_rows_to<3>(p.h, SG_MEGA_D, p.eps, r0, nr, M, warp, nwarps,
-                                 sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf)});
+                         sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf)});
         return true;
     }
 

@@ -42,6 +42,19 @@ template <int N> __device__ __forceinline__ void sg_wgmma_wait() {
         "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
 #define SG_WGMMA_ACC32(d, i)                                                                                       \
     SG_WGMMA_ACC8(d, i), SG_WGMMA_ACC8(d, (i) + 8), SG_WGMMA_ACC8(d, (i) + 16), SG_WGMMA_ACC8(d, (i) + 24)
+// The register lists of those operands in the wgmma instruction text: %0 .. %31, %0 .. %63, %0 .. %127 (what
+// follows them is the descriptors, numbered from 32, 64 or 128).
+#define SG_WGMMA_REGS32                                                                                            \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                       \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define SG_WGMMA_REGS64                                                                                            \
+    SG_WGMMA_REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
+                    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SG_WGMMA_REGS128                                                                                           \
+    SG_WGMMA_REGS64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "           \
+                    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "             \
+                    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+                    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 // Keeps the compiler from moving accumulator reads/writes across an asynchronous wgmma.
 template <int R> __device__ __forceinline__ void sg_wgmma_fence_regs(float (&d)[R]) {
 #pragma unroll
@@ -53,10 +66,7 @@ template <int R> __device__ __forceinline__ void sg_wgmma_fence_regs(float (&d)[
 __device__ __forceinline__ void sg_wgmma_ss_n128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 SG_WGMMA_REGS64 "}, "
                  "%64, %65, p, 1, 1, 0, 0;\n}\n"
                  : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32)
                  : "l"(da), "l"(db), "r"(scale_d));
@@ -67,8 +77,7 @@ __device__ __forceinline__ void sg_wgmma_ss_n128(float (&d)[64], uint64_t da, ui
 __device__ __forceinline__ void sg_wgmma_ss_n64(float (&d)[32], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 SG_WGMMA_REGS32 "}, "
                  "%32, %33, p, 1, 1, 0, 0;\n}\n"
                  : SG_WGMMA_ACC32(d, 0)
                  : "l"(da), "l"(db), "r"(scale_d));
@@ -90,14 +99,7 @@ __device__ __forceinline__ void sg_wgmma_ss_n32(float (&d)[16], uint64_t da, uin
 __device__ __forceinline__ void sg_wgmma_ss_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                 SG_WGMMA_REGS128 "}, "
                  "%128, %129, p, 1, 1, 0, 0;\n}\n"
                  : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32), SG_WGMMA_ACC32(d, 64), SG_WGMMA_ACC32(d, 96)
                  : "l"(da), "l"(db), "r"(scale_d));
@@ -108,11 +110,7 @@ __device__ __forceinline__ void sg_wgmma_ss_n256(float (&d)[128], uint64_t da, u
 __device__ __forceinline__ void sg_wgmma_ss_n208(float (&d)[104], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %106, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n208k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 SG_WGMMA_REGS64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
                  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
                  "%96, %97, %98, %99, %100, %101, %102, %103}, "
                  "%104, %105, p, 1, 1, 0, 0;\n}\n"
@@ -125,8 +123,7 @@ __device__ __forceinline__ void sg_wgmma_ss_n208(float (&d)[104], uint64_t da, u
 __device__ __forceinline__ void sg_wgmma_rs_n64_tb(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 SG_WGMMA_REGS32 "}, "
                  "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
                  : SG_WGMMA_ACC32(d, 0)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
