@@ -330,9 +330,11 @@ extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *bac
 
 const sg_cu_encoder_ops *sg_cu_encoder_ops_for(const char *name, const sg_model *m, int device, char *err,
                                                size_t errlen) {
-    if (strcmp(name, "sm90") == 0) return sg_sm90_encoder_ops(m, device, err, errlen);
-    if (strcmp(name, "sm90:fp8") == 0) return sg_sm90_encoder_ops_fp8(m, device, err, errlen);
-    if (strcmp(name, "sm100") == 0) return sg_sm100_encoder_ops(m, device, err, errlen);
+    sg_backend_kind k = SG_BACKEND_AUTO;
+    sg_precision prec = SG_PRECISION_AUTO;
+    const int ok = sg_backend_parse_spec(name, &k, &prec) == 0;
+    if (ok && k == SG_BACKEND_SM90) return sg_sm90_encoder_ops(m, device, prec, err, errlen);
+    if (ok && k == SG_BACKEND_SM100) return sg_sm100_encoder_ops(m, device, prec, err, errlen);
     snprintf(err, errlen, "no megakernel backend named '%s'", name);
     return nullptr;
 }

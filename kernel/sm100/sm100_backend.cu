@@ -53,12 +53,12 @@ static const sg_cu_encoder_ops *sm100_ops(const sg_model *m, int device, int fc1
     return fc1_mxfp8 ? &k_sm100_mega_mxfp8 : &k_sm100_mega_bf16;
 }
 
-// The default numerics (FC1 in MXFP8), for callers without backend options (sg_cu_encoder_ops_for).
-const sg_cu_encoder_ops *sg_sm100_encoder_ops(const sg_model *m, int device, char *err, size_t n) {
-    return sm100_ops(m, device, 1, err, n);
+// FC1 in MXFP8 unless prec is SG_PRECISION_BF16 (the default numerics: docs/perf-notes.md, kernel/sm100).
+const sg_cu_encoder_ops *sg_sm100_encoder_ops(const sg_model *m, int device, sg_precision prec, char *err, size_t n) {
+    return sm100_ops(m, device, prec != SG_PRECISION_BF16, err, n);
 }
 
 extern "C" sg_backend *sg_sm100_backend_create(const sg_model *m, const sg_backend_opts *o, char *err, size_t n) {
-    const sg_cu_encoder_ops *ops = sm100_ops(m, o->device, o->precision != SG_PRECISION_BF16, err, n);
+    const sg_cu_encoder_ops *ops = sg_sm100_encoder_ops(m, o->device, o->precision, err, n);
     return ops ? sg_cu_backend_create_ops(m, o, ops, err, n) : nullptr;
 }

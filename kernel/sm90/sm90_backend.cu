@@ -22,24 +22,17 @@ static int sm90_init_fp8(void **out, const sg_model *m, sg_cu_model *cm, char *e
 static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
 static const sg_cu_encoder_ops k_sm90_fp8 = {"sm90", sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
-static const sg_cu_encoder_ops *sm90_ops(const sg_model *m, int device, int fp8, char *err, size_t errlen) {
+// The encoder ops for `prec` (FC1 in FP8 for SG_PRECISION_FP8, else bf16), or NULL + err (cuda_backend.h).
+const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, sg_precision prec, char *err,
+                                             size_t errlen) {
     if (sg_gpu_require_cc(device, 9, 0, "sm90", "H100 / H200: the Hopper megakernel is built for sm_90a", err,
                           errlen))
         return nullptr;
     if (!sg_mega_supported(&m->cfg, err, errlen)) return nullptr;
-    return fp8 ? &k_sm90_fp8 : &k_sm90_bf16;
-}
-
-// The default numerics (bf16), for callers without backend options (sg_cu_encoder_ops_for).
-const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, char *err, size_t errlen) {
-    return sm90_ops(m, device, 0, err, errlen);
-}
-// FC1 in FP8 (sg_cu_encoder_ops_for's "sm90:fp8": the graph timings of tests/tools/sg_gpu_graph_bench).
-const sg_cu_encoder_ops *sg_sm90_encoder_ops_fp8(const sg_model *m, int device, char *err, size_t errlen) {
-    return sm90_ops(m, device, 1, err, errlen);
+    return prec == SG_PRECISION_FP8 ? &k_sm90_fp8 : &k_sm90_bf16;
 }
 
 extern "C" sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *o, char *err, size_t n) {
-    const sg_cu_encoder_ops *ops = sm90_ops(m, o->device, o->precision == SG_PRECISION_FP8, err, n);
+    const sg_cu_encoder_ops *ops = sg_sm90_encoder_ops(m, o->device, o->precision, err, n);
     return ops ? sg_cu_backend_create_ops(m, o, ops, err, n) : nullptr;
 }

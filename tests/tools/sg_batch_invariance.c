@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
             }
         }
         printf("%s: backend %s, batch %d: %d of %d rows bit-identical to the image's batch-1 row%s",
-               differ ? "FAIL" : "PASS", b->name, n, n - differ, n, differ ? "" : "\n");
+               differ ? "FAIL" : "PASS", argv[2], n, n - differ, n, differ ? "" : "\n");
         if (differ) printf(" (max |d| %g, seed %llu)\n", maxd, (unsigned long long)seed);
         failed += differ != 0;
     }
