@@ -52,7 +52,9 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, 
                                                    int img, int head, __nv_bfloat16 *out, int ldo,
                                                    uint64_t *release, int s0) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    // softmax(0.125 s) = exp2(0.125 log2(e) (s - max)) / sum: one FMUL+EX2 per element.
+    // softmax(0.125 s) = exp2(0.125 log2(e) s - 0.125 log2(e) max) / sum: one FFMA and one ex2.approx.ftz per
+    // element (exp2f's range handling for results below 2^-126 cost four more instructions per element, and the
+    // softmax is issue-bound: docs/perf-notes.md session 11; such terms are below the sum's rounding anyway).
     const float scale_log2 = 0.125f * 1.4426950408889634f;
     const uint64_t dk = sg_smem_desc(k, 16, 1024);
     // V as the MN-major B operand: one 64-wide N block (LBO unused), 8-key groups 1024 bytes apart; each k16
@@ -87,10 +89,12 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, 
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
     }
     float sum[2] = {0.0f, 0.0f};
+    const float mxs[2] = {mx[0] * scale_log2, mx[1] * scale_log2};
 #pragma unroll
     for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
         const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
-        const float p = col < SG_ATTN_T ? exp2f((s[k] - mx[(k / 2) % 2]) * scale_log2) : 0.0f;
+        float p = 0.0f;
+        if (col < SG_ATTN_T) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(fmaf(s[k], scale_log2, -mxs[(k / 2) % 2])));
         s[k] = p;
         sum[(k / 2) % 2] += p;
     }
