@@ -460,6 +460,17 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                 fprintf(stderr, "  %-10s start %6.2f  K loop %6.2f  staging+stores %6.2f us per task\n", names[i],
                         ph[0] / mhz / cnt, ph[16] / mhz / cnt, ph[32] / mhz / cnt);
         }
+        // The waits by the kind of task waited for, as shares of the CTAs' cycles: the consumers' idle before it,
+        // the producer's and the side warps' waits on its inputs.
+        fprintf(stderr, "  waits before a task of each kind (share of CTA cycles): consumers idle / producer on inputs "
+                        "/ side warps on inputs\n");
+        for (int i = 0; i < SG_MT_END; i++) {
+            const unsigned long long ci = h[SG_MEGA_PROF_IDLE + i], pd = h[SG_MEGA_PROF_DEPW + i],
+                                     sd = h[SG_MEGA_PROF_SIDEW + i];
+            if (ci || pd || sd)
+                fprintf(stderr, "  %-10s %5.1f%% %5.1f%% %5.1f%%\n", names[i], 100.0 * ci / cta_cycles,
+                        100.0 * pd / cta_cycles, 100.0 * sd / cta_cycles);
+        }
     }
     return 0;
 }

@@ -148,10 +148,15 @@ static inline size_t sg_mega_w1sf_bytes(int fc1) {
 // 1 does): [kind] consumer busy per task kind, [SG_MT_END] consumer
 // waiting for its next task, [SG_MT_END + 1] producer waiting on counters, [SG_MT_END + 2..4] GEMM tasks' start
 // (the bias slot's wait), K loop and stores, [SG_MT_END + 5] every CTA's elapsed cycles; [32 + kind] task counts;
-// [64 + 16 j + kind] the same three GEMM phases (j = 0, 1, 2) per GEMM kind.
+// [64 + 16 j + kind] the same three GEMM phases (j = 0, 1, 2) per GEMM kind; per kind of the task waited for:
+// [112 + kind] the producer's wait on its inputs, [128 + kind] the consumers' wait for it (warpgroup 0's idle
+// before it), [144 + kind] the side warps' wait on its inputs.
 #define SG_MEGA_PROF_COUNTS 32
 #define SG_MEGA_PROF_GEMM 64
-#define SG_MEGA_PROF_WORDS 112
+#define SG_MEGA_PROF_DEPW 112
+#define SG_MEGA_PROF_IDLE 128
+#define SG_MEGA_PROF_SIDEW 144
+#define SG_MEGA_PROF_WORDS 160
 
 // ---------------------------------------------------------------------------------------------- host interface
 

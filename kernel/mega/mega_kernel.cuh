@@ -229,7 +229,11 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const uint32_t slot = gemm ? sg_mega_produce_bias<Arch>(p, k, n0, tn, bias_s, bfull, bempty, bq) : 0u;
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
-        if (PROF) atomicAdd(p.prof + SG_MT_END + 1, (unsigned long long)(clock64() - w0));
+        if (PROF) {
+            const unsigned long long dw = (unsigned long long)(clock64() - w0);
+            atomicAdd(p.prof + SG_MT_END + 1, dw);
+            atomicAdd(p.prof + SG_MEGA_PROF_DEPW + k.kind, dw);
+        }
         if (gemm && sg_mega_fp8row<Arch>(k)) sg_mega_produce_row_scales<Arch>(p, m0, bias_s, bfull, slot);
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
@@ -513,7 +517,9 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
         if (lead) {
             const sg_mega_task k = sg_mega_decode(next);
             if (k.kind != SG_MT_END) {
+                const long long w0 = PROF ? clock64() : 0;
                 sg_mega_wait_inputs(p, k);
+                if (PROF) atomicAdd(p.prof + SG_MEGA_PROF_SIDEW + k.kind, (unsigned long long)(clock64() - w0));
                 tnext = take();
                 if (p.ln_prefetch) sg_mega_prefetch_ln_rows(p, k, k.a * SG_MEGA_BM);  // later rounds of loads then hit L2
             }
@@ -583,7 +589,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         }
         if (PROF) {
             sg_mega_prof_mark(0);
-            if (rec) atomicAdd(p.prof + SG_MT_END, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
+            if (rec) {
+                atomicAdd(p.prof + SG_MT_END, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
+                atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
+            }
         }
         switch (k.kind) {
         case SG_MT_LN1:
