@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""scripts/ncu_regions.py — where a megakernel's warps spend their time, by role and phase, from ncu's source counters.
+"""scripts/ncu_regions.py — where a megakernel's warps spend their time, by role and phase, from ncu's source
+counters.
 
     python3 scripts/ncu_regions.py SOURCE.csv[.gz] OBJECT KERNEL [--src TREE] [--detail REGION] [--top N]
 
-SOURCE: `ncu -i REP --page source --csv --print-source sass` of one profiled launch (`--section SourceCounters`): one
-row per SASS instruction with its warp-state samples and their stall reasons. OBJECT: the .o (or .cubin) of the *same*
-build (same source, flags and nvcc: the script checks every opcode), whose source tree is TREE (default: this
-repository; give the profiled commit's, e.g. a `git archive` of it, when the tree has moved on); KERNEL: the function's mangled name, e.g.
+SOURCE: `ncu -i REP --page source --csv --print-source sass` of one profiled launch (`--section SourceCounters`):
+one row per SASS instruction with its warp-state samples and their stall reasons. OBJECT: the .o (or .cubin) of the
+*same* build (same source, flags and nvcc: the script checks every opcode), whose source tree is TREE (default: this
+repository; give the profiled commit's, e.g. a `git archive` of it, when the tree has moved on); KERNEL: the
+function's mangled name, e.g.
 _Z19sg_sm90_mega_kernelILb0ELb0EEv14sg_mega_params. `nvdisasm -gi` gives each instruction's inline chain (file and
 line of every inlined frame); each frame's line is mapped to the function that contains it (a scan of the source
 files for definitions), and the chain to a region:

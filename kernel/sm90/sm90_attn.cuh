@@ -94,7 +94,8 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, 
     for (int k = 0; k < SG_ATTN_KPAD / 2; k++) {
         const int col = 8 * (k / 4) + 2 * (lane % 4) + (k % 2);
         float p = 0.0f;
-        if (col < SG_ATTN_T) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(fmaf(s[k], scale_log2, -mxs[(k / 2) % 2])));
+        if (col < SG_ATTN_T)
+            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(fmaf(s[k], scale_log2, -mxs[(k / 2) % 2])));
         s[k] = p;
         sum[(k / 2) % 2] += p;
     }
