@@ -308,6 +308,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         snprintf(err, errlen, "%s:%d: %s megakernel: batch %d outside 1..%d", __FILE__, __LINE__, g->k->name, n, g->n_max);
         return -1;
     }
+    const int shape = mega_shape(g, n);  // the launch's GEMM task shape (sg_mega_params.narrow)
     if (!g->tasks[n]) {  // first use of this batch size: outside graph capture (the backend runs it eagerly first)
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(st, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
@@ -320,10 +321,10 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // topological before it is used (kernel/mega/mega_plan.c).
         uint32_t *t = nullptr;
         size_t count = 0;
-        if (sg_mega_plan_build(n, g->L, g->sms, mega_shape(g, n), g->fc1_lag, g->fc2_lag, g->qkv_lag, &t, &count, err,
+        if (sg_mega_plan_build(n, g->L, g->sms, shape, g->fc1_lag, g->fc2_lag, g->qkv_lag, &t, &count, err,
                                errlen))
             return -1;
-        if (sg_mega_plan_check(t, count, n, g->L, mega_shape(g, n), err, errlen)) {
+        if (sg_mega_plan_check(t, count, n, g->L, shape, err, errlen)) {
             free(t);
             return -1;
         }
@@ -333,7 +334,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         // warps finish a task sooner (H100, side warps against none in one build: 16 images 0.89x, 32 0.95x, 48-64
         // 0.98-0.99x, 96 1.04x, 128 1.03x, 256 1.06x, 1,024 1.04x; docs/perf-notes.md session 10).
         size_t nside = 0;
-        if (n >= g->side_min && mega_shape(g, n) == 0 && sg_mega_plan_split(t, count, &nside)) {
+        if (n >= g->side_min && shape == 0 && sg_mega_plan_split(t, count, &nside)) {
             snprintf(err, errlen, "%s megakernel: task table split: out of host memory", g->k->name);
             free(t);
             return -1;
@@ -404,7 +405,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.y8sf = g->y8sf;
     p.w1sf = g->w1sf;
     p.fc1 = g->mx ? g->k->fc1 : SG_FC1_BF16;
-    p.narrow = mega_shape(g, n);
+    p.narrow = shape;
     p.ln_prefetch = g->ln_prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -447,7 +448,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
                                       "gemm:init", "gemm:kloop", "gemm:store"};
         static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
         fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
-                        "tasks, us per task%s\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, mega_shape(g, n)),
+                        "tasks, us per task%s\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, shape),
                 p.nside ? " (prep, ln1, ln2, postln: the side warps' time, not the consumers')" : "");
         for (int i = 0; i < SG_MT_END + 5; i++) {
             const unsigned long long cnt = i < SG_MT_END ? h[SG_MEGA_PROF_COUNTS + i] : 0ull;

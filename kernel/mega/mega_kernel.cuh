@@ -308,9 +308,7 @@ __device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, i
         }
         sv = acc * 0.125f;  // Dh^-1/2, Dh = 64 (nn.MultiheadAttention's scaling)
     }
-    float mx = sv;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    float mx = sg_warp_max(sv);
     if (lane == 0) sc[256 + warp] = mx;
     sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
     mx = sc[256];
@@ -500,10 +498,10 @@ __device__ __forceinline__ void sg_mega_rowwise(const sg_mega_params &p, const s
 // preparation and the encoder's LayerNorms), run beside the consumers' GEMMs and attention instead of between them,
 // from a ticket of its own. Thread 0 of the pair takes the ticket (the next one as soon as a task's inputs are
 // complete, its table entry after the task), waits for the task's inputs, asks L2 for a LayerNorm's rows of h
-// (sg_mega_prefetch_ln_rows: two warps take four rounds of loads for 32 rows) and hands the task over through shared memory; both warps run its
-// rows; a barrier, then thread 0's release on the task's counter. Narrow launches have no
-// side list (their row-wise stages are on the critical path, where eight warps finish a task sooner): the warps
-// leave at once.
+// (sg_mega_prefetch_ln_rows: two warps take four rounds of loads for 32 rows) and hands the task over through
+// shared memory; both warps run its rows; a barrier, then thread 0's release on the task's counter. Narrow launches
+// have no side list (their row-wise stages are on the critical path, where eight warps finish a task sooner): the
+// warps leave at once.
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, unsigned *slot) {
     if (p.nside == 0) return;
@@ -521,7 +519,8 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
                 sg_mega_wait_inputs(p, k);
                 if (PROF) atomicAdd(p.prof + SG_MEGA_PROF_SIDEW + k.kind, (unsigned long long)(clock64() - w0));
                 tnext = take();
-                if (p.ln_prefetch) sg_mega_prefetch_ln_rows(p, k, k.a * SG_MEGA_BM);  // later rounds of loads then hit L2
+                if (p.ln_prefetch)  // later rounds of loads then hit L2
+                    sg_mega_prefetch_ln_rows(p, k, k.a * SG_MEGA_BM);
             }
             *slot = next;
         }
@@ -590,8 +589,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         if (PROF) {
             sg_mega_prof_mark(0);
             if (rec) {
-                atomicAdd(p.prof + SG_MT_END, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
-                atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, (unsigned long long)(sg_mega_prof_t[0] - t_idle));
+                const unsigned long long idle = (unsigned long long)(sg_mega_prof_t[0] - t_idle);
+                atomicAdd(p.prof + SG_MT_END, idle);
+                atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, idle);
             }
         }
         switch (k.kind) {

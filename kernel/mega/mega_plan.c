@@ -55,8 +55,10 @@ static void put_segment(tasks *v, const stage *st, int count, int tm, int n) {
         for (int i = 0; i < count; i++) {
             const int t = r - st[i].off;
             if (t < 0 || t >= tm) continue;
-            if (st[i].kind == SG_MT_ATT) put_att(v, SG_MT_ATT, st[i].layer, t, t + 1, n, n * SG_MEGA_T, st[i].per, &next);
-            else put_tiles(v, st[i].kind, st[i].layer, t, st[i].per);
+            if (st[i].kind == SG_MT_ATT)
+                put_att(v, SG_MT_ATT, st[i].layer, t, t + 1, n, n * SG_MEGA_T, st[i].per, &next);
+            else
+                put_tiles(v, st[i].kind, st[i].layer, t, st[i].per);
         }
 }
 
@@ -82,13 +84,11 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
      * then wait a round trip: a side list takes the LayerNorms out from between them). */
     const int lagq = imax(1, qkv_lag * grid / sg_mega_gemm_tasks(SG_MT_QKV, narrow));
     for (int l = 0; l < L; l++) {
-        int next = 0;
-        if (l == 0 || !qkv_lag)
-            for (int r = 0; r < tm + lag_att; r++) {
-                if (r < tm) put_tiles(v, SG_MT_QKV, l, r, sg_mega_gemm_tasks(SG_MT_QKV, narrow));
-                if (r - lag_att >= 0)
-                    put_att(v, SG_MT_ATT, l, r - lag_att, r - lag_att + 1, n, M, sg_mega_att_parts(narrow), &next);
-            }
+        if (l == 0 || !qkv_lag) {  /* the layer's QKV tiles with its attention lag_att row tiles behind */
+            const stage qa[2] = {{SG_MT_QKV, l, sg_mega_gemm_tasks(SG_MT_QKV, narrow), 0},
+                                 {SG_MT_ATT, l, sg_mega_att_parts(narrow), lag_att}};
+            put_segment(v, qa, 2, tm, n);
+        }
         /* The rest of the layer as segments: out-projection + LayerNorm-2; FC1; FC2 + the next LayerNorm-1 (or the
          * post-LayerNorm). fc1_lag / fc2_lag > 0 (grids of FC1 tasks) merge FC1 into the segment before it / FC2
          * into FC1's, that many grids behind, so their inputs are still in L2: FC1 lag 1 is the default (mega_gpu.cu,
