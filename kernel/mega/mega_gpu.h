@@ -25,17 +25,25 @@
 // registers hold three warps of 168 either way.
 #define SG_MEGA_THREADS 384
 #define SG_MEGA_CONSUMERS 256  // both warpgroups run every task
-#define SG_MEGA_STAGES 3       // ring stages; attention needs exactly 3 (Q, K, V)
+#define SG_MEGA_STAGES 3       // ring stages of a wide or narrow launch; attention takes three of them (Q, K, V)
+#define SG_MEGA_STAGES_SMALL 4 // ... of a narrow64 or halves launch (sg_mega_ring_stages, mega_plan.h)
 #define SG_MEGA_TASKQ 4
 #define SG_MEGA_A_BYTES 16384  // A block: 128 rows x 64 bf16 (one 128-byte swizzle row each)
 #define SG_MEGA_WH_BYTES 16384 // a warpgroup's half of the W block: 128 rows x 64 bf16
 #define SG_MEGA_STAGE_BYTES (SG_MEGA_A_BYTES + SG_MEGA_WGS * SG_MEGA_WH_BYTES)  // 48 KB; an attention box: 32 KB
 #define SG_MEGA_ATT_BOX_BYTES 32768
 #define SG_MEGA_RING_BYTES (SG_MEGA_STAGES * SG_MEGA_STAGE_BYTES)
-// Each warpgroup stages its output through 32 KB of its own: a bf16 128 x 128 half tile, or an fp32 one in two
-// pieces of 64 rows, each written out by the warpgroup's storer thread with TMA before the next is staged.
+// Each warpgroup stages its output through 32 KB of its own: a bf16 64 x 256 part, or an fp32 one in two pieces of
+// 128 columns, each written out by the warpgroup's storer thread with TMA before the next is staged. A narrow64 or
+// halves launch (1-7 images on an H100) gives 48 KB of that to a fourth ring stage: its parts are 64 x 64 bf16 or
+// fp32 pieces of 32 columns (8 KB), and its K loops stream long K blocks through one SM and wait on bytes in flight
+// (docs/perf-notes.md, sessions 6 and 12). The same shared memory either way.
 #define SG_MEGA_OUT_BYTES 32768
+#define SG_MEGA_OUT_BYTES_SMALL 8192
 #define SG_MEGA_SMEM (SG_MEGA_RING_BYTES + SG_MEGA_WGS * SG_MEGA_OUT_BYTES + 1024)  // + alignment slack (1024-byte atoms)
+static_assert(SG_MEGA_STAGES_SMALL * SG_MEGA_STAGE_BYTES + SG_MEGA_WGS * SG_MEGA_OUT_BYTES_SMALL ==
+                  SG_MEGA_RING_BYTES + SG_MEGA_WGS * SG_MEGA_OUT_BYTES,
+              "a small launch's ring and staging buffers fill the same shared memory as a wide launch's");
 #define SG_MEGA_ATT_BOX_ROWS 256  // rows of a Q, K or V box of one (image, head): 196 tokens + padding
 
 // Tensor maps (device memory, 64-byte aligned): activations, the MAP head's weights and activations, then 4

@@ -49,7 +49,7 @@
 //       piece of four 64-row boxes, or two fp32 pieces of 64 rows x 128 columns; when p.narrow, rows m0 + 64 w..,
 //       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
 //       a *64 map); when the task's shape (sg_mega_shape) is 2 the same with 64 columns (n0 = 64 k.b.., out.nbox
-//       halved); when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's
+//       halved; the head's fp32 parts as two pieces of 32 columns); when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's
 //       three K blocks, SG_GEMM_H64_BLOCK apart, each A's 64 rows then W's 64, this part's W rows 32 w..), one fp32
 //       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
 //       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
@@ -59,13 +59,13 @@
 //       (16-byte chunk c of a 128-byte row r at position c ^ (r % 8)); or the part written by the warpgroup's
 //       threads themselves and only its counter handed over (sg_mega_out_signal: Hopper's small batches' fp32
 //       parts, added into h with vector reductions);
-//   Arch::attention(q, k, v, empty, s0, img, head, part, att, ld, w): warpgroup w's share of one (image, head) from
-//       the ring's three stages (Q, K, V boxes of 256 rows x 64 columns, at stages s0, s0 + 1, s0 + 2 mod 3; part
-//       >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1, Q a box of their 128 rows), which it
-//       gives back itself: one arrival by this warpgroup on each one's empty barrier (empty[(s0 + j) % 3]) once its
-//       threads have finished reading it;
+//   Arch::attention(q, k, v, empty, sqkv, img, head, part, att, ld, w): warpgroup w's share of one (image, head)
+//       from three consecutive stages of the ring (Q, K, V boxes of 256 rows x 64 columns, at stages
+//       sg_mega_qkv_stage(sqkv, 0..2); part >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1,
+//       Q a box of their 128 rows), which it gives back itself: one arrival by this warpgroup on each one's empty
+//       barrier once its threads have finished reading it;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
-//       blocks (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
+//       blocks into the launch's ring of sg_mega_ring_stages(p.narrow) stages (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
 //       A 64 rows and W 64 when 3 (both maps 64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::fc1_fp8row: FC1 runs in FP8 with row scales (Hopper's --precision fp8 instantiation: sg_mega_fp8row);
@@ -92,6 +92,10 @@ static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTE
               "an attention box fits a ring stage, and stages keep the 1024-byte alignment of swizzle atoms");
 static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
               "a stage is A 128 x 64 and two W halves of 128 x 64");
+
+// An attention or pool task's Q, K and V stages (j = 0, 1, 2): three consecutive stages of the ring, from wherever
+// it stands, so wrapped in a ring of 3 or 4 (sg_mega_ring_stages); the consumer packs their indices 4 bits each.
+__device__ __forceinline__ int sg_mega_qkv_stage(int sqkv, int j) { return (sqkv >> (4 * j)) & 15; }
 
 // Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups,
 // SG_MEGA_BAR_SIDE for the side warps (0 is __syncthreads).
@@ -255,7 +259,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                     sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES,
                                    p.maps + (q128 ? SG_MAP_QKV128 : SG_MAP_QKV), &sm.full[ring.stage],
                                    SG_MEGA_D * j + SG_MEGA_DH * head, k.a * SG_MEGA_T + (q128 ? 128 * part : 0));
-                sg_ring_next(ring, SG_MEGA_STAGES);
+                sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
             }
         } else if (gemm) {
             int a, w;
@@ -606,23 +610,24 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         case SG_MT_ATT:
         case SG_MT_POOL: {  // three stages: Q, K, V (POOL: scratch, K, V)
             uint8_t *st[3];
+            int sqkv = 0;  // the three stages' indices (sg_mega_qkv_stage)
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.full[ring.stage], ring.phase);
                 st[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
-                sg_ring_next(ring, SG_MEGA_STAGES);
+                sqkv |= (int)ring.stage << (4 * j);
+                sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
             }
             // The stages come back in ring order, one arrival per warpgroup on each: the attention gives them back
             // itself (as early as its reads end), the pool after its last barrier.
-            static_assert(SG_MEGA_STAGES == 3, "attention's Q, K, V are the ring's three stages from ring.stage on");
             if (k.kind == SG_MT_ATT) {
                 const int part = sg_mega_att_parts(p.narrow) > 1 ? k.b / SG_MEGA_HEADS : -1;
-                Arch::attention(st[0], st[1], st[2], sm.empty, (int)ring.stage, k.a, k.b % SG_MEGA_HEADS, part, p.att,
-                                SG_MEGA_D, w);
+                Arch::attention(st[0], st[1], st[2], sm.empty, sqkv, k.a, k.b % SG_MEGA_HEADS, part, p.att, SG_MEGA_D,
+                                w);
                 sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written
             } else {
                 sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);
                 if (tid == 0)
-                    for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[(ring.stage + j) % SG_MEGA_STAGES]);
+                    for (int j = 0; j < 3; j++) sg_mbar_arrive(&sm.empty[sg_mega_qkv_stage(sqkv, j)]);
             }
             if (threadIdx.x == 0)  // both warpgroups passed the barrier above: their writes are ordered before this
                 sg_red_release_add(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), 1);
@@ -646,8 +651,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 sg_mega_store_desc &t = *out0.part;
                 t.mode = f32 ? (k.kind == SG_MT_HOUT ? 3 : 2) : rows ? 4 : 1;
                 // boxes of 64 (bf16) or 32 (fp32) columns a piece: a 64 x 256 part's bf16 piece has 256 columns,
-                // a narrow64 part 64, a 64 x 64 task's (fp32) 32; fp32 pieces have 128 columns (64 narrow64)
-                t.nbox = shape == 3 ? 1 : shape == 0 && rows && !f32 ? 4 : (f32 ? 4 : 2) >> (shape == 2);
+                // a narrow64 part 64, a 64 x 64 task's (fp32) 32; fp32 pieces have 128 columns (32 in a narrow64
+                // launch, whose staging buffers are 8 KB)
+                t.nbox = shape == 3 || (shape == 2 && f32) ? 1 : shape == 0 && rows && !f32 ? 4 : (f32 ? 4 : 2) >> (shape == 2);
                 int map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                         : k.kind == SG_MT_FC1                        ? SG_SMAP_H
                         : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
@@ -689,7 +695,7 @@ template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     extern __shared__ uint8_t smem_raw[];
     __shared__ long long t_start;  // the profile's CTA start, kept in shared memory rather than a register
-    __shared__ uint64_t full[SG_MEGA_STAGES], empty[SG_MEGA_STAGES];
+    __shared__ uint64_t full[SG_MEGA_STAGES_SMALL], empty[SG_MEGA_STAGES_SMALL];
     __shared__ uint64_t tfull[SG_MEGA_TASKQ], tempty[SG_MEGA_TASKQ];
     __shared__ int tslot[SG_MEGA_TASKQ];
     __shared__ uint64_t sready[SG_MEGA_WGS], sfree[SG_MEGA_WGS];
@@ -697,9 +703,13 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     __shared__ __align__(16) float bias_s[SG_MEGA_BIAS_SLOTS * sg_mega_slot<Arch>()];
     __shared__ uint64_t bfull[SG_MEGA_BIAS_SLOTS], bempty[SG_MEGA_BIAS_SLOTS];
     __shared__ unsigned side_slot;  // the side warps' current task
-    uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + SG_MEGA_RING_BYTES;
+    // The ring's stages, then the warpgroups' staging buffers (mega_gpu.h: a small launch's fourth stage is 48 KB
+    // of a wide one's buffers).
+    const int stages = sg_mega_ring_stages(p.narrow);
+    const int obytes = stages == SG_MEGA_STAGES ? SG_MEGA_OUT_BYTES : SG_MEGA_OUT_BYTES_SMALL;
+    uint8_t *ring = sg_mega_align1024(smem_raw), *outbuf = ring + stages * SG_MEGA_STAGE_BYTES;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < SG_MEGA_STAGES; s++) {
+        for (int s = 0; s < SG_MEGA_STAGES_SMALL; s++) {
             sg_mbar_init(&full[s], 1);
             sg_mbar_init(&empty[s], SG_MEGA_WGS);  // one arrival per consumer warpgroup
         }
@@ -723,7 +733,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     const sg_ring_smem sm = {ring, full, empty};
     const int wg = threadIdx.x / 128;
     if (wg < SG_MEGA_WGS) {
-        const sg_mega_out out = {outbuf + wg * SG_MEGA_OUT_BYTES, &sready[wg], &sfree[wg], &sdesc[wg],
+        const sg_mega_out out = {outbuf + wg * obytes, &sready[wg], &sfree[wg], &sdesc[wg],
                                  &sdesc[SG_MEGA_WGS + wg]};
         typename Arch::ctx ax = Arch::ctx_for(wg);
         sg_mega_consume<Arch, PROF>(p, wg, ax, sm, tfull, tempty, tslot, out, bias_s, bfull, bempty);
@@ -736,7 +746,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         if (warp == 8 && lane == 0)
             sg_mega_produce<Arch, PROF>(p, sm, tfull, tempty, tslot, bias_s, bfull, bempty);
         else if (warp == 9 && lane < SG_MEGA_WGS)
-            sg_mega_storer(p, outbuf + lane * SG_MEGA_OUT_BYTES, &sready[lane], &sfree[lane], &sdesc[lane]);
+            sg_mega_storer(p, outbuf + lane * obytes, &sready[lane], &sfree[lane], &sdesc[lane]);
         else if (warp >= 10)
             sg_mega_side<Arch, PROF>(p, warp - 10, &side_slot);
         __syncwarp();

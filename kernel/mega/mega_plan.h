@@ -130,6 +130,8 @@ SG_HD static inline int sg_mega_n768(int kind) {
 SG_HD static inline int sg_mega_shape(int kind, int narrow) {
     return narrow == 3 ? (sg_mega_n768(kind) ? 3 : 2) : narrow;
 }
+// The ring's stages in a launch (kernel/mega/mega_gpu.h): a fourth for narrow64 and halves launches.
+SG_HD static inline int sg_mega_ring_stages(int narrow) { return narrow >= 2 ? 4 : 3; }
 SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> (narrow < 2 ? narrow : 2); }  // task columns
 // 128-column halves per row tile of a GEMM kind's output (the signals of a wide launch's layer).
 SG_HD static inline int sg_mega_kind_tiles(int kind) {

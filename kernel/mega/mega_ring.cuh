@@ -89,12 +89,13 @@ __device__ __forceinline__ void sg_gemm_produce(const CUtensorMap *mapA, const C
 // per ring slot, for the small batches' tasks, which stream long K blocks through one SM and wait on bytes in flight
 // (FC2: 768 KB of A each; measured: docs/perf-notes.md, session 6). 3: a 64 x 64 task (mapA and mapW: boxes {64,
 // 64}), K block A 8 KB + W 8 KB, three consecutive K blocks a stage, SG_GEMM_H64_BLOCK apart (K a multiple of 192).
+// stages: the ring's depth in this launch (3, or 4 for the launches of shapes 2 and 3: sg_mega_ring_stages).
 #define SG_GEMM_N64_PAIR (SG_GEMM_A_BYTES + SG_GEMM_B_BYTES(64))  // 24 KB: the second K block of a narrow64 stage
 #define SG_GEMM_H64_BLOCK (2 * SG_GEMM_B_BYTES(64))                // 16 KB: a 64 x 64 task's K block (A, then W)
 #define SG_GEMM_H64_BLOCKS 3                                       // ... per stage
-template <int STAGES>
 __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, const CUtensorMap *mapW, int m0, int n0,
-                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int shape) {
+                                                     int K, const sg_ring_smem &sm, sg_ring &ring, int shape,
+                                                     int stages) {
     constexpr uint32_t half = SG_GEMM_B_BYTES(128), stage = SG_GEMM_A_BYTES + 2 * half;
     static_assert(2 * SG_GEMM_N64_PAIR <= stage && SG_GEMM_N64_PAIR % 1024 == 0, "two narrow64 K blocks per stage");
     static_assert(SG_GEMM_H64_BLOCKS * SG_GEMM_H64_BLOCK == stage, "three 64 x 64 K blocks fill a stage");
@@ -109,7 +110,7 @@ __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, co
                 sg_tma_load_2d(a + j * SG_GEMM_H64_BLOCK + SG_GEMM_B_BYTES(64), mapW, &sm.full[ring.stage],
                                k0 + j * SG_GEMM_BK, n0);
             }
-            sg_ring_next(ring, STAGES);
+            sg_ring_next(ring, stages);
         }
         return;
     }
@@ -127,7 +128,7 @@ __device__ __forceinline__ void sg_gemm_produce_wide(const CUtensorMap *mapA, co
         } else if (!shape) {
             sg_tma_load_2d(a + SG_GEMM_A_BYTES + half, mapW, &sm.full[ring.stage], k0, n0 + 128);
         }
-        sg_ring_next(ring, STAGES);
+        sg_ring_next(ring, stages);
     }
 }
 #endif

@@ -139,7 +139,7 @@ struct sg_sm100_arch {
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
         if (!(p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1)) {
-            sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, 0);  // never narrow
+            sg_gemm_produce_wide(map_a, map_w, m0, n0, K, sm, ring, 0, SG_MEGA_STAGES);  // never narrow
             return;
         }
         const uint32_t nb = SG_MEGA_D / 32;
@@ -266,12 +266,12 @@ struct sg_sm100_arch {
 
     // All 8 consumer warps share the task's MMAs, so the stages go back only when both warpgroups are done.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
-                                                     uint64_t *empty, int s0, int img, int head, int /*part*/,
+                                                     uint64_t *empty, int sqkv, int img, int head, int /*part*/,
                                                      __nv_bfloat16 *out, int ldo, int) {  // never split: no narrow launch
         sg_mma_attn_task(q, k, v, img, head, out, ldo, threadIdx.x / 32, 2 * 4);  // the 8 consumer warps
         sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
         if (threadIdx.x % 128 == 0)
-            for (int j = 0; j < 3; j++) sg_mbar_arrive(empty + (s0 + j) % SG_MEGA_STAGES);
+            for (int j = 0; j < 3; j++) sg_mbar_arrive(empty + sg_mega_qkv_stage(sqkv, j));
     }
 };
 #endif

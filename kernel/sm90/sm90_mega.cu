@@ -125,7 +125,7 @@ struct sg_sm90_arch {
             map_w = p.maps + (shape >= 2 ? SG_MAP_R64(p.L, SG_MAP_W1Q(p.L, k.layer)) : SG_MAP_W1Q(p.L, k.layer));
             K /= 2;
         }
-        sg_gemm_produce_wide<SG_MEGA_STAGES>(map_a, map_w, m0, n0, K, sm, ring, shape);
+        sg_gemm_produce_wide(map_a, map_w, m0, n0, K, sm, ring, shape, sg_mega_ring_stages(p.narrow));
     }
     // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fc1_fp8.cuh). Three
     // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
@@ -184,6 +184,7 @@ struct sg_sm90_arch {
         }
         if (PROF) sg_mega_prof_mark(1);
         constexpr int BLOCKS = S == 3 ? SG_GEMM_H64_BLOCKS : S == 2 ? 2 : 1;  // K blocks a stage
+        constexpr int NS = S >= 2 ? SG_MEGA_STAGES_SMALL : SG_MEGA_STAGES;  // the launch's ring (sg_mega_ring_stages)
         // Stages of the task, counted down; the stage before ring.stage is the one to free (registers are tight
         // beside a 64 x 256 accumulator: a loop index, its bound and a `prev` stage spilled the loop's state).
         const int n = (FP8 ? SG_MEGA_D / 2 : sg_mega_gemm_k(k.kind)) / (BLOCKS * SG_GEMM_BK);
@@ -233,12 +234,12 @@ struct sg_sm90_arch {
             sg_wgmma_commit();
             sg_wgmma_fence_regs(acc);
             sg_wgmma_wait<1>();  // the previous block's MMAs are complete: its stage is free (for this warpgroup)
-            if (left < n && tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, SG_MEGA_STAGES)]);
-            sg_ring_next(ring, SG_MEGA_STAGES);
+            if (left < n && tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, NS)]);
+            sg_ring_next(ring, NS);
         }
         sg_wgmma_wait<0>();
         sg_wgmma_fence_regs(acc);
-        if (tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, SG_MEGA_STAGES)]);
+        if (tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, NS)]);
         const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
         if constexpr (FP8) {  // y = acc sa sw + bias; FC1's parts are rows 64 w.. of all the task's columns (no column
                              // offset in the slot: cw = 0 for every Hopper FC1 shape)
@@ -259,10 +260,20 @@ struct sg_sm90_arch {
             sg_mega_out_begin(out, ophase);
             sg_mega_stage_f32<64, 64>(acc, out.buf);
             sg_mega_out_end(out, ophase, 128, 0, true);
-        } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: one piece through the storer
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<R, 0>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 0, 0, true);
+        } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: through the storer, one piece, or (a
+                                           // narrow64 part: 64 columns, 16 KB) two of 32 columns (8 KB buffers)
+            if constexpr (S == 2) {
+                sg_mega_out_begin(out, ophase);
+                sg_mega_stage_f32<R / 2, 0>(acc, out.buf);
+                sg_mega_out_end(out, ophase, 0, 0, false);
+                sg_mega_out_begin(out, ophase);
+                sg_mega_stage_f32<R / 2, R / 2>(acc, out.buf);
+                sg_mega_out_end(out, ophase, R, 0, true);
+            } else {
+                sg_mega_out_begin(out, ophase);
+                sg_mega_stage_f32<R, 0>(acc, out.buf);
+                sg_mega_out_end(out, ophase, 0, 0, true);
+            }
         } else {  // fp32, small batches: added into h from the registers, at the part's place (thread 0 wrote it
                   // before the K loop: read after a barrier of the warpgroup, so nothing about it stays live in
                   // registers beside the accumulators)
@@ -280,12 +291,12 @@ struct sg_sm90_arch {
     // complete and V's after P V, so the producer's next loads overlap its softmax and P V. One loop for both
     // kinds of task: a second inlined copy of the block cost the register that spilled the kernel.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
-                                                     uint64_t *empty, int s0, int img, int head, int part,
+                                                     uint64_t *empty, int sqkv, int img, int head, int part,
                                                      __nv_bfloat16 *out, int ldo, int w) {
         const int base = part >= 0 ? 2 * part : 0, first = base + w, end = part >= 0 ? first + 1 : 4;
         for (int rb = first; rb < end; rb += SG_MEGA_WGS)
             sg_sm90_attn_block(rb, q + (rb - base) * 64 * 128, k, v, img, head, out, ldo,
-                               rb + SG_MEGA_WGS >= end ? empty : nullptr, s0);
+                               rb + SG_MEGA_WGS >= end ? empty : nullptr, sqkv);
     }
 };
 
