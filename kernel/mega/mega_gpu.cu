@@ -181,6 +181,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     int dev = 0;
     SG_MEGA_TRY(cudaGetDevice(&dev));
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+    if (const char *e = getenv("SG_MEGA_GRID"))  // lab: fewer CTAs than SMs (how a stage's rate scales with them)
+        if (atoi(e) > 0 && atoi(e) < g->sms) g->sms = atoi(e);
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
     // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
     // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
