@@ -5,14 +5,10 @@
 // the residual stream's mean is large). Statistics stay fp32, as torch's LayerNorm in fp32.
 #include "cuda_kernels.h"
 #include "cuda_common.h"
+#include "../warp_reduce.cuh"
 
 static constexpr int k_max_per_lane = 32;   // D <= 32 * 32 = 1024
 static constexpr int k_rows_per_block = 4;  // 4 warps: enough blocks at n = 1 (196 rows → 49 blocks)
-
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 __global__ void layernorm_kernel(const float *__restrict__ x, const float *__restrict__ w,
                                  const float *__restrict__ b, sg_bf16 *__restrict__ y, int rows, int D,
@@ -29,7 +25,7 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
         v[i] = j < D ? xr[j] : 0.f;
         s += v[i];
     }
-    const float mean = warp_sum(s) / (float)D;
+    const float mean = sg_warp_sum(s) / (float)D;
     float q = 0.f;
 #pragma unroll
     for (int i = 0; i < k_max_per_lane; i++) {
@@ -37,7 +33,7 @@ __global__ void layernorm_kernel(const float *__restrict__ x, const float *__res
         const float d = v[i] - mean;
         q += j < D ? d * d : 0.f;
     }
-    const float rstd = rsqrtf(warp_sum(q) / (float)D + eps);
+    const float rstd = rsqrtf(sg_warp_sum(q) / (float)D + eps);
     sg_bf16 *yr = y + (size_t)row * D;
 #pragma unroll
     for (int i = 0; i < k_max_per_lane; i++) {

@@ -5,15 +5,13 @@
 // thread per key for the scores, one thread per output channel for the mix. About 0.1% of the FLOPs.
 #include "cuda_kernels.h"
 #include "cuda_common.h"
+#include "../warp_reduce.cuh"
 
 static constexpr int k_threads = 256;
 
 __device__ __forceinline__ float block_reduce(float v, float *red, bool is_max) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int o = 16; o > 0; o >>= 1) {
-        const float u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = is_max ? fmaxf(v, u) : v + u;
-    }
+    v = is_max ? sg_warp_max(v) : sg_warp_sum(v);
     __syncthreads();  // red may still be read from the previous reduction
     if (lane == 0) red[warp] = v;
     __syncthreads();

@@ -10,21 +10,11 @@
 #ifndef SG_MEGA_LN_CUH
 #define SG_MEGA_LN_CUH
 
+#include "../warp_reduce.cuh"
 #include "tma_ptx.cuh"
 
 #define SG_LN_D 768
 #define SG_LN_PER_LANE (SG_LN_D / 32)  // 24
-
-__device__ __forceinline__ float sg_warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ __forceinline__ float sg_warp_max(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
 
 // One normalised value: (x - mean) * rstd * gamma + beta, the expression every LayerNorm output here uses.
 __device__ __forceinline__ float sg_ln_apply(float x, float mean, float rstd, float g, float b) {

@@ -5,6 +5,7 @@
 #define SG_SM100_QUANT_CUH
 
 #include <cuda_fp8.h>
+#include "../warp_reduce.cuh"
 #include "sm100_desc.h"
 
 #define SG_LNQ_MAX_BLOCKS 32  // d <= 32 * 32 = 1024 per warp-held row
@@ -12,15 +13,6 @@
 __device__ __forceinline__ uint8_t sg_q_e4m3(float x, uint8_t u) {
     const float s = (float)((double)x * ldexp(1.0, 127 - (int)u));  // exact scaling, one rounding (as the CPU)
     return (uint8_t)__nv_cvt_float_to_fp8(s, __NV_SATFINITE, __NV_E4M3);
-}
-
-__device__ __forceinline__ float sg_q_warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-__device__ __forceinline__ float sg_q_warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
 }
 
 // Row `row` of x [., d] (d % 32 == 0, d <= 1024) by one warp: y = LayerNorm(x) * w + b (fp32 statistics, the
@@ -42,14 +34,14 @@ __device__ __forceinline__ void sg_ln_quant_row(const float *__restrict__ x, con
         v[i] = i < nb ? __ldcg(xr + lane + 32 * i) : 0.f;
         s += v[i];
     }
-    const float mean = sg_q_warp_sum(s) / (float)d;
+    const float mean = sg_warp_sum(s) / (float)d;
     float ss = 0.f;
 #pragma unroll
     for (int i = 0; i < SG_LNQ_MAX_BLOCKS; i++) {
         const float dv = v[i] - mean;
         ss += i < nb ? dv * dv : 0.f;
     }
-    const float rstd = rsqrtf(sg_q_warp_sum(ss) / (float)d + eps);
+    const float rstd = rsqrtf(sg_warp_sum(ss) / (float)d + eps);
     uint8_t *qr = q + (size_t)row * d;
 #pragma unroll
     for (int i = 0; i < SG_LNQ_MAX_BLOCKS; i++) {
@@ -57,7 +49,7 @@ __device__ __forceinline__ void sg_ln_quant_row(const float *__restrict__ x, con
         const int j = lane + 32 * i;
         const float yv = (v[i] - mean) * rstd * w[j] + b[j];  // the expression of sg_cu_layernorm
         if (y) y[(size_t)row * d + j] = yv;
-        const uint8_t u = sg_ue8m0_for_amax(sg_q_warp_max(fabsf(yv)));
+        const uint8_t u = sg_ue8m0_for_amax(sg_warp_max(fabsf(yv)));
         qr[j] = sg_q_e4m3(yv, u);
         if (lane == 0) sf[sg_sm100_sf_offset((uint32_t)row, (uint32_t)i, (uint32_t)nb)] = u;
     }

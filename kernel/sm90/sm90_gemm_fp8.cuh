@@ -36,6 +36,7 @@
 
 #include <cuda_fp8.h>
 #include "sm90_gemm.cuh"
+#include "../warp_reduce.cuh"
 #include "../cpu/cpu_mxfp8.h"
 #include "../sm100/sm100_desc.h"
 
@@ -328,9 +329,7 @@ __device__ __forceinline__ void sg_fp8_quant_act_warp(const float *x, int K, int
     const int lane = threadIdx.x % 32;
     const size_t off = (size_t)row * K + (size_t)kb * SG_FP8_BK + 4 * lane;
     const float4 v = *reinterpret_cast<const float4 *>(x + off);
-    float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float m = sg_warp_max(fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
     float s, inv;
     sg_fp8_scale(m, pow2, s, inv);
     *reinterpret_cast<uint32_t *>(q + off) = sg_fp8x4(v.x * inv, v.y * inv, v.z * inv, v.w * inv);
@@ -350,8 +349,7 @@ __device__ __forceinline__ void sg_fp8_quant_w_block(const float *w, int K, int 
         const float4 v = src[i];
         m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    m = sg_warp_max(m);
     if (t % 32 == 0) red[t / 32] = m;
     __syncthreads();
     m = red[0];
