@@ -91,7 +91,8 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
 
 // FP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (MXFP8: E4M3 + 128x4 UE8M0
 // scales, sg_sm100_quant_weight, bit-identical to the CPU's sg_mxfp8_quantize; FP8ROW: E4M3 + one fp32 scale per
-// output channel, sg_sm90_quant_weight_rows, bit-identical to sg_fp8_quantize with 1 x 768 blocks), and the buffers
+// output channel, sg_sm90_quant_weight_rows, bit-identical to sg_fp8_quantize with 1 x 768 blocks, interleaved with
+// the bias; needs g->bias), and the buffers
 // LayerNorm-2 writes FC1's input into (rows padded to whole 128-row tiles, zeroed once: padding rows stay finite);
 // their tensor maps into maps (MXFP8: bytes, boxes of 128 rows x 128 bytes; FP8ROW: 16-bit elements, boxes of 64 x
 // 128 rows and, for W1, 64 x 64 rows: mega_gpu.h), all with 128-byte swizzle (one K block of 128 E4M3).
@@ -120,23 +121,11 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
     const int elem = row ? 2 : 1;
     const uint32_t bc = 128 / elem;  // a box's 128 bytes of K
     int rc = 0;
-    std::vector<float> sc(row ? F : 0), bs(row ? 2 * (size_t)F : 0);
     for (int l = 0; l < L && rc == 0; l++) {
         uint8_t *q = g->mx + l * w1;
-        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, tmp, q, g->w1sf + l * w1sf, err, errlen);
-        if (rc == 0 && row) {  // the F scales, interleaved with the bias: (b[2j], b[2j + 1], s[2j], s[2j + 1])
-            e = cudaMemcpy(sc.data(), g->w1sf + l * w1sf, F * sizeof(float), cudaMemcpyDeviceToHost);
-            for (int j = 0; j < F; j++) {
-                bs[4 * (j / 2) + j % 2] = m->layers[l].fc1_b[j];
-                bs[4 * (j / 2) + 2 + j % 2] = sc[j];
-            }
-            if (e == cudaSuccess) e = cudaMemcpy(g->w1sf + l * w1sf, bs.data(), w1sf, cudaMemcpyHostToDevice);
-            if (e != cudaSuccess) {
-                snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC1 scales: %s", __FILE__, __LINE__, g->k->name,
-                         cudaGetErrorString(e));
-                rc = -1;
-            }
-        }
+        // FP8ROW's scales come interleaved with the layer's FC1 bias (g->bias: per layer qkv_b, then fc1_b)
+        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, g->bias + (size_t)l * (3 * D + F) + 3 * D, tmp, q,
+                                g->w1sf + l * w1sf, err, errlen);
         if (rc == 0)
             rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], type, elem, q, F, D / elem, SG_MEGA_BN, bc,
                                    CU_TENSOR_MAP_SWIZZLE_128B, err, errlen);

@@ -203,9 +203,10 @@ struct sg_mega_launcher {
     cudaError_t (*launch)(int prof, int grid, cudaStream_t st, const sg_mega_params *p);
     // NULL: FC1 in bf16. Else FC1 runs in FP8 (format fc1) and this quantises its weights at create time (x_host
     // [rows, k] fp32, through the device buffer tmp -> E4M3 q + scales sf: sm100_quant.h's sg_sm100_quant_weight,
-    // 128x4 UE8M0 atoms; sm90_fc1_fp8.h's sg_sm90_quant_weight_rows, one fp32 per row).
-    int (*quant_weight)(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
-                        size_t errlen);
+    // 128x4 UE8M0 atoms (bias unused); sm90_mega.h's sg_sm90_quant_weight_rows, one fp32 per row, interleaved with
+    // the layer's FC1 bias (device fp32), the layout of sg_mega_params.w1sf).
+    int (*quant_weight)(const float *x_host, int rows, int k, const float *bias, float *tmp, uint8_t *q, uint8_t *sf,
+                        char *err, size_t errlen);
     // The narrowest GEMM task shape the kernel runs (sg_mega_params.narrow: small batches get them); 0: wide only.
     int narrow;
     int fc1;  // sg_mega_fc1: SG_FC1_BF16 when quant_weight is NULL

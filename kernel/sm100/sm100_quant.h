@@ -46,7 +46,7 @@ int sg_sm100_quant_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *
 
 /* A weight from host memory: copies x_host [rows, k] fp32 into tmp (device, rows * k floats), quantises it on the
  * legacy stream and synchronises (so tmp may be refilled at once). For load time only. */
-int sg_sm100_quant_weight(const float *x_host, int rows, int k, float *tmp, uint8_t *q, uint8_t *sf, char *err,
+int sg_sm100_quant_weight(const float *x_host, int rows, int k, const float *bias, float *tmp, uint8_t *q, uint8_t *sf, char *err,
                           size_t errlen);
 
 /* LayerNorm + quantise of rows [0, rows); rows [rows, rows_pad) get scale code 0 (q is not written there: the
