@@ -14,13 +14,14 @@
 #    'unavailable: reason' (a failure only for cuda);
 # 3b. runs each megakernel backend through 10,000 back-to-back batches of mixed sizes (tests/tools/sg_backend_stress),
 #     every row bit-identical to its image's batch-1 row;
-# 3c. batch invariance: every row of batches of 1, 2, 3, 4, 7, 8, 15, 16, 17, 255, 256 and 1,024 bit-identical to the
-#     image's batch-1 row (tests/tools/sg_batch_invariance; required of the megakernels, reported for cuda);
+# 3c. batch invariance: every row of batches of 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 15, 16, 17, 255, 256 and 1,024
+#     bit-identical to the image's batch-1 row (tests/tools/sg_batch_invariance; required of the megakernels, reported
+#     for cuda);
 # 4. runs tests/test_gpu_cuda (cuda backend vs HF fixtures and the CPU reference);
 # 5. runs compute-sanitizer memcheck, racecheck and synccheck on a batch of 2 photos, per available backend, and
-#    for the megakernels also on batches of 7, 8 and 9 photos: on an H100 the four GEMM task shapes (halves up to
-#    4 images, narrow64 up to 7, narrow at 8, wide beyond; kernel/mega/mega_gpu.cu); sm90:fp8 on 2, 8 and 9 (its
-#    FC1's three shapes) (SG_CHECK_SANITIZE=0 skips them, for a quick iteration).
+#    for the megakernels also on batches of 9, 10 and 12 photos: on an H100 the four GEMM task shapes (halves up to
+#    4 images, narrow64 up to 9, narrow at 10-11, wide beyond; kernel/mega/mega_gpu.cu); sm90:fp8 on 2, 10 and 12
+#    (its FC1's three shapes) (SG_CHECK_SANITIZE=0 skips them, for a quick iteration).
 # Exits non-zero on any failure; the last line says how many checks passed and failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -133,7 +134,7 @@ for B in "${AVAILABLE[@]}"; do
     if [ "$B" = cuda ]; then  # cuBLASLt may pick another algorithm for another M: reported, not required
         sed 's/^\(PASS\|FAIL\): /    INFO (cuda, not required): /' "$WORK/invariance-$F.log"
     elif [ "$rc" -eq 0 ]; then
-        pass "backend $B: every row of batches 1, 2, 3, 4, 7, 8, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
+        pass "backend $B: every row of batches 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
         sed 's/^/    /' "$WORK/invariance-$F.log"
     else
         sed 's/^/    /' "$WORK/invariance-$F.log"
@@ -162,12 +163,12 @@ if [ "${SG_CHECK_SANITIZE:-1}" = 0 ]; then
 elif [ -z "$CS" ]; then
     fail "compute-sanitizer not found"
 else
-    RUNS=()  # "backend batch": batch 2 for each; 7, 8 and 9 too for the megakernels (see 5. above); FP8's FC1
-             # has three shapes (64-column tasks up to 7 images, 128 at 8, 256 beyond): batches 2, 8 and 9
+    RUNS=()  # "backend batch": batch 2 for each; 9, 10 and 12 too for the megakernels (see 5. above); FP8's FC1
+             # has three shapes (64-column tasks up to 9 images, 128 at 10-11, 256 beyond): batches 2, 10 and 12
     for B in "${AVAILABLE[@]}"; do
         RUNS+=("$B 2")
-        if [ "$B" != cuda ] && [ "${#FILES[@]}" -ge 9 ]; then
-            if [ "${B#*:}" = fp8 ]; then RUNS+=("$B 8" "$B 9"); else RUNS+=("$B 7" "$B 8" "$B 9"); fi
+        if [ "$B" != cuda ] && [ "${#FILES[@]}" -ge 12 ]; then
+            if [ "${B#*:}" = fp8 ]; then RUNS+=("$B 10" "$B 12"); else RUNS+=("$B 9" "$B 10" "$B 12"); fi
         fi
     done
     for run in "${RUNS[@]}"; do

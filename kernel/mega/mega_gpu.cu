@@ -173,14 +173,15 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     if (const char *e = getenv("SG_MEGA_GRID"))  // lab: fewer CTAs than SMs (how a stage's rate scales with them)
         if (atoi(e) > 0 && atoi(e) < g->sms) g->sms = atoi(e);
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
-    // per 10 SMs (H100, 132 SMs: 8 images, 13 row tiles; measured there, narrow against wide: 1.23x at batch 1,
-    // 1.13x at 8, 0.94x at 14, where the narrow QKV and FC1 stages take three waves: docs/perf-notes.md);
-    // narrow64 (128 x 64, two K blocks per ring stage, LayerNorm tasks of 8 rows) up to one row tile per 12 SMs
-    // (7 images, 11 row tiles; measured against narrow, session 7: 1.10x at 5 images, 1.015x at 6, 1.01x at 7,
-    // 0.93x at 8); halves (narrow64 with the 768-column kinds as 64 x 64 tasks, 24 per row tile) up to one row tile
-    // per 18 SMs (4 images, 7 row tiles: those kinds' 168 tasks a little over one wave; measured against narrow64,
-    // session 8: 1.08x at batch 1, 1.06x at 2, 1.03x at 4, 1.00x at 5, 0.94x at 6-7). SG_MEGA_NARROW_MAX=N,
-    // SG_MEGA_NARROW64_MAX=N and SG_MEGA_HALVES_MAX=N override them (docs/debug-knobs.md; 0: none).
+    // per 7 SMs (H100, 132 SMs: 11 images, 17 row tiles); narrow64 (128 x 64, two K blocks per ring stage, a
+    // 4-stage ring, LayerNorm tasks of 8 rows) up to one row tile per 9 SMs (9 images, 14 row tiles); halves
+    // (narrow64 with the 768-column kinds as 64 x 64 tasks, 24 per row tile) up to one row tile per 18 SMs (4
+    // images, 7 row tiles: those kinds' 168 tasks a little over one wave). Measured on an H100 after v43 gave
+    // narrow64 and halves their fourth stage (session 12, docs/perf-notes.md): narrow64 against the rule before
+    // (narrow at 8, wide from 9) 1.03x at 8 images, 1.09x at 9, 0.96x at 10-11; narrow against wide 1.00x at 10,
+    // 1.02x at 11, 0.93x at 12; halves against narrow64 0.97x at 5, 0.94x at 6 (sessions 7-8: narrow against wide
+    // 1.23x at batch 1, 0.94x at 14; halves 1.08x at batch 1). SG_MEGA_NARROW_MAX=N, SG_MEGA_NARROW64_MAX=N and
+    // SG_MEGA_HALVES_MAX=N override them (docs/debug-knobs.md; 0: none).
     for (int s = 0; s < 4; s++) g->narrow_max[s] = 0;  // [0] unused: every batch may run wide
     const char *lag = getenv("SG_MEGA_FC1_LAG");
     g->fc1_lag = lag ? atoi(lag) : 1;  // FC1 one grid behind LayerNorm-2 (v16: +1.4 %, docs/perf-notes.md)
@@ -192,7 +193,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
     const char *side = getenv("SG_MEGA_SIDE_MIN");
     g->side_min = side ? atoi(side) : 96;
-    static const int per[4] = {0, 10, 12, 18};
+    static const int per[4] = {0, 7, 9, 18};
     static const char *knob[4] = {nullptr, "SG_MEGA_NARROW_MAX", "SG_MEGA_NARROW64_MAX", "SG_MEGA_HALVES_MAX"};
     for (int s = 1; s <= k->narrow && s < 4; s++) {
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per[s] <= g->sms) g->narrow_max[s]++;
