@@ -134,7 +134,7 @@ for B in "${AVAILABLE[@]}"; do
     if [ "$B" = cuda ]; then  # cuBLASLt may pick another algorithm for another M: reported, not required
         sed 's/^\(PASS\|FAIL\): /    INFO (cuda, not required): /' "$WORK/invariance-$F.log"
     elif [ "$rc" -eq 0 ]; then
-        pass "backend $B: every row of batches 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
+        pass "backend $B: every row of batches 1-4, 7-12, 15, 16, 17, 255, 256, 1,024 bit-identical to its batch-1 row"
         sed 's/^/    /' "$WORK/invariance-$F.log"
     else
         sed 's/^/    /' "$WORK/invariance-$F.log"

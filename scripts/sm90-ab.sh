@@ -11,7 +11,7 @@
 #    the runs of SG_AB_EXTRA ("label ENV=V ...; ..."), the new tree with debug knobs set;
 # 2. SG_SM90_PROFILE=1 (cycles per task kind) of both at batches 1 and 1,024;
 # 3. the photos' pooled embeddings (--no-normalize, f32) from both: identical bytes, or how far apart;
-# 4. the new tree's batch invariance (every row of batches 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 15, 16, 17, 255, 256, 1,024 bit-identical
+# 4. the new tree's batch invariance (every row of batches 1-4, 7-12, 15, 16, 17, 255, 256, 1,024 bit-identical
 #    to its batch-1 row).
 # Prints a table last (scripts/sm90_ab_table.py). OUTDIR gets few files (the device tool brings back only a handful):
 # gpu.txt, graph.jsonl, profile-base.txt, profile-new.txt, and summary.txt (identity, invariance, the table).

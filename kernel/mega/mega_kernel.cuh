@@ -40,33 +40,33 @@
 // memset and no parity bank; the host zeroes them once at allocation.
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
-//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) -> the K loop's end time (clock64, profile only; the
-//       K loop's start goes to sg_mega_prof_mark(1); the skeleton records the phases from the two):
-//       warpgroup w's half of the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K =
-//       sg_mega_gemm_k) from the ring (the W rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a
-//       stage; each stage's empty barrier counts one arrival per warpgroup); when Arch::wide_rows, rows m0 + 64 w..
-//       and all 256 columns (n0 = 256 k.b.., the A block's rows 64 w.., the stage's 256 W rows), staged as one bf16
-//       piece of four 64-row boxes, or two fp32 pieces of 64 rows x 128 columns; when p.narrow, rows m0 + 64 w..,
-//       columns n0 = 128 k.b.. (the stage's only W rows at SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16:
-//       a *64 map); when the task's shape (sg_mega_shape) is 2 the same with 64 columns (n0 = 64 k.b.., out.nbox
-//       halved; the head's fp32 parts as two pieces of 32 columns); when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's
-//       three K blocks, SG_GEMM_H64_BLOCK apart, each A's 64 rows then W's 64, this part's W rows 32 w..), one fp32
-//       piece of one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at
-//       bias[0..128) (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half
-//       handed to the storer through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of
-//       64 columns x 128 rows (64-row parts: boxes of 64 rows, store mode 4); fp32 tiles (sg_mega_f32_tile) as
-//       two pieces of 64 rows (or of 128 columns), each four boxes of 32 columns x 64 rows; 128-byte swizzle
-//       (16-byte chunk c of a 128-byte row r at position c ^ (r % 8)); or the part written by the warpgroup's
-//       threads themselves and only its counter handed over (sg_mega_out_signal: Hopper's small batches' fp32
-//       parts, added into h with vector reductions);
+//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) -> the K loop's end time (clock64, profile only; the K
+//       loop's start goes to sg_mega_prof_mark(1); the skeleton records the phases from the two): warpgroup w's half of
+//       the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K = sg_mega_gemm_k) from the ring (the W
+//       rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a stage; each stage's empty barrier counts one
+//       arrival per warpgroup); when Arch::wide_rows, rows m0 + 64 w.. and all 256 columns (n0 = 256 k.b.., the A
+//       block's rows 64 w.., the stage's 256 W rows), staged as one bf16 piece of four 64-row boxes, or two fp32 pieces
+//       of 64 rows x 128 columns; when p.narrow, rows m0 + 64 w.., columns n0 = 128 k.b.. (the stage's only W rows at
+//       SG_MEGA_A_BYTES), staged as one piece of 64 rows (bf16: a *64 map); when the task's shape (sg_mega_shape) is 2
+//       the same with 64 columns (n0 = 64 k.b.., out.nbox halved; the head's fp32 parts as two pieces of 32 columns);
+//       when 3, a 64 x 64 task: rows m0 = sg_mega_task_m0.., columns sg_mega_task_n0 + 32 w.. (the stage's three K
+//       blocks, SG_GEMM_H64_BLOCK apart, each A's 64 rows then W's 64, this part's W rows 32 w..), one fp32 piece of
+//       one box; an architecture whose launcher says narrow = 0 never gets such a launch; started at bias[0..128)
+//       (shared memory, or zero when NULL); then tanh GELU where sg_mega_gelu_tile, and the half handed to the storer
+//       through `out` (sg_mega_out_begin / _end): bf16 tiles as one piece of two TMA boxes of 64 columns x 128 rows
+//       (64-row parts: boxes of 64 rows, store mode 4); fp32 tiles (sg_mega_f32_tile) as two pieces of 64 rows (or of
+//       128 columns), each four boxes of 32 columns x 64 rows; 128-byte swizzle (16-byte chunk c of a 128-byte row r at
+//       position c ^ (r % 8)); or the part written by the warpgroup's threads themselves and only its counter handed
+//       over (sg_mega_out_signal: Hopper's small batches' fp32 parts, added into h with vector reductions);
 //   Arch::attention(q, k, v, empty, sqkv, img, head, part, att, ld, w): warpgroup w's share of one (image, head)
 //       from three consecutive stages of the ring (Q, K, V boxes of 256 rows x 64 columns, at stages
 //       sg_mega_qkv_stage(sqkv, 0..2); part >= 0, a narrow launch's split task: only query blocks 2 part, 2 part + 1,
 //       Q a box of their 128 rows), which it gives back itself: one arrival by this warpgroup on each one's empty
 //       barrier once its threads have finished reading it;
 //   Arch::produce_gemm(p, k, map_a, map_w, m0, n0, K, sm, ring): the producer's TMA loads of a GEMM task's K
-//       blocks into the launch's ring of sg_mega_ring_stages(p.narrow) stages (A 128 rows, W 256 rows, or 128 when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes),
-//       A 64 rows and W 64 when 3 (both maps 64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
+//       blocks into the launch's ring of sg_mega_ring_stages(p.narrow) stages (A 128 rows, W 256 rows, or 128
+//       when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes), A 64 rows and W 64 when 3 (both maps
+//       64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::fc1_fp8row: FC1 runs in FP8 with row scales (Hopper's --precision fp8 instantiation: sg_mega_fp8row);
 //   Arch::wide_rows: a wide task's warpgroup w computes rows 64 w.. x 256 columns (true) or 128 rows x columns
@@ -653,7 +653,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 // boxes of 64 (bf16) or 32 (fp32) columns a piece: a 64 x 256 part's bf16 piece has 256 columns,
                 // a narrow64 part 64, a 64 x 64 task's (fp32) 32; fp32 pieces have 128 columns (32 in a narrow64
                 // launch, whose staging buffers are 8 KB)
-                t.nbox = shape == 3 || (shape == 2 && f32) ? 1 : shape == 0 && rows && !f32 ? 4 : (f32 ? 4 : 2) >> (shape == 2);
+                t.nbox = shape == 3 || (shape == 2 && f32) ? 1
+                       : shape == 0 && rows && !f32      ? 4
+                                                         : (f32 ? 4 : 2) >> (shape == 2);
                 int map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                         : k.kind == SG_MT_FC1                        ? SG_SMAP_H
                         : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP

@@ -86,8 +86,8 @@ int sg_sm100_quant_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *
     return 0;
 }
 
-int sg_sm100_quant_weight(const float *x_host, int rows, int k, const float * /*bias*/, float *tmp, uint8_t *q, uint8_t *sf, char *err,
-                          size_t errlen) {
+int sg_sm100_quant_weight(const float *x_host, int rows, int k, const float * /*bias*/, float *tmp, uint8_t *q,
+                          uint8_t *sf, char *err, size_t errlen) {
     SG_CU_TRY(cudaMemcpy(tmp, x_host, (size_t)rows * k * sizeof(float), cudaMemcpyHostToDevice), err, errlen);
     if (sg_sm100_quant_matrix(tmp, rows, k, q, sf, 0, err, errlen)) return -1;
     SG_CU_TRY(cudaDeviceSynchronize(), err, errlen);

@@ -45,9 +45,10 @@ int sg_sm100_quant_matrix(const float *x, int rows, int k, uint8_t *q, uint8_t *
                           size_t errlen);
 
 /* A weight from host memory: copies x_host [rows, k] fp32 into tmp (device, rows * k floats), quantises it on the
- * legacy stream and synchronises (so tmp may be refilled at once). For load time only. */
-int sg_sm100_quant_weight(const float *x_host, int rows, int k, const float *bias, float *tmp, uint8_t *q, uint8_t *sf, char *err,
-                          size_t errlen);
+ * legacy stream and synchronises (so tmp may be refilled at once). For load time only. bias is unused (the launchers'
+ * quantisers share one signature; Hopper's interleaves its scales with the bias). */
+int sg_sm100_quant_weight(const float *x_host, int rows, int k, const float *bias, float *tmp, uint8_t *q,
+                          uint8_t *sf, char *err, size_t errlen);
 
 /* LayerNorm + quantise of rows [0, rows); rows [rows, rows_pad) get scale code 0 (q is not written there: the
  * GEMM's TMA zero-fills rows >= M). y_f32: optional fp32 copy of the normalised rows (tests), NULL normally. */

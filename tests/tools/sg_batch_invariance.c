@@ -3,14 +3,14 @@
  *   sg_batch_invariance WEIGHTS BACKEND [SIZES] [SEED]      e.g. sg_batch_invariance /tmp/full sm90 1,2,7,256
  *
  * A pool of 64 synthetic images (tool_pool.h, as sg_backend_stress.c makes it) is embedded one image per batch: those
- * rows are the references. Then, for every batch size in SIZES (default 1,2,3,4,7,8,9,10,11,12,15,16,17,255,256,
- * 1024: on an H100 every GEMM task shape, and the edges between them), one batch is filled with pool images drawn at random (so an image lands at many positions: first, last, straddling
- * 128-row tiles, twice in one batch), the output is poisoned with NaN, and every row must equal its reference bit
- * for bit (memcmp): the claim the megakernel backends make (one launch for every batch size, no routing, every task
- * computing a row from that row alone in a fixed order). One "PASS:"/"FAIL:" line per batch size (the format of
- * tests/check.h), with the number of rows that differ and the largest difference. SG_INVARIANCE_CORRUPT=1 moves
- * one value of the first batch by one ulp, to show the check fails when it should.
- * Exit status: 0 every row identical, 1 some row differed, 2 the backend could not be created.
+ * rows are the references. Then, for every batch size in SIZES (default 1,2,3,4,7,8,9,10,11,12,15,16,17,255,256,1024:
+ * on an H100 every GEMM task shape, and the edges between them), one batch is filled with pool images drawn at random
+ * (so an image lands at many positions: first, last, straddling 128-row tiles, twice in one batch), the output is
+ * poisoned with NaN, and every row must equal its reference bit for bit (memcmp): the claim the megakernel backends
+ * make (one launch for every batch size, no routing, every task computing a row from that row alone in a fixed order).
+ * One "PASS:"/"FAIL:" line per batch size (the format of tests/check.h), with the number of rows that differ and the
+ * largest difference. SG_INVARIANCE_CORRUPT=1 moves one value of the first batch by one ulp, to show the check fails
+ * when it should. Exit status: 0 every row identical, 1 some row differed, 2 the backend could not be created.
  */
 #include <math.h>
 #include <stdint.h>
