@@ -170,8 +170,10 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     int dev = 0;
     SG_MEGA_TRY(cudaGetDevice(&dev));
     SG_MEGA_TRY(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
-    if (const char *e = getenv("SG_MEGA_GRID"))  // lab: fewer CTAs than SMs (how a stage's rate scales with them)
-        if (atoi(e) > 0 && atoi(e) < g->sms) g->sms = atoi(e);
+    if (const char *e = getenv("SG_MEGA_GRID")) {  // lab: fewer CTAs than SMs (how a stage's rate scales with them)
+        const int grid = atoi(e);
+        if (grid > 0 && grid < g->sms) g->sms = grid;
+    }
     // Narrow (128 x 128) GEMM tasks for small batches, whose wide tasks leave most SMs idle: up to one row tile
     // per 7 SMs (H100, 132 SMs: 11 images, 17 row tiles); narrow64 (128 x 64, two K blocks per ring stage, a
     // 4-stage ring, LayerNorm tasks of 8 rows) up to one row tile per 9 SMs (9 images, 14 row tiles); halves

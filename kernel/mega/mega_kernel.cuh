@@ -93,10 +93,6 @@ static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTE
 static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
               "a stage is A 128 x 64 and two W halves of 128 x 64");
 
-// An attention or pool task's Q, K and V stages (j = 0, 1, 2): three consecutive stages of the ring, from wherever
-// it stands, so wrapped in a ring of 3 or 4 (sg_mega_ring_stages); the consumer packs their indices 4 bits each.
-__device__ __forceinline__ int sg_mega_qkv_stage(int sqkv, int j) { return (sqkv >> (4 * j)) & 15; }
-
 // Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups,
 // SG_MEGA_BAR_SIDE for the side warps (0 is __syncthreads).
 #define SG_MEGA_BAR_WG 1

@@ -15,6 +15,7 @@
 #ifndef SG_SM90_ATTN_CUH
 #define SG_SM90_ATTN_CUH
 
+#include "../mega/mega_ring.cuh"
 #include "sm90_ptx.cuh"
 
 #define SG_ATTN_T 196          // tokens per image
@@ -45,8 +46,8 @@ __device__ __forceinline__ void sg_sm90_attn_produce(const CUtensorMap *mapQKV, 
 
 // One 64-query block rb (0..3) of one (image, head) by the 128 threads of a warpgroup, with Q, K, V already in
 // shared memory (qblk: the block's 64 Q rows; k, v: 256 x 64 bf16 SW128 boxes; 1024-byte aligned). release (the
-// warpgroup's last block in the megakernel; else NULL): the ring's empty barriers; Q, K and V are stages sqkv & 15,
-// (sqkv >> 4) & 15 and sqkv >> 8 (sg_mega_qkv_stage); one arrival each by thread 0, Q's and K's once S = Q K^T is
+// warpgroup's last block in the megakernel; else NULL): the ring's empty barriers; Q, K and V are stages
+// sg_mega_qkv_stage(sqkv, 0..2) (mega_ring.cuh); one arrival each by thread 0, Q's and K's once S = Q K^T is
 // complete, V's once P V is.
 __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, const uint8_t *k, const uint8_t *v,
                                                    int img, int head, __nv_bfloat16 *out, int ldo,
@@ -72,8 +73,8 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, 
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(s);
     if (release && t == 0) {  // this warpgroup's reads of Q and K are complete
-        sg_mbar_arrive(release + (sqkv & 15));
-        sg_mbar_arrive(release + ((sqkv >> 4) & 15));
+        sg_mbar_arrive(release + sg_mega_qkv_stage(sqkv, 0));
+        sg_mbar_arrive(release + sg_mega_qkv_stage(sqkv, 1));
     }
 
     // Register k holds row r + 8 ((k/2)%2), column 8 (k/4) + 2 (lane%4) + k%2 (sm90_ptx.cuh).
@@ -126,7 +127,7 @@ __device__ __forceinline__ void sg_sm90_attn_block(int rb, const uint8_t *qblk, 
     sg_wgmma_commit();
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(o);
-    if (release && t == 0) sg_mbar_arrive(release + (sqkv >> 8));  // and of V
+    if (release && t == 0) sg_mbar_arrive(release + sg_mega_qkv_stage(sqkv, 2));  // and of V
 
     const float inv[2] = {1.0f / sum[0], 1.0f / sum[1]};
     const int r0 = 64 * rb + 16 * warp + lane / 4;
