@@ -12,6 +12,10 @@
  *   4. The emulated forward on the tiny fixtures with FP8 QKV/out/FC1/FC2: the weight path equals weights
  *      quantised by hand in 128 x 128 blocks (identical bits), it differs from HF but stays close, 1 and 2
  *      threads agree bit for bit, and a bad format is refused.
+ *   5. FC2 per layer (sg_mx_model_create_fc2): an empty plan is sg_mx_model_create's bits; a plan of every layer
+ *      with per-token inputs is the same bits as FC2 taken out of bf16_linears; the a-priori bound
+ *      (SG_MX_FP8_BOUND) is >= max |H_r| for every token and layer (the bound log) and stays close to HF;
+ *      a layer past the model or an unknown format is refused.
  */
 #include <float.h>
 #include <math.h>
@@ -188,6 +192,67 @@ static float *fp8_copy(const float *const *seg, int nseg, int n, int k, float **
     return y;
 }
 
+/* Part 5: FC2's format per layer and the bound of SG_MX_FP8_BOUND. */
+static void test_fc2_plan(const sg_model *m, const float *px, const float *ref, int n, const char *name) {
+    const int D = m->cfg.hidden_size, L = m->cfg.num_layers;
+    char err[512];
+    float *a = xmalloc((size_t)n * D * 4), *b = xmalloc((size_t)n * D * 4);
+    const unsigned others = SG_MX_LIN_PATCH | SG_MX_LIN_QKV | SG_MX_LIN_OUT | SG_MX_LIN_HEAD;
+    sg_mx_numerics fc1 = {SG_MX_FP8_CHAN, SG_MX_FP8_CHAN, SG_MX_BF16, others | SG_MX_LIN_FC2};
+    sg_mx_numerics both = {SG_MX_FP8_CHAN, SG_MX_FP8_CHAN, SG_MX_BF16, others};
+    const unsigned all = L < 32 ? (1u << L) - 1u : ~0u;
+    sg_mx_fc2_plan none = {0, SG_MX_FP32}, chan = {all, SG_MX_FP8_CHAN}, bound = {all, SG_MX_FP8_BOUND};
+
+    sg_mx_model *x = sg_mx_model_create(m, fc1, 2, err, sizeof err), *y = sg_mx_model_create_fc2(m, fc1, none, 2, err,
+                                                                                                 sizeof err);
+    int ok = x && y && !sg_mx_forward(x, px, n, a, NULL, 2, err, sizeof err) &&
+             !sg_mx_forward(y, px, n, b, NULL, 2, err, sizeof err) && !memcmp(a, b, (size_t)n * D * 4);
+    CHECK(ok, "%s: an empty FC2 plan == sg_mx_model_create (identical bits)", name);
+    sg_mx_model_free(x);
+    sg_mx_model_free(y);
+
+    x = sg_mx_model_create(m, both, 2, err, sizeof err);
+    y = sg_mx_model_create_fc2(m, fc1, chan, 2, err, sizeof err);
+    ok = x && y && !sg_mx_forward(x, px, n, a, NULL, 2, err, sizeof err) &&
+         !sg_mx_forward(y, px, n, b, NULL, 2, err, sizeof err) && !memcmp(a, b, (size_t)n * D * 4);
+    CHECK(ok, "%s: FC2 plan of every layer, per-token inputs == FC2 out of bf16_linears (identical bits)", name);
+    sg_mx_model_free(x);
+    sg_mx_model_free(y);
+
+    y = sg_mx_model_create_fc2(m, fc1, bound, 2, err, sizeof err);
+    FILE *f = tmpfile();
+    if (y && f) sg_mx_set_bound_log(y, f);
+    double mab = 0, c = 0;
+    ok = y && f && !sg_mx_forward(y, px, n, b, NULL, 2, err, sizeof err);
+    if (ok) c = sg_test_cos_min(b, ref, n, D, &mab);
+    long recs = 0, below = 0;
+    float rmin = INFINITY;
+    if (ok) {
+        rewind(f);
+        struct { int32_t layer; float ratio; } r;
+        while (fread(&r, sizeof r, 1, f) == 1) {
+            recs++;
+            if (!(r.ratio >= 1.0f) || r.layer < 0 || r.layer >= L) below++;
+            if (r.ratio < rmin) rmin = r.ratio;
+        }
+    }
+    const long want = (long)n * L * sg_config_tokens(&m->cfg);
+    CHECK(ok && recs == want && below == 0, "%s: bound_r >= max|H_r| for all %ld (token, layer) pairs (%ld records, "
+          "%ld below, smallest ratio %.3f)", name, want, recs, below, rmin);
+    CHECK(ok && c >= 0.98, "%s: FC2 FP8 with the bound on every layer vs HF fp32: cos %.5f", name, c);
+    if (f) fclose(f);
+    sg_mx_model_free(y);
+
+    sg_mx_fc2_plan past = {1u << L, SG_MX_FP8_CHAN}, badx = {1, (sg_mx_format)7};
+    err[0] = 0;
+    y = L < 32 ? sg_mx_model_create_fc2(m, fc1, past, 1, err, sizeof err) : NULL;
+    CHECK(y == NULL && (L >= 32 || strstr(err, "FC2")), "%s: an FC2 layer past the model is refused: %s", name, err);
+    y = sg_mx_model_create_fc2(m, fc1, badx, 1, err, sizeof err);
+    CHECK(y == NULL && strstr(err, "FC2"), "%s: an unknown FC2 input format is refused: %s", name, err);
+    free(a);
+    free(b);
+}
+
 static void test_forward(const char *root, const char *name) {
     char path[1100], err[512];
     snprintf(path, sizeof path, "%s/tests/fixtures/%s/model.safetensors", root, name);
@@ -253,6 +318,8 @@ static void test_forward(const char *root, const char *name) {
     sg_mx_model_free(mx2);
     for (int i = 0; i < nk; i++) free(keep[i]);
     free(ly);
+
+    test_fc2_plan(m, px, ref, n, name);
 
     sg_mx_numerics badn = {(sg_mx_format)6, SG_MX_FP8, SG_MX_BF16, 0};
     err[0] = 0;

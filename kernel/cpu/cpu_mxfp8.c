@@ -15,6 +15,8 @@
  * kernel's epilogues.
  * The SM90 FP8 formats (SG_MX_FP8*) plug into the same two places: weights in 128 x 128 blocks (or per output
  * channel) at creation, inputs in 1 x 128 blocks (or per token) before each GEMM (fp8_round).
+ * SG_MX_FP8_BOUND (FC2's input only, on the layers of an sg_mx_fc2_plan) scales each token's H by a bound made
+ * from LayerNorm-2's output norm and two per-layer constants (sg_mx_fc1_bound) instead of H's own amax.
  */
 #include "cpu_mxfp8.h"
 
@@ -241,6 +243,8 @@ void sg_mxfp8_gemm_ref(const uint8_t *qa, const uint8_t *sa, const uint8_t *qb, 
 typedef struct mx_layer {
     sg_cpu_wpack qkv, o, fc1, fc2; /* qkv: [3D, D] rows q | k | v */
     float *qkv_b;                  /* [3D] */
+    sg_mx_format fc2_x;            /* FC2's input format on this layer (sg_mx_fc2_plan, else fx[4]) */
+    float bound_c, bound_b;        /* sg_mx_fc1_bound of this layer's FC1 */
 } mx_layer;
 
 struct sg_mx_model {
@@ -250,6 +254,8 @@ struct sg_mx_model {
     mx_layer *layers;
     float *probe_q; /* [D]: rounded per num.attention, as the kernel would hold it */
     sg_mx_format fw[6], fx[6]; /* per Linear kind (bit index of SG_MX_LIN_*): weight and input format */
+    FILE *bound_log; /* sg_mx_set_bound_log, NULL for none */
+    int have_bound;  /* the layers' bound_c / bound_b are set (only made when a plan or the log needs them) */
     float **bufs;   /* every allocation, freed together */
     int nbufs, capbufs;
 };
@@ -283,6 +289,55 @@ static int mx_pack(sg_mx_model *mx, const float *const *seg, int nseg, int n, in
     return 0;
 }
 
+void sg_mx_fc1_bound(const float *w, const float *b, int F, int D, sg_mx_format fmt, float *C, float *B) {
+    /* Other formats than per channel: the rows as the model uses them (rounded like mx_pack does). */
+    float *t = NULL;
+    if (fmt != SG_MX_FP8_CHAN) {
+        t = malloc((size_t)F * D * sizeof(float));
+        if (!t) abort();
+        memcpy(t, w, (size_t)F * D * sizeof(float));
+        round_weights_par(t, F, D, fmt, 1);
+    }
+    double cmax = 0.0;
+    float bmax = 0.0f;
+    for (int j = 0; j < F; j++) {
+        const float *wj = w + (size_t)j * D;
+        double ss = 0.0, sw = 1.0;
+        if (fmt == SG_MX_FP8_CHAN) { /* sw_j * ||qw_j||, the E4M3 values and their scale apart (bit-exact codes) */
+            float inv, sc;
+            fp8_scale(block_amax(wj, (size_t)D, 1, 0, D), 0, &sc, &inv);
+            for (int k = 0; k < D; k++) {
+                double q = (double)sg_e4m3_decode(sg_e4m3_encode(wj[k] * inv));
+                ss += q * q;
+            }
+            sw = (double)sc;
+        } else {
+            for (int k = 0; k < D; k++) ss += (double)t[(size_t)j * D + k] * t[(size_t)j * D + k];
+        }
+        const double c = sw * sqrt(ss);
+        if (c > cmax) cmax = c;
+        const float ab = fabsf(b[j]);
+        if (ab > bmax) bmax = ab;
+    }
+    free(t);
+    *C = (float)(1.0625 * cmax);
+    *B = bmax + 0.25f;
+}
+
+/* Every layer's bound_c / bound_b (sg_mx_fc1_bound of its FC1 in the model's FC1 weight format). */
+static void set_bounds(sg_mx_model *mx) {
+    const sg_config *c = &mx->m->cfg;
+    for (int l = 0; l < c->num_layers; l++)
+        sg_mx_fc1_bound(mx->m->layers[l].fc1_w, mx->m->layers[l].fc1_b, c->intermediate_size, c->hidden_size,
+                        mx->fw[3], &mx->layers[l].bound_c, &mx->layers[l].bound_b);
+    mx->have_bound = 1;
+}
+
+void sg_mx_set_bound_log(sg_mx_model *mx, FILE *f) {
+    if (f && !mx->have_bound) set_bounds(mx);
+    mx->bound_log = f;
+}
+
 void sg_mx_model_free(sg_mx_model *mx) {
     if (!mx) return;
     for (int i = 0; i < mx->nbufs; i++) free(mx->bufs[i]);
@@ -292,6 +347,12 @@ void sg_mx_model_free(sg_mx_model *mx) {
 }
 
 sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threads, char *err, size_t errlen) {
+    const sg_mx_fc2_plan none = {0, SG_MX_FP32};
+    return sg_mx_model_create_fc2(m, num, none, threads, err, errlen);
+}
+
+sg_mx_model *sg_mx_model_create_fc2(const sg_model *m, sg_mx_numerics num, sg_mx_fc2_plan fc2, int threads,
+                                    char *err, size_t errlen) {
     const sg_config *c = &m->cfg;
     if (c->hidden_size <= 0 || c->intermediate_size <= 0 || c->num_heads <= 0 || c->num_layers <= 0 ||
         c->image_size <= 0 || c->patch_size <= 0 || c->hidden_size % c->num_heads != 0 ||
@@ -304,6 +365,12 @@ sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threa
         (unsigned)num.attention > SG_MX_BF16) {
         snprintf(err, errlen, "mxfp8 emulation: bad numerics (weights %d, inputs %d, attention %d; attention takes "
                  "only fp32 or bf16)", (int)num.linear_w, (int)num.linear_x, (int)num.attention);
+        return NULL;
+    }
+    if (fc2.layers && ((unsigned)fc2.x > SG_MX_FP8_BOUND ||
+                           (c->num_layers < 32 && (fc2.layers >> c->num_layers) != 0))) {
+        snprintf(err, errlen, "mxfp8 emulation: bad FC2 layer set 0x%x or FC2 input format %d (%d layers)",
+                 fc2.layers, (int)fc2.x, c->num_layers);
         return NULL;
     }
     const int D = c->hidden_size, F = c->intermediate_size, L = c->num_layers, K = sg_config_patch_dim(c);
@@ -329,16 +396,24 @@ sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threa
         const sg_layer *ly = &m->layers[l];
         mx_layer *xl = &mx->layers[l];
         const float *qkv[3] = {ly->q_w, ly->k_w, ly->v_w};
+        sg_mx_format fc2_w = fw[4];
+        xl->fc2_x = mx->fx[4];
+        if (fc2.layers) {
+            const int on = l < 32 && ((fc2.layers >> l) & 1u);
+            fc2_w = on ? num.linear_w : SG_MX_BF16;
+            xl->fc2_x = on ? fc2.x : SG_MX_BF16;
+        }
         if (mx_pack(mx, qkv, 3, 3 * D, D, fw[1], tmp, &xl->qkv, nt) ||
             mx_pack(mx, &ly->o_w, 1, D, D, fw[2], tmp, &xl->o, nt) ||
             mx_pack(mx, &ly->fc1_w, 1, F, D, fw[3], tmp, &xl->fc1, nt) ||
-            mx_pack(mx, &ly->fc2_w, 1, D, F, fw[4], tmp, &xl->fc2, nt))
+            mx_pack(mx, &ly->fc2_w, 1, D, F, fc2_w, tmp, &xl->fc2, nt))
             goto oom;
         if (!(xl->qkv_b = mx_alloc(mx, (size_t)3 * D))) goto oom;
         memcpy(xl->qkv_b, ly->q_b, (size_t)D * sizeof(float));
         memcpy(xl->qkv_b + D, ly->k_b, (size_t)D * sizeof(float));
         memcpy(xl->qkv_b + 2 * D, ly->v_b, (size_t)D * sizeof(float));
     }
+    if (fc2.layers && fc2.x == SG_MX_FP8_BOUND) set_bounds(mx);
     const float *kv = m->head_in_w + (size_t)D * D;
     if (mx_pack(mx, &kv, 1, 2 * D, D, fw[5], tmp, &mx->head_kv, nt) ||
         mx_pack(mx, &m->head_out_w, 1, D, D, fw[5], tmp, &mx->head_out, nt) ||
@@ -420,8 +495,29 @@ static void head_attention(const float *probe_q, const float *kv, float *out, in
     }
 }
 
+/* FC2's input H [M, F] (fp32, after GELU) in place through SG_MX_FP8_BOUND: token r's scale bound[r] / 448
+ * (sg_fp8_scale's arithmetic), E4M3 satfinite. */
+static void bound_round(float *x, int M, int F, const float *bound, int nt) {
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int r = 0; r < M; r++) {
+        float sc, inv;
+        fp8_scale(bound[r], 0, &sc, &inv);
+        float *xr = x + (size_t)r * F;
+        for (int j = 0; j < F; j++) xr[j] = (float)((double)sg_e4m3_decode(sg_e4m3_encode(xr[j] * inv)) * (double)sc);
+    }
+}
+
+/* The bound log (sg_mx_set_bound_log): (layer, bound[r] / max_j |H_rj|) per token. */
+static void bound_log(FILE *f, int layer, const float *x, int M, int F, const float *bound) {
+    for (int r = 0; r < M; r++) {
+        const float amax = block_amax(x + (size_t)r * F, (size_t)F, 1, 0, F);
+        struct { int32_t layer; float ratio; } rec = {layer, bound[r] / amax};
+        fwrite(&rec, sizeof rec, 1, f);
+    }
+}
+
 static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float *pooled, float *last_hidden,
-                          sg_cpu_bufs *c, int nt) {
+                          sg_cpu_bufs *c, float *bound, int nt) {
     const sg_model *m = mx->m;
     const sg_config *cfg = &m->cfg;
     const int D = cfg->hidden_size, F = cfg->intermediate_size, T = sg_config_tokens(cfg), M = nb * T;
@@ -447,9 +543,22 @@ static void forward_chunk(const sg_mx_model *mx, const float *px, int nb, float 
         round_rows_par(c->att, Dz, M, D, fx[2], nt);
         sg_cpu_gemm(c->att, Dz, M, &xl->o, ly->o_b, c->h, Dz, SG_GEMM_ADD, nt);
         sg_cpu_layer_norm(c->h, c->y, M, D, ly->ln2_w, ly->ln2_b, eps, nt);
+        const int need_bound = xl->fc2_x == SG_MX_FP8_BOUND || mx->bound_log;
+        if (need_bound) { /* bound_r = ||y_r|| * C + B from the fp32 LayerNorm-2 output (norm summed in double) */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+            for (int r = 0; r < M; r++) {
+                double ss = 0.0;
+                for (int i = 0; i < D; i++) ss += (double)c->y[(size_t)r * Dz + i] * c->y[(size_t)r * Dz + i];
+                bound[r] = sqrtf((float)ss) * xl->bound_c + xl->bound_b;
+            }
+        }
         round_rows_par(c->y, Dz, M, D, fx[3], nt);
         sg_cpu_gemm(c->y, Dz, M, &xl->fc1, ly->fc1_b, c->mlp, (size_t)F, act, nt);
-        round_rows_par(c->mlp, (size_t)F, M, F, fx[4], nt);
+        if (mx->bound_log) bound_log(mx->bound_log, l, c->mlp, M, F, bound);
+        if (xl->fc2_x == SG_MX_FP8_BOUND)
+            bound_round(c->mlp, M, F, bound, nt);
+        else
+            round_rows_par(c->mlp, (size_t)F, M, F, xl->fc2_x, nt);
         sg_cpu_gemm(c->mlp, (size_t)F, M, &xl->fc2, ly->fc2_b, c->h, Dz, SG_GEMM_ADD, nt);
     }
     sg_cpu_layer_norm(c->h, c->y, M, D, m->post_ln_w, m->post_ln_b, eps, nt);
@@ -486,11 +595,18 @@ int sg_mx_forward(const sg_mx_model *mx, const float *pixel_values, int n, float
         snprintf(err, errlen, "mxfp8 emulation: out of memory for the activations of %d images", chunk);
         return -1;
     }
+    float *bound = malloc((size_t)chunk * T * sizeof(float)); /* per token: SG_MX_FP8_BOUND's bound_r */
+    if (!bound) {
+        sg_cpu_bufs_free(&bufs);
+        snprintf(err, errlen, "mxfp8 emulation: out of memory for the activations of %d images", chunk);
+        return -1;
+    }
     for (int i0 = 0; i0 < n; i0 += chunk) {
         int nb = n - i0 < chunk ? n - i0 : chunk;
         forward_chunk(mx, pixel_values + (size_t)i0 * C * S * S, nb, pooled ? pooled + (size_t)i0 * D : NULL,
-                      last_hidden ? last_hidden + (size_t)i0 * T * D : NULL, &bufs, nt);
+                      last_hidden ? last_hidden + (size_t)i0 * T * D : NULL, &bufs, bound, nt);
     }
+    free(bound);
     sg_cpu_bufs_free(&bufs);
     return 0;
 }

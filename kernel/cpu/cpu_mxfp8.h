@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "../model.h"
 
 #ifdef __cplusplus
@@ -43,8 +44,12 @@ typedef enum {
     SG_MX_FP8 = 3,      /* E4M3, one fp32 scale amax/448 per 128-element K block of a row for Linear inputs
                          * (per token), per 128 x 128 block for Linear weights: DeepGEMM's SM90 recipe */
     SG_MX_FP8_POW2 = 4, /* the same blocks with power-of-two scales 2^ceil(log2(amax/448)) */
-    SG_MX_FP8_CHAN = 5  /* one fp32 scale amax/448 per row over all of K: per output channel for weights,
+    SG_MX_FP8_CHAN = 5, /* one fp32 scale amax/448 per row over all of K: per output channel for weights,
                          * per token for inputs */
+    SG_MX_FP8_BOUND = 6 /* FC2's input H only (sg_mx_fc2_plan.x): E4M3 with one fp32 scale bound_r/448 per
+                         * token, bound_r an a-priori bound on max_j |H_rj| known before FC1 runs (from
+                         * LayerNorm-2's output norm and per-layer constants of FC1, sg_mx_fc1_bound), so the
+                         * GELU epilogue can quantise H without a row-wide amax */
 } sg_mx_format;
 
 /* What the emulated forward rounds. linear_w / linear_x: weights and inputs of every Linear layer (patch
@@ -56,6 +61,15 @@ typedef struct sg_mx_numerics {
     unsigned bf16_linears; /* SG_MX_LIN_* bits: these Linear kinds use bf16 (weights and inputs) instead of
                             * linear_w / linear_x, to measure which layers need more than MXFP8 */
 } sg_mx_numerics;
+
+/* FC2 per encoder layer (sg_mx_model_create_fc2): layers 0 keeps FC2 under sg_mx_numerics like every kind.
+ * Otherwise bit l decides layer l's FC2 (the encoder's, not the head's), overriding bf16_linears' FC2 bit: set,
+ * weights linear_w and input H in format x (linear_x's formats or SG_MX_FP8_BOUND); clear, bf16 weights and
+ * inputs. */
+typedef struct sg_mx_fc2_plan {
+    unsigned layers;
+    sg_mx_format x;
+} sg_mx_fc2_plan;
 
 /* Linear kinds for sg_mx_numerics.bf16_linears. */
 enum {
@@ -128,7 +142,26 @@ typedef struct sg_mx_model sg_mx_model;
  * row for SG_MX_FP8_CHAN) and packs them for the CPU GEMM. NULL with a reason on
  * allocation failure or an unsupported config / numerics. The model must outlive the result. */
 sg_mx_model *sg_mx_model_create(const sg_model *m, sg_mx_numerics num, int threads, char *err, size_t errlen);
+/* The same with FC2's format chosen per layer (sg_mx_fc2_plan; {0, SG_MX_FP32} is sg_mx_model_create). */
+sg_mx_model *sg_mx_model_create_fc2(const sg_model *m, sg_mx_numerics num, sg_mx_fc2_plan fc2, int threads,
+                                    char *err, size_t errlen);
 void sg_mx_model_free(sg_mx_model *mx);
+
+/* The per-layer constants of SG_MX_FP8_BOUND, from FC1's weights w [F, D] (row j = output channel j, as the
+ * model stores them; rounded here per fmt as the model's FC1 weights are) and bias b [F]:
+ *   C = 1.0625 * max_j sw_j ||qw_j||_2 (qw_j the decoded E4M3 values of row j, sw_j its fp32 scale; for a
+ *       format without a per-row scale, ||w_j|| of the rounded row), B = max_j |b_j| + 0.25,
+ * so that per token bound_r = ||y_r||_2 * C + B (y_r LayerNorm-2's fp32 output, before FC1's input rounding)
+ * bounds |gelu(x_rj)| for every j: |x_rj - b_j| <= ||qa_r|| sa_r ||qw_j|| sw_j (Cauchy-Schwarz), the E4M3
+ * rounding of the row grows its norm by at most 2^-4 (||qa_r|| sa_r <= 1.0625 ||y_r||), and GELU's negative
+ * lobe is above -0.17 (so |gelu(x)| <= max(|x|, 0.17) <= |x - b| + |b| + 0.25). C is computed in double and
+ * rounded once to fp32; B in fp32. */
+void sg_mx_fc1_bound(const float *w, const float *b, int F, int D, sg_mx_format fmt, float *C, float *B);
+
+/* Optional measurement: with f set, every forward appends, for every layer and token, the pair (int32 layer,
+ * float32 bound_r / max_j |H_rj|) to f (FC2's input H in fp32, before any rounding), whatever the FC2 plan. NULL,
+ * the default, records nothing. Single-threaded writes from the forward's calling thread. */
+void sg_mx_set_bound_log(sg_mx_model *mx, FILE *f);
 
 /* The emulated forward: the contract of sg_cpu_forward (pixel_values [n, C, S, S] normalised, pooled [n, D]
  * and/or last_hidden [n, T, D], either may be NULL), with the numerics given at creation. Returns 0, or -1
