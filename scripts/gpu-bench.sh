@@ -67,7 +67,7 @@ build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" 2>"$WORK/graph-bench.err" | te
 stamp "ours: sm90 (Hopper megakernel) forward graph replays, pixels already on the GPU"
 build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90 2>"$WORK/graph-bench-sm90.err" | tee -a "$WORK/ours_graph.jsonl" ||
     tail -3 "$WORK/graph-bench-sm90.err"
-stamp "ours: sm90:fp8 (Hopper megakernel, FC1 in FP8) forward graph replays, pixels already on the GPU"
+stamp "ours: sm90:fp8 (Hopper megakernel, FC1 and FC2 of layers 2-11 in FP8) forward graph replays, pixels already on the GPU"
 build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90:fp8 2>"$WORK/graph-bench-sm90-fp8.err" |
     tee -a "$WORK/ours_graph.jsonl" || tail -3 "$WORK/graph-bench-sm90-fp8.err"
 

@@ -20,7 +20,7 @@
 #   (d) an unwritable cache folder: the check still runs and the run still succeeds.
 #   (e) SIGLIP2_TEST_BREAK_BACKEND=sm90:crash (the process aborts at the check, as after a kernel fault): the first
 #       check runs in a child process, so auto survives on cuda (same bytes) and caches the crash as a failure;
-#   (f) auto --precision fp8: sm90 with FC1 in FP8 checked on its own (FP8 tolerance) and chosen; its embeddings
+#   (f) auto --precision fp8: sm90 with FC1 and FC2 (layers 2-11) in FP8 checked on its own (FP8 tolerance) and chosen; its embeddings
 #       within cosine 0.999 of cuda's.
 # Exits non-zero on any failure; the last line says how many checks passed, failed and were skipped.
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
@@ -238,7 +238,7 @@ else
 fi
 
 # --- (f) auto with --precision fp8: its own self-check (the FP8 tolerance, 0.99; kernel/selfcheck.c), passed, sm90
-# with FC1 in FP8 chosen; its embeddings within the FP8 gate of cuda's
+# with FC1 and FC2 (layers 2-11) in FP8 chosen; its embeddings within the FP8 gate of cuda's
 if [ "$HAVE_SM90" = 1 ]; then
     run auto_fp8 -- --backend auto --precision fp8
     if [ "$(chosen auto_fp8)" = sm90 ] && grep -q 'self-check of sm90 against cuda: passed' "$SC/auto_fp8.err"; then

@@ -9,6 +9,7 @@
 // checked topological before upload) and its store maps (exactly M rows, so TMA drops padding rows); then one
 // launch through the architecture's launcher. SG_SM90_PROFILE=1 prints cycle shares per task kind (stderr).
 // Host code only (no __global__): compiled once, with the portable path's flags and gencode (Makefile).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,11 @@ struct sg_mega_gpu {
     size_t cnt_words;
     uint8_t *mx;               // device, FP8 FC1 only: [L] E4M3 W1, [L] their scales, y8, y8's scales
     uint8_t *y8, *y8sf, *w1sf; // inside mx
+    unsigned fc2_f8;           // FP8ROW: the layers whose FC2 runs in FP8 (sg_mega_params.fc2_f8)
+    uint8_t *f2;               // device, when fc2_f8: [L] E4M3 W2, [L] their scales + biases, h8, h8's scales
+    uint8_t *h8;               // inside f2
+    float *h8sf, *w2sf;        // inside f2
+    float2 *h8k;               // device [L]: each layer's bound on H (sg_mega_params.h8k), FP8ROW only
 };
 
 #define SG_MEGA_TRY(call)                                                                                       \
@@ -66,6 +72,8 @@ void sg_mega_gpu_free(sg_mega_gpu *g) {
     if (g->cnt) cudaFree(g->cnt);
     if (g->prof) cudaFree(g->prof);
     if (g->mx) cudaFree(g->mx);
+    if (g->f2) cudaFree(g->f2);
+    if (g->h8k) cudaFree(g->h8k);
     for (int i = 0; i <= g->n_max; i++) {
         if (g->tasks && g->tasks[i]) cudaFree(g->tasks[i]);
         if (g->smaps && g->smaps[i]) cudaFree(g->smaps[i]);
@@ -140,6 +148,93 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
     return rc;
 }
 
+// The layers whose FC2 runs in FP8 beside FC1 (FP8ROW only): SG_FP8_FC2_LAYERS=none|all|LIST (LIST: layers and
+// ranges, "0-5,8"; docs/debug-knobs.md), else every layer but the first two: FC2 in FP8 costs the first layers' most
+// (the CPU study and the H100, docs/perf-notes.md session 13: layer 0's FC2 alone takes min cosine 0.99958 -> 0.99936;
+// layers 2-11 keep 0.99942 on the photos and the fixtures, all 12 layers 0.99908 / 0.99899).
+static unsigned mega_fc2_f8_layers(int L) {
+    const unsigned all = L >= 32 ? ~0u : (1u << L) - 1u;
+    const char *e = getenv("SG_FP8_FC2_LAYERS");
+    if (!e) return all & ~3u;
+    if (!strcmp(e, "none")) return 0;
+    if (!strcmp(e, "all")) return all;
+    unsigned m = 0;
+    for (const char *c = e; *c;) {
+        char *end = nullptr;
+        long a = strtol(c, &end, 10), b = a;
+        if (end == c) break;
+        if (*end == '-') {
+            const char *d = end + 1;
+            b = strtol(d, &end, 10);
+            if (end == d) break;
+        }
+        for (long l = a; l <= b && l < 32; l++)
+            if (l >= 0) m |= 1u << l;
+        c = *end == ',' ? end + 1 : end;
+        if (end == c && *c) break;
+    }
+    return m & all;
+}
+
+// FP8ROW FC2 on the layers of g->fc2_f8: their W2 quantised like W1 (E4M3, one fp32 scale per output channel,
+// interleaved with FC2's bias), the buffers FC1 writes its E4M3 output and LayerNorm-2 its scales into (rows padded
+// to whole row tiles, zeroed once), and their maps (16-bit elements: W2 [768, 1536] and H8 [rows, 1536], boxes of 64 x
+// 128 rows and 64 x 64 rows, 128-byte swizzle).
+static int mega_fc2_fp8(sg_mega_gpu *g, const sg_model *m, const sg_mega_buffers *b, CUtensorMap *maps, char *err,
+                        size_t errlen) {
+    const int L = g->L, D = SG_MEGA_D, F = SG_MEGA_F;
+    const size_t rows = (size_t)g->tm_max * SG_MEGA_BM, w2 = (size_t)D * F, w2sf = 2 * (size_t)D * sizeof(float);
+    const size_t bytes = L * (w2 + w2sf) + rows * F + rows * sizeof(float);
+    float *tmp = nullptr;
+    cudaError_t e = cudaMalloc(&g->f2, bytes);
+    if (e == cudaSuccess) e = cudaMemset(g->f2, 0, bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&tmp, w2 * sizeof(float));
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC2 buffers: %s", __FILE__, __LINE__, g->k->name,
+                 cudaGetErrorString(e));
+        if (tmp) cudaFree(tmp);
+        return -1;
+    }
+    g->w2sf = reinterpret_cast<float *>(g->f2 + L * w2);
+    g->h8 = g->f2 + L * (w2 + w2sf);
+    g->h8sf = reinterpret_cast<float *>(g->h8 + rows * F);
+    const CUtensorMapDataType u16 = CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    const CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B;
+    int rc = 0;
+    for (int l = 0; l < L && rc == 0; l++) {
+        uint8_t *q = g->f2 + l * w2;
+        rc = g->k->quant_weight(m->layers[l].fc2_w, D, F, b->layers[l].fc2_b, tmp, q,
+                                reinterpret_cast<uint8_t *>(g->w2sf) + l * w2sf, err, errlen);
+        if (rc == 0)
+            rc = sg_tmap_encode_2d(&maps[SG_MAP_W2Q(L, l)], u16, 2, q, D, F / 2, SG_MEGA_BN, 64, sw, err, errlen) ||
+                 sg_tmap_encode_2d(&maps[SG_MAP_W2Q64(L, l)], u16, 2, q, D, F / 2, 64, 64, sw, err, errlen);
+    }
+    if (rc == 0)
+        rc = sg_tmap_encode_2d(&maps[SG_MAP_H8(L)], u16, 2, g->h8, rows, F / 2, SG_MEGA_BM, 64, sw, err, errlen) ||
+             sg_tmap_encode_2d(&maps[SG_MAP_H8_64(L)], u16, 2, g->h8, rows, F / 2, 64, 64, sw, err, errlen);
+    cudaFree(tmp);
+    return rc;
+}
+
+// FP8ROW FC2's bound on layer l's FC1 output (sg_sm90_ln_out_fp8): |H_j| <= ||y||_2 c + b with c = 1.0625^2
+// max_j ||W1_j||_2 (E4M3 rounds each of y and W1 by at most 2^-4 of a value: the bound holds for the products the
+// tensor cores sum) and b = max_j |b1_j| + 0.25 (GELU's negative lobe is above -0.17).
+static void mega_h8_bound(const sg_model *m, int l, float *c, float *b) {
+    const int D = SG_MEGA_D, F = SG_MEGA_F;
+    double wmax = 0.0, bmax = 0.0;
+    for (int j = 0; j < F; j++) {
+        const float *w = m->layers[l].fc1_w + (size_t)j * D;
+        double ss = 0.0;
+        for (int k = 0; k < D; k++) ss += (double)w[k] * w[k];
+        if (ss > wmax) wmax = ss;
+        const double bj = fabs((double)m->layers[l].fc1_b[j]);
+        if (bj > bmax) bmax = bj;
+    }
+    *c = (float)(1.0625 * 1.0625 * sqrt(wmax));
+    *b = (float)(bmax + 0.25);
+}
+
 sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, const sg_mega_buffers *b, char *err,
                                 size_t errlen) {
     sg_mega_gpu *g = (sg_mega_gpu *)calloc(1, sizeof *g);
@@ -201,6 +296,9 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         while (sg_mega_tiles_m(g->narrow_max[s] + 1) * per[s] <= g->sms) g->narrow_max[s]++;
         if (const char *e = getenv(knob[s])) g->narrow_max[s] = atoi(e);
     }
+    // Hopper's FP8 kernel has no narrow (128 x 128) task copies (sm90_mega.cu: with FP8 FC2's, they spilled): 10-11
+    // images run wide there.
+    if (k->fc1 == SG_FC1_FP8ROW) g->narrow_max[1] = 0;
 
     // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
     const size_t head0 = (size_t)L * (3 * D + F), lut0 = head0 + 2 * D + F;
@@ -223,6 +321,14 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         const float *q = g->bias + (size_t)l * (3 * D + F);
         hl[l] = {w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, q, w.o_b, q + 3 * D, w.fc2_b};
     }
+    if (k->quant_weight && k->fc1 == SG_FC1_FP8ROW) {
+        g->fc2_f8 = mega_fc2_f8_layers(L);
+        std::vector<float2> hk(L, make_float2(0.0f, 0.0f));
+        for (int l = 0; l < L; l++)
+            if ((g->fc2_f8 >> l) & 1u) mega_h8_bound(m, l, &hk[l].x, &hk[l].y);
+        SG_MEGA_TRY(cudaMalloc(&g->h8k, L * sizeof(float2)));
+        SG_MEGA_TRY(cudaMemcpy(g->h8k, hk.data(), L * sizeof(float2), cudaMemcpyHostToDevice));
+    }
     SG_MEGA_TRY(cudaMalloc(&g->layers, L * sizeof(sg_mega_layer_dev)));
     SG_MEGA_TRY(cudaMemcpy(g->layers, hl.data(), L * sizeof(sg_mega_layer_dev), cudaMemcpyHostToDevice));
     const sg_mega_head_dev hh = {b->head_q,  g->bias + head0,         b->head_out_b, b->head_ln_w,
@@ -232,7 +338,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
 
     const uint64_t M = (uint64_t)b->max_batch * SG_MEGA_T;
     std::vector<CUtensorMap> hm(SG_MAPS(L));
-    if (k->quant_weight && mega_fc1_fp8(g, m, hm.data(), err, errlen)) {
+    if ((k->quant_weight && mega_fc1_fp8(g, m, hm.data(), err, errlen)) ||
+        (g->fc2_f8 && mega_fc2_fp8(g, m, b, hm.data(), err, errlen))) {
         sg_mega_gpu_free(g);
         return nullptr;
     }
@@ -356,7 +463,9 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
             sg_tmap_sw128(&sm[SG_SMAP_HMLP], 0, b->hmlp, n, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_QKV64], 0, b->qkv, M, 3 * SG_MEGA_D, 64, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_H64], 0, b->H, M, SG_MEGA_F, 64, 64, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_HMLP64], 0, b->hmlp, n, SG_MEGA_F, 64, 64, err, errlen))
+            sg_tmap_sw128(&sm[SG_SMAP_HMLP64], 0, b->hmlp, n, SG_MEGA_F, 64, 64, err, errlen) ||
+            sg_tmap_encode_2d(&sm[SG_SMAP_H8], CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, g->h8 ? (void *)g->h8 : (void *)b->H,
+                              M, SG_MEGA_F / 2, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen))
             return -1;
         if (cudaMalloc(&dm, sizeof sm) != cudaSuccess ||
             cudaMemcpy(dm, sm, sizeof sm, cudaMemcpyHostToDevice) != cudaSuccess) {
@@ -399,6 +508,11 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.y8sf = g->y8sf;
     p.w1sf = g->w1sf;
     p.fc1 = g->mx ? g->k->fc1 : SG_FC1_BF16;
+    p.fc2_f8 = g->fc2_f8;
+    p.h8 = g->h8;
+    p.h8sf = g->h8sf;
+    p.w2sf = g->w2sf;
+    p.h8k = g->h8k;
     p.narrow = shape;
     p.ln_prefetch = g->ln_prefetch;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).

@@ -66,14 +66,23 @@ enum {
 // PATCHES, HATT, HMLP: the rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay
 // unused.
 #define SG_MAP_R64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
-#define SG_MAPS(L) (SG_MAP_R64(L, SG_MAP_Y8(L)))
+// FP8ROW's FC2 on the layers of sg_mega_params.fc2_f8, after those: layer l's E4M3 W2 [768, 1536 16-bit] and FC2's
+// E4M3 input H8 [rows, 1536 16-bit] (FC1's output on those layers), the same kind of maps as W1Q and Y8, with boxes of
+// 128 rows and (*64) of 64 rows.
+#define SG_MAP_F2(L) (SG_MAP_R64(L, SG_MAP_Y8(L)) + 1)
+#define SG_MAP_W2Q(L, l) (SG_MAP_F2(L) + (l))
+#define SG_MAP_H8(L) (SG_MAP_F2(L) + (L))
+#define SG_MAP_W2Q64(L, l) (SG_MAP_F2(L) + (L) + 1 + (l))
+#define SG_MAP_H8_64(L) (SG_MAP_F2(L) + 2 * (L) + 1)
+#define SG_MAPS(L) (SG_MAP_H8_64(L) + 1)
 // Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
 // row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
 // The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h) (64 x 64 halves
 // of a narrow64 launch use their first box).
+// SG_SMAP_H8: FP8ROW's E4M3 H as 16-bit elements [M, 1536], boxes of 64 elements (128 E4M3) x 64 rows.
 enum {
     SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP,
-    SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_HMLP64, SG_SMAPS
+    SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_HMLP64, SG_SMAP_H8, SG_SMAPS
 };
 
 // A piece of a GEMM tile handed from a consumer warpgroup to its storer thread: the piece sits in the warpgroup's
@@ -103,10 +112,12 @@ struct sg_mega_head_dev {
 // first K block, and the consumers start their accumulators from it: two slots, taken by GEMM tasks in turn (full:
 // the copy landed; empty: both warpgroups read it).
 #define SG_MEGA_BIAS_SLOTS 2
-// A slot's floats: [0, 256) the bias; for an FP8ROW task (Hopper's FP8 FC1) [0, 512) the bias interleaved with the
-// weight's column scales (sg_mega_params.w1sf's layout) and [512, 640) the input's 128 row scales.
+// A slot's floats: [0, 256) the bias; for an FP8ROW task (Hopper's FP8 FC1, and FC2 on the layers of fc2_f8)
+// [0, 512) the bias interleaved with the weight's column scales (sg_mega_params.w1sf's / w2sf's layout), [512, 640)
+// the input's 128 row scales, and for an FC1 task whose output is E4M3 (sg_mega_h8) [640, 768) its output's.
 #define SG_MEGA_SLOT_RS (2 * SG_MEGA_TN)
-#define SG_MEGA_SLOT (2 * SG_MEGA_TN + SG_MEGA_BM)
+#define SG_MEGA_SLOT_HS (2 * SG_MEGA_TN + SG_MEGA_BM)
+#define SG_MEGA_SLOT (2 * SG_MEGA_TN + 2 * SG_MEGA_BM)
 
 struct sg_mega_params {
     const CUtensorMap *maps;
@@ -141,6 +152,15 @@ struct sg_mega_params {
     int ln_prefetch;  // 1: the producer asks L2 for a LayerNorm task's rows of h when it hands the task over
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64
                  // 128 x 64, 3 halves (narrow64, the 768-column kinds 64 x 64)
+    // FP8ROW only: the layers (bit l) whose FC2 runs in FP8 too. There FC1 writes H as E4M3 codes h8 [M, 3072] with
+    // one fp32 scale per token h8sf [rows] (written by LayerNorm-2 from a bound: |H| <= ||y||_2 h8k[l].x + h8k[l].y,
+    // y the token's LayerNorm-2 row, sg_sm90_ln_out_fp8), and FC2's weights are E4M3 (maps SG_MAP_W2Q) with
+    // per-channel scales interleaved with FC2's bias, w2sf ([384][4] floats a layer, w1sf's layout).
+    unsigned fc2_f8;
+    uint8_t *h8;
+    float *h8sf;
+    const float *w2sf;
+    const float2 *h8k;  // [L]; (0, 0) on layers outside fc2_f8
 };
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 // FC1's number format: bf16; MXFP8 (Blackwell's recipe: E4M3, a UE8M0 scale per 32 K elements, sm100_quant.h);

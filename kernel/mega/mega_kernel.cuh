@@ -40,8 +40,8 @@
 // memset and no parity bank; the host zeroes them once at allocation.
 //
 // The architecture layer (a struct of static device functions, the template parameter Arch):
-//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) -> the K loop's end time (clock64, profile only; the K
-//       loop's start goes to sg_mega_prof_mark(1); the skeleton records the phases from the two): warpgroup w's half of
+//   Arch::gemm<PROF>(p, k, w, bias, ax, sm, ring, out, ophase) (profile only: the K loop's start and end go to
+//       sg_mega_prof_mark(1) and (2); the skeleton records the phases from them): warpgroup w's half of
 //       the GEMM task k (rows m0 = 128 k.a.., columns n0 = 256 k.b + 128 w.., K = sg_mega_gemm_k) from the ring (the W
 //       rows of half w start SG_MEGA_A_BYTES + w SG_MEGA_WH_BYTES into a stage; each stage's empty barrier counts one
 //       arrival per warpgroup); when Arch::wide_rows, rows m0 + 64 w.. and all 256 columns (n0 = 256 k.b.., the A
@@ -68,11 +68,13 @@
 //       when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes), A 64 rows and W 64 when 3 (both maps
 //       64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
-//   Arch::fc1_fp8row: FC1 runs in FP8 with row scales (Hopper's --precision fp8 instantiation: sg_mega_fp8row);
+//   Arch::fc1_fp8row: FC1 runs in FP8 with row scales, and FC2 on the layers of p.fc2_f8 (Hopper's --precision fp8
+//       instantiation: sg_mega_fp8row, sg_mega_h8);
 //   Arch::wide_rows: a wide task's warpgroup w computes rows 64 w.. x 256 columns (true) or 128 rows x columns
 //       128 w.. (false); either way each part signals the task's counter once;
-//   Arch::ln2_quant(p, gamma, beta, r0, nr, M, warp, nwarps) -> whether it did LayerNorm-2 of rows r0..r0+nr-1
-//       itself (the FP8 FC1 input: E4M3 codes + scales, p.fc1's format), as warp `warp` of nwarps (the consumers'
+//   Arch::ln2_quant(p, layer, gamma, beta, r0, nr, M, warp, nwarps) -> whether it did LayerNorm-2 of rows
+//       r0..r0+nr-1 of that layer itself (the FP8 FC1 input: E4M3 codes + scales, p.fc1's format; on
+//       Hopper also the scales of FP8 FC2's input), as warp `warp` of nwarps (the consumers'
 //       8, or the side warps' 2; rows warp, warp + nwarps, ...); nr = 32, or 8 in a narrow64 launch, which only
 //       Hopper gets; false: the bf16 LayerNorm (sg_mega_rowwise);
 //   Arch::cta_begin() (every thread, before the CTA's first __syncthreads), Arch::ctx_for(w) (after it: the
@@ -161,12 +163,19 @@ __device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a,
 }
 
 // Whether GEMM task k runs in FP8 with row scales (Hopper's FC1 in the kernel instantiated for it, Arch::fc1_fp8row;
-// its launcher sets sg_mega_params.fc1 = SG_FC1_FP8ROW): its bias slot then also holds the weight's column scales
-// and the input's row scales (SG_MEGA_SLOT_*). A compile-time flag, so the bf16 kernel carries none of its code:
-// the producer's instructions are on the critical path of small batches (a run-time flag cost 1-3.5 %).
+// its launcher sets sg_mega_params.fc1 = SG_FC1_FP8ROW; and FC2 on the layers of p.fc2_f8): its bias slot then also
+// holds the weight's column scales and the input's row scales (SG_MEGA_SLOT_*). A compile-time flag, so the bf16
+// kernel carries none of its code: the producer's instructions are on the critical path of small batches (a
+// run-time flag cost 1-3.5 %).
 template <class Arch>
-__device__ __forceinline__ bool sg_mega_fp8row(const sg_mega_task &k) {
-    return Arch::fc1_fp8row && k.kind == SG_MT_FC1;
+__device__ __forceinline__ bool sg_mega_fp8row(const sg_mega_params &p, const sg_mega_task &k) {
+    return Arch::fc1_fp8row &&
+           (k.kind == SG_MT_FC1 || (k.kind == SG_MT_FC2 && k.layer < p.L && ((p.fc2_f8 >> k.layer) & 1u)));
+}
+// Whether FP8ROW FC1 task k writes its output H as E4M3 with row scales (its layer's FC2 runs in FP8).
+template <class Arch>
+__device__ __forceinline__ bool sg_mega_h8(const sg_mega_params &p, const sg_mega_task &k) {
+    return Arch::fc1_fp8row && k.kind == SG_MT_FC1 && ((p.fc2_f8 >> k.layer) & 1u);
 }
 // A bias slot's floats: the bias alone, or with the FP8ROW scales (SG_MEGA_SLOT) in the kernel that has them.
 template <class Arch>
@@ -184,24 +193,33 @@ template <class Arch>
 __device__ __forceinline__ uint32_t sg_mega_produce_bias(const sg_mega_params &p, const sg_mega_task &k, int n0,
                                                          int tn, float *bias_s, uint64_t *bfull, uint64_t *bempty,
                                                          sg_ring &bq) {
-    const bool f8 = sg_mega_fp8row<Arch>(k);
-    // an FP8ROW task's bias comes interleaved with its column scales (sg_mega_params.w1sf): 2 tn floats
-    const float *bias = f8 ? reinterpret_cast<const float *>(p.w1sf) + 2 * ((size_t)k.layer * SG_MEGA_F + n0)
-                           : sg_mega_bias(p, k);
+    const bool f8 = sg_mega_fp8row<Arch>(p, k);
+    // an FP8ROW task's bias comes interleaved with its column scales (sg_mega_params.w1sf, w2sf): 2 tn floats
+    const float *bias = !f8 ? sg_mega_bias(p, k)
+                      : k.kind == SG_MT_FC1 ? reinterpret_cast<const float *>(p.w1sf) + 2 * ((size_t)k.layer * SG_MEGA_F + n0)
+                                            : p.w2sf + 2 * ((size_t)k.layer * SG_MEGA_D + n0);
     const uint32_t s = bq.stage, b = (f8 ? 2 : 1) * tn * (uint32_t)sizeof(float);
+    const uint32_t rs = (f8 ? 1u : 0u) + (sg_mega_h8<Arch>(p, k) ? 1u : 0u);  // row-scale arrays to come
     sg_mbar_wait(&bempty[s], bq.phase ^ 1u);
-    sg_mbar_arrive_expect_tx(&bfull[s], (bias ? b : 0u) + (f8 ? SG_MEGA_BM * (uint32_t)sizeof(float) : 0u));
+    sg_mbar_arrive_expect_tx(&bfull[s], (bias ? b : 0u) + rs * SG_MEGA_BM * (uint32_t)sizeof(float));
     if (bias) sg_bulk_load(bias_s + sg_mega_slot<Arch>() * s, bias + (f8 ? 0 : n0), b, &bfull[s]);
     sg_ring_next(bq, SG_MEGA_BIAS_SLOTS);
     return s;
 }
 
-// An FP8ROW task's 128 row scales (LayerNorm-2's, rows m0..) into its slot, after its inputs' wait.
+// An FP8ROW task's 128 row scales (rows m0.., written by LayerNorm-2) into its slot, after its inputs' wait: FC1's
+// input's (y8sf) and, when FC1 writes E4M3 (sg_mega_h8), its output's (h8sf); FC2's input's (h8sf).
 template <class Arch>
-__device__ __forceinline__ void sg_mega_produce_row_scales(const sg_mega_params &p, int m0, float *bias_s,
-                                                           uint64_t *bfull, uint32_t slot) {
-    sg_bulk_load(bias_s + sg_mega_slot<Arch>() * slot + SG_MEGA_SLOT_RS, reinterpret_cast<const float *>(p.y8sf) + m0,
-                 SG_MEGA_BM * (uint32_t)sizeof(float), &bfull[slot]);
+__device__ __forceinline__ void sg_mega_produce_row_scales(const sg_mega_params &p, const sg_mega_task &k, int m0,
+                                                           float *bias_s, uint64_t *bfull, uint32_t slot) {
+    float *d = bias_s + sg_mega_slot<Arch>() * slot;
+    const uint32_t b = SG_MEGA_BM * (uint32_t)sizeof(float);
+    if (k.kind == SG_MT_FC1) {
+        sg_bulk_load(d + SG_MEGA_SLOT_RS, reinterpret_cast<const float *>(p.y8sf) + m0, b, &bfull[slot]);
+        if (sg_mega_h8<Arch>(p, k)) sg_bulk_load(d + SG_MEGA_SLOT_HS, p.h8sf + m0, b, &bfull[slot]);
+    } else {
+        sg_bulk_load(d + SG_MEGA_SLOT_RS, p.h8sf + m0, b, &bfull[slot]);
+    }
 }
 
 // An encoder LayerNorm task (LN1, LN2, POSTLN; nothing for other kinds) reads its rows of h (32, or 8 in a narrow64
@@ -234,7 +252,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             atomicAdd(p.prof + SG_MT_END + 1, dw);
             atomicAdd(p.prof + SG_MEGA_PROF_DEPW + k.kind, dw);
         }
-        if (gemm && sg_mega_fp8row<Arch>(k)) sg_mega_produce_row_scales<Arch>(p, m0, bias_s, bfull, slot);
+        if (gemm && sg_mega_fp8row<Arch>(p, k)) sg_mega_produce_row_scales<Arch>(p, k, m0, bias_s, bfull, slot);
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
@@ -467,7 +485,7 @@ __device__ __forceinline__ void sg_mega_rowwise(const sg_mega_params &p, const s
                        : head ? p.head->ln_w : p.post_w;
         const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
                        : head ? p.head->ln_b : p.post_b;
-        if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, g, b, r0, nr, M, warp, nwarps))
+        if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, k.layer, g, b, r0, nr, M, warp, nwarps))
             sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y, SG_MEGA_D,
                                         r0, nr, head ? p.n : M, warp, nwarps);
         return;
@@ -542,9 +560,9 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
 }
 
 // The profile's time stamps (SG_SM90_PROFILE=1; thread 0, warpgroup 0's view): [0] the task's start, [1] a GEMM
-// task's K loop start. In shared memory rather than registers: a 64-bit stamp live across the K loop spilled the
-// profiling instantiation.
-__shared__ long long sg_mega_prof_t[2];
+// task's K loop start, [2] its end. In shared memory rather than registers: a 64-bit stamp live across the K loop
+// spilled the profiling instantiation (and one live across the epilogue, the FP8 kernel's).
+__shared__ long long sg_mega_prof_t[3];
 __device__ __forceinline__ void sg_mega_prof_mark(int i) {
     if (threadIdx.x == 0) sg_mega_prof_t[i] = clock64();
 }
@@ -640,7 +658,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const int shape = sg_mega_shape(k.kind, p.narrow);
             const bool rows = shape == 1 || shape == 2 || (shape == 0 && Arch::wide_rows);  // a 64-row part
             const int cw = shape == 0 && !rows ? SG_MEGA_BN * w : shape == 3 ? 32 * w : 0;  // its first column
-            const float *bias = k.kind != SG_MT_PATCH ? bias_s + sg_mega_slot<Arch>() * q.bstage() + cw : nullptr;
+            // (an FP8ROW slot holds two floats a column: the bias interleaved with the column scales)
+            const float *bias = k.kind != SG_MT_PATCH ? bias_s + sg_mega_slot<Arch>() * q.bstage() +
+                                                            (sg_mega_fp8row<Arch>(p, k) ? 2 : 1) * cw
+                                                      : nullptr;
             const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
             const int n0 = sg_mega_task_n0(k.kind, k.b, p.narrow) + cw;
             if (tid == 0) {  // the part's destination, for sg_mega_out_end
@@ -661,16 +682,21 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                     map = map == SG_SMAP_QKV ? SG_SMAP_QKV64 : map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
                 t.map = map;
                 t.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
+                if (sg_mega_h8<Arch>(p, k)) {  // E4M3 H, 16-bit elements: a 64 x 256 part is two boxes of 64 x 64
+                    t.nbox = 2;
+                    t.map = SG_SMAP_H8;
+                    t.x = n0 / 2;
+                }
                 t.y = sg_mega_task_m0(k.kind, k.a, k.b, p.narrow) + (rows ? 64 * w : 0);
                 t.cnt = (int)sg_mega_counter(k.kind, k.a, p.tm_max);
             }
-            const long long t_e = Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out0, ophase);
+            Arch::template gemm<PROF>(p, k, w, bias, ax, sm, ring, out0, ophase);
             sg_mbar_arrive(&bempty[q.bstage()]);  // every thread of both warpgroups has read its bias (count 256)
             q.bnext();
             if (rec) {  // the GEMM's phases, in total and per kind: start (bias slot), K loop, staging + stores
                 const unsigned long long ph[3] = {(unsigned long long)(sg_mega_prof_t[1] - sg_mega_prof_t[0]),
-                                                  (unsigned long long)(t_e - sg_mega_prof_t[1]),
-                                                  (unsigned long long)(clock64() - t_e)};
+                                                  (unsigned long long)(sg_mega_prof_t[2] - sg_mega_prof_t[1]),
+                                                  (unsigned long long)(clock64() - sg_mega_prof_t[2])};
                 for (int j = 0; j < 3; j++) {
                     atomicAdd(p.prof + SG_MT_END + 2 + j, ph[j]);
                     atomicAdd(p.prof + SG_MEGA_PROF_GEMM + 16 * j + k.kind, ph[j]);

@@ -162,8 +162,8 @@ struct sg_sm100_arch {
 
     // MXFP8 FC1: LayerNorm-2 of rows r0..r0+nr-1 (below M; nr = 32: this kernel has wide launches only) writes
     // FC1's input as E4M3 + scales, a warp per row (warp of nwarps: the consumers' 8 or the side warps' 2).
-    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
-                                                     int nr, int M, int warp, int nwarps) {
+    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, int, const float *g, const float *b,
+                                                     int r0, int nr, int M, int warp, int nwarps) {
         if (p.fc1 != SG_FC1_MXFP8) return false;
         const int r_end = min(r0 + nr, M);
         for (int row = r0 + warp; row < r_end; row += nwarps)
@@ -172,7 +172,7 @@ struct sg_sm100_arch {
     }
 
     template <bool PROF>
-    static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
+    static __device__ __forceinline__ void gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
@@ -223,7 +223,7 @@ struct sg_sm100_arch {
         sg_mbar_wait(acc_full, c.phase);
         c.phase ^= 1u;
         sg_tc_fence_after();
-        const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
+        if (PROF) sg_mega_prof_mark(2);  // the skeleton records the start, K loop and staging
         const uint32_t tmem = tmem0 + sg_sm100_tmem_addr(32u * (uint32_t)warp, (uint32_t)(SG_MEGA_BN * w));
         const uint32_t buf = sg_smem_u32(out.buf);
         const bool f32 = sg_mega_f32_tile(k.kind), gelu = sg_mega_gelu_tile(k.kind);
@@ -261,7 +261,7 @@ struct sg_sm100_arch {
         // Every thread's TMEM reads are done before thread 0 issues the next task's first MMA into the same columns.
         sg_tc_fence_before();
         sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
-        return t_e;
+        return;
     }
 
     // All 8 consumer warps share the task's MMAs, so the stages go back only when both warpgroups are done.

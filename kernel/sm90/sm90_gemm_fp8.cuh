@@ -114,6 +114,17 @@ __device__ __forceinline__ void sg_wgmma_fp8_n64(float (&d)[32], uint64_t da, ui
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* D[64x32] (+)= A[64x32] . B[32x32]^T, E4M3 x E4M3 (QGMMA); the megakernel's FP8 FC2 in a 64 x 64 task's 64 x 32
+ * part (the smallest batches). */
+__device__ __forceinline__ void sg_wgmma_fp8_n32(float (&d)[16], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "%16, %17, p, 1, 1;\n}\n"
+                 : SG_WGMMA_ACC8(d, 0), SG_WGMMA_ACC8(d, 8)
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 /* D[64x256] (+)= A[64x32] . B[256x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
  * accumulate (QGMMA); the megakernel's FP8 FC1 (sm90_fc1_fp8.cuh) in a wide task's 64 x 256 part. */
 __device__ __forceinline__ void sg_wgmma_fp8_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {

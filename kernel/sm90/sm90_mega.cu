@@ -82,6 +82,79 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t
     }
 }
 
+// FP8ROW FC1's output on a layer whose FC2 runs in FP8 (sg_mega_h8): a warpgroup's 64 rows x 2 R columns of H (the
+// accumulator after the dequantisation, before GELU) as E4M3 codes of GELU(acc) / hs[row], into the staging buffer
+// (R = 128: a wide task's 64 x 256 part) as two TMA boxes of 64 16-bit elements (128 E4M3) x 64 rows, 8 KB apart, with
+// 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)); a register pair is two adjacent columns, one 16-bit store.
+// rsa: the 32-bit shared address of the warpgroup's 64 output row scales.
+template <int R>
+__device__ __forceinline__ void sg_sm90_stage_h8(const float (&acc)[R], uint8_t *buf, uint32_t rsa) {
+    static_assert(R == 128, "a wide part: 256 E4M3 columns, two boxes");
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    float h0, h1;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    const float i0 = __frcp_rn(h0), i1 = __frcp_rn(h1);
+    // register k: row 16 warp + lane/4 + 8 ((k/2)%2) (so row % 8 = lane/4), byte column c = 8 (k/4) + 2 (lane % 4):
+    // box c / 128 = k / 64, chunk (c % 128) / 16 = (k/8) % 8, byte (c % 16) = 8 ((k/4) % 2) + 2 (lane % 4)
+    const uint32_t base = sg_smem_u32(buf) + (16 * warp + (lane >> 2)) * 128 + 2 * (lane & 3);
+    const uint32_t r8 = (uint32_t)lane >> 2;
+#pragma unroll
+    for (int k = 0; k < R; k += 2) {
+        const float inv = (k / 2) % 2 ? i1 : i0;
+        const uint16_t v = sg_fp8x2(sg_mega_gelu(acc[k]) * inv, sg_mega_gelu(acc[k + 1]) * inv);
+        const uint32_t off = (k / 64) * 8192 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 8) % 8) ^ r8) << 4) +
+                             8 * ((k / 4) % 2);
+        asm volatile("st.shared.b16 [%0], %1;" ::"r"(base + off), "h"(v) : "memory");
+    }
+}
+
+// The same for the small batches' parts (R = 64: 64 x 128, 32: 64 x 64), written by the warpgroup's threads straight
+// into h8 [rows, 3072] at (row0, col0) (rows >= M are padding: not written); the caller signals with
+// sg_mega_out_signal.
+template <int R>
+__device__ __forceinline__ void sg_sm90_store_h8(const float (&acc)[R], uint8_t *h8, uint32_t rsa, int row0, int col0,
+                                                 int M) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, r = row0 + 16 * warp + lane / 4;
+    float h0, h1;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    const float i0 = __frcp_rn(h0), i1 = __frcp_rn(h1);
+    uint8_t *p0 = h8 + (size_t)r * SG_MEGA_F + col0 + 2 * (lane & 3), *p1 = p0 + 8 * SG_MEGA_F;
+    const bool ok0 = r < M, ok1 = r + 8 < M;
+#pragma unroll
+    for (int k = 0; k < R; k += 4) {
+        const uint16_t v0 = sg_fp8x2(sg_mega_gelu(acc[k]) * i0, sg_mega_gelu(acc[k + 1]) * i0);
+        const uint16_t v1 = sg_fp8x2(sg_mega_gelu(acc[k + 2]) * i1, sg_mega_gelu(acc[k + 3]) * i1);
+        if (ok0) *reinterpret_cast<uint16_t *>(p0 + 8 * (k / 4)) = v0;
+        if (ok1) *reinterpret_cast<uint16_t *>(p1 + 8 * (k / 4)) = v1;
+    }
+}
+
+// The FP8ROW epilogue's first step, on a warpgroup's 64-row accumulator (64 rows x 2 R columns, the wgmma layout:
+// register k at row 16 warp + lane/4 + 8 ((k/2) % 2), column 8 (k/4) + 2 (lane % 4) + k % 2): acc = acc * (sa[row]
+// * sw[col]) + bias[col], with the slot's bias and column scales interleaved at bsa (column pair c/2 as (b[c],
+// b[c + 1], sw[c], sw[c + 1]): one 16-byte load per register quad) and the warpgroup's 64 row scales at rsa (32-bit
+// shared addresses).
+template <int R>
+__device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t bsa, uint32_t rsa) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    float sa0, sa1;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    const uint32_t col0 = 2u * ((uint32_t)lane & 3u);
+#pragma unroll
+    for (int k = 0; k < R; k += 4) {
+        float2 b, s;
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                     : "=f"(b.x), "=f"(b.y), "=f"(s.x), "=f"(s.y) : "r"(bsa + 8u * (col0 + 8u * (k / 4))) : "memory");
+        acc[k] = fmaf(acc[k], sa0 * s.x, b.x);
+        acc[k + 1] = fmaf(acc[k + 1], sa0 * s.y, b.y);
+        acc[k + 2] = fmaf(acc[k + 2], sa1 * s.x, b.x);
+        acc[k + 3] = fmaf(acc[k + 3], sa1 * s.y, b.y);
+    }
+}
+
 // Adds a warpgroup's 64 rows x 2 R fp32 columns straight from the accumulators into the residual stream h [rows,
 // 768] at (row0, col0) with red.global.add.v2.f32 (in L2; one adder per element per stage, so the sums are
 // deterministic, and equal to the TMA reduce-add's bit for bit, measured: v31). For the small batches' tasks (64 x
@@ -114,15 +187,20 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
-    // FP8ROW FC1 (sm90_fc1_fp8.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so the same
-    // loads bring 128 E4M3 per K block (K = 384 such elements) into the stage's usual places.
+    // FP8ROW FC1 and FC2 (sm90_fc1_fp8.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so
+    // the same loads bring 128 E4M3 per K block (K = 384 or 1,536 such elements) into the stage's usual places.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
                                                         int n0, int K, const sg_ring_smem &sm, sg_ring &ring) {
         const int shape = sg_mega_shape(k.kind, p.narrow);
-        if (sg_mega_fp8row<sg_sm90_arch>(k)) {
-            map_a = p.maps + SG_MAP_Y8(p.L);
-            map_w = p.maps + (shape >= 2 ? SG_MAP_R64(p.L, SG_MAP_W1Q(p.L, k.layer)) : SG_MAP_W1Q(p.L, k.layer));
+        if (sg_mega_fp8row<sg_sm90_arch>(p, k)) {
+            if (k.kind == SG_MT_FC1) {
+                map_a = p.maps + SG_MAP_Y8(p.L);
+                map_w = p.maps + (shape >= 2 ? SG_MAP_R64(p.L, SG_MAP_W1Q(p.L, k.layer)) : SG_MAP_W1Q(p.L, k.layer));
+            } else {  // FC2; a 64 x 64 task's A rows from the 64-row map
+                map_a = p.maps + (shape == 3 ? SG_MAP_H8_64(p.L) : SG_MAP_H8(p.L));
+                map_w = p.maps + (shape >= 2 ? SG_MAP_W2Q64(p.L, k.layer) : SG_MAP_W2Q(p.L, k.layer));
+            }
             K /= 2;
         }
         sg_gemm_produce_wide(map_a, map_w, m0, n0, K, sm, ring, shape, sg_mega_ring_stages(p.narrow));
@@ -130,11 +208,15 @@ struct sg_sm90_arch {
     // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fc1_fp8.cuh). Three
     // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
     // also with the row's values recomputed for the codes instead of kept); with three, nothing.
-    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, const float *g, const float *b, int r0,
-                                                     int nr, int M, int warp, int nwarps) {
+    // On a layer whose FC2 runs in FP8 (p.fc2_f8) it also writes the scales of FC1's E4M3 output.
+    static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, int layer, const float *g,
+                                                     const float *b, int r0, int nr, int M, int warp, int nwarps) {
         if (!F8) return false;
+        const bool h8 = (p.fc2_f8 >> layer) & 1u;
+        const float2 hk = h8 ? __ldg(p.h8k + layer) : make_float2(0.0f, 0.0f);
         sg_ln_rows_to<3>(p.h, SG_MEGA_D, p.eps, r0, nr, M, warp, nwarps,
-                         sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf)});
+                         sg_sm90_ln_out_fp8{g, b, p.y8, reinterpret_cast<float *>(p.y8sf), h8 ? p.h8sf : nullptr,
+                                            hk.x, hk.y});
         return true;
     }
 
@@ -145,36 +227,51 @@ struct sg_sm90_arch {
     // over the column halves read 12 KB; the lab's K loops ran at 804 against 660 TFLOP/s, perf-notes session 9);
     // narrow (128 x 128): 64 x 128, rows 64 w.. (A's rows 64 w.., the stage's only W rows, m64n128k16).
     template <bool PROF>
-    static __device__ __forceinline__ long long gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
+    static __device__ __forceinline__ void gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                      const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                      const sg_mega_out &out, uint32_t &ophase) {
         const int shape = sg_mega_shape(k.kind, p.narrow);
+        // The FP8 kernel has no narrow (128 x 128) launches (mega_gpu.cu): their FP8 FC1 and FC2 copies besides the
+        // others' spilled its consumers' state (ptxas, 168 registers); a trap, should the host ever send one.
         if constexpr (F8) {
-            if (sg_mega_fp8row<sg_sm90_arch>(k)) {  // FC1 is never a 64 x 64 task (shape 3)
-                switch (shape) {
-                case 2: return gemm_half<PROF, 2, true>(p, k, w, bias, c, sm, ring, out, ophase);
-                case 1: return gemm_half<PROF, 1, true>(p, k, w, bias, c, sm, ring, out, ophase);
-                default: return gemm_half<PROF, 0, true>(p, k, w, bias, c, sm, ring, out, ophase);
+            if (shape == 1) __trap();
+        }
+        if constexpr (F8) {
+            if (sg_mega_fp8row<sg_sm90_arch>(p, k)) {
+                if (k.kind == SG_MT_FC1) {  // FC1 is never a 64 x 64 task (shape 3)
+                    switch (shape) {
+                    case 2: return gemm_half<PROF, 2, 1>(p, k, w, bias, c, sm, ring, out, ophase);
+                    default: return gemm_half<PROF, 0, 1>(p, k, w, bias, c, sm, ring, out, ophase);
+                    }
+                }
+                switch (shape) {  // FC2
+                case 3: return gemm_half<PROF, 3, 2>(p, k, w, bias, c, sm, ring, out, ophase);
+                case 2: return gemm_half<PROF, 2, 2>(p, k, w, bias, c, sm, ring, out, ophase);
+                default: return gemm_half<PROF, 0, 2>(p, k, w, bias, c, sm, ring, out, ophase);
                 }
             }
         }
         switch (shape) {
-        case 3: return gemm_half<PROF, 3, false>(p, k, w, bias, c, sm, ring, out, ophase);
-        case 2: return gemm_half<PROF, 2, false>(p, k, w, bias, c, sm, ring, out, ophase);
-        case 1: return gemm_half<PROF, 1, false>(p, k, w, bias, c, sm, ring, out, ophase);
-        default: return gemm_half<PROF, 0, false>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 3: return gemm_half<PROF, 3, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 2: return gemm_half<PROF, 2, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+        case 1:
+            if constexpr (!F8) return gemm_half<PROF, 1, 0>(p, k, w, bias, c, sm, ring, out, ophase);
+            [[fallthrough]];
+        default: return gemm_half<PROF, 0, 0>(p, k, w, bias, c, sm, ring, out, ophase);
         }
     }
 
     // S: the task's shape (mega_plan.h's sg_mega_shape): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32
     // registers; a ring stage holds two K blocks, sg_gemm_produce_wide), 3 a 64 x 64 task (this warpgroup's 32
-    // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage). F8: an FP8ROW FC1 task
-    // (sm90_fc1_fp8.cuh): K blocks of 128 E4M3 in the same places, four m64nNk32 a block, accumulators from zero,
-    // and the scales and bias applied after the K loop.
-    template <bool PROF, int S, bool FP8>
-    static __device__ __forceinline__ long long gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
+    // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage). F: 0 bf16; an FP8ROW task
+    // (sm90_fc1_fp8.cuh): 1 FC1, 2 FC2 (a separate copy each: with the output's kind known at compile time, the
+    // other kind's epilogue is not in it; one copy for both spilled): K blocks of 128 E4M3 in the same places, four
+    // m64nNk32 a block, accumulators from zero, and the scales and bias applied after the K loop.
+    template <bool PROF, int S, int F>
+    static __device__ __forceinline__ void gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
                                                           const float *bias, ctx &, const sg_ring_smem &sm,
                                                           sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
+        constexpr bool FP8 = F != 0;
         const int tid = threadIdx.x % 128;
         constexpr int R = S == 3 ? 16 : S == 2 ? 32 : S == 1 ? 64 : 128;  // accumulator registers: 2 R columns
         float acc[R];
@@ -187,7 +284,7 @@ struct sg_sm90_arch {
         constexpr int NS = S >= 2 ? SG_MEGA_STAGES_SMALL : SG_MEGA_STAGES;  // the launch's ring (sg_mega_ring_stages)
         // Stages of the task, counted down; the stage before ring.stage is the one to free (registers are tight
         // beside a 64 x 256 accumulator: a loop index, its bound and a `prev` stage spilled the loop's state).
-        const int n = (FP8 ? SG_MEGA_D / 2 : sg_mega_gemm_k(k.kind)) / (BLOCKS * SG_GEMM_BK);
+        const int n = sg_mega_gemm_k(k.kind) / (FP8 ? 2 : 1) / (BLOCKS * SG_GEMM_BK);
         for (int left = n; left > 0; left--) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
             const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
@@ -203,7 +300,10 @@ struct sg_sm90_arch {
                     const uint64_t dj = sg_smem_desc(blk, 16, 1024);
                     const uint64_t dw = sg_smem_desc(blk + SG_GEMM_B_BYTES(64) + w * 32 * 128, 16, 1024);
 #pragma unroll
-                    for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
+                    for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {
+                        if constexpr (FP8) sg_wgmma_fp8_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
+                        else sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
+                    }
                 }
             } else if constexpr (S == 2) {  // the stage's two K blocks in order: the k16 chain of one block a stage
                 const uint64_t da2 = sg_smem_desc(a + SG_GEMM_N64_PAIR + w * 64 * 128, 16, 1024);
@@ -240,11 +340,10 @@ struct sg_sm90_arch {
         sg_wgmma_wait<0>();
         sg_wgmma_fence_regs(acc);
         if (tid == 0) sg_mbar_arrive(&sm.empty[sg_ring_prev(ring, NS)]);
-        const long long t_e = PROF ? clock64() : 0;  // the skeleton records the start, K loop and staging
-        if constexpr (FP8) {  // y = acc sa sw + bias; FC1's parts are rows 64 w.. of all the task's columns (no column
-                             // offset in the slot: cw = 0 for every Hopper FC1 shape)
-            const uint32_t bsa = sg_smem_u32(bias);
-            sg_sm90_fp8row_dequant(acc, bsa, bsa + 4u * (SG_MEGA_SLOT_RS + 64 * w));
+        if (PROF) sg_mega_prof_mark(2);  // the skeleton records the start, K loop and staging
+        if constexpr (FP8) {
+            epilogue_fp8<S, F>(p, k, w, bias, acc, out, ophase);
+            return;
         }
         if (!sg_mega_f32_tile(k.kind)) {  // one piece: the bf16 64 rows (a 64 x 64 task is always fp32)
             if constexpr (S != 3) {
@@ -283,7 +382,56 @@ struct sg_sm90_arch {
             sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
             sg_mega_out_signal(out, ophase);
         }
-        return t_e;
+        return;
+    }
+
+    // The epilogue of an FP8ROW task's part (F = 1 FC1, 2 FC2): acc = acc sa sw + bias from its slot (bias and column
+    // scales interleaved at `bias`, this part's columns: 2 cw floats into the slot, cw = 32 w in a 64 x 64 task, else
+    // 0; the row scales at SG_MEGA_SLOT_RS, for rows 64 w.. of the row tile, or a 64 x 64 task's 64 rows: 64 (k.b %
+    // 2).., read back from the part's first row), then FC1's GELU and bf16 piece, or its E4M3 H (sg_mega_h8, the
+    // output's row scales at SG_MEGA_SLOT_HS), or FC2's fp32 residual add: two staged pieces (wide) or vector
+    // reductions from the registers (small batches), as the bf16 tiles'.
+    template <int S, int F, int R>
+    static __device__ __forceinline__ void epilogue_fp8(const sg_mega_params &p, const sg_mega_task &k, int w,
+                                                        const float *bias, float (&acc)[R], const sg_mega_out &out,
+                                                        uint32_t &ophase) {
+        const uint32_t bsa = sg_smem_u32(bias), slot = bsa - (S == 3 ? 8u * 32u * w : 0u);
+        if constexpr (S != 3) sg_sm90_fp8row_dequant(acc, bsa, slot + 4u * (SG_MEGA_SLOT_RS + 64 * w));
+        if constexpr (F == 1) {
+            static_assert(S == 0 || S == 2, "FP8 FC1 runs as wide or narrow64 tasks");
+            if (sg_mega_h8<sg_sm90_arch>(p, k)) {  // E4M3 H (its layer's FC2 runs in FP8): GELU, / hs, E4M3
+                const uint32_t hsa = slot + 4u * (SG_MEGA_SLOT_HS + 64 * w);
+                if constexpr (S == 0) {
+                    sg_mega_out_begin(out, ophase);
+                    sg_sm90_stage_h8(acc, out.buf, hsa);
+                    sg_mega_out_end(out, ophase, 0, 0, true);
+                } else {  // small batches: straight from the registers (no 64-byte-row box for narrow64)
+                    sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+                    const int x = out.part->x, y = out.part->y;
+                    sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+                    sg_sm90_store_h8(acc, p.h8, hsa, y, 2 * x, p.n * SG_MEGA_T);  // x: 16-bit units
+                    sg_mega_out_signal(out, ophase);
+                }
+                return;
+            }
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_bf16<1>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 0, 0, true);
+        } else if constexpr (S == 0) {
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32<64, 0>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 0, 0, false);
+            sg_mega_out_begin(out, ophase);
+            sg_mega_stage_f32<64, 64>(acc, out.buf);
+            sg_mega_out_end(out, ophase, 128, 0, true);
+        } else {
+            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+            const int x = out.part->x, y = out.part->y;
+            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+            if constexpr (S == 3) sg_sm90_fp8row_dequant(acc, bsa, slot + 4u * (SG_MEGA_SLOT_RS + (y & 127)));
+            sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
+            sg_mega_out_signal(out, ophase);
+        }
     }
 
     // Query blocks w and w + 2 of the four 64-query blocks (a split task, part >= 0: block 2 part + w, its Q rows
