@@ -155,6 +155,18 @@ __device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t
     }
 }
 
+// A wide task's fp32 64 x 256 part through the storer: two pieces of 64 rows x 128 columns (the 32 KB buffer holds
+// one), the second handed over once the first is read out.
+__device__ __forceinline__ void sg_mega_stage_f32_wide(const float (&acc)[128], const sg_mega_out &out,
+                                                       uint32_t &ophase) {
+    sg_mega_out_begin(out, ophase);
+    sg_mega_stage_f32<64, 0>(acc, out.buf);
+    sg_mega_out_end(out, ophase, 0, 0, false);
+    sg_mega_out_begin(out, ophase);
+    sg_mega_stage_f32<64, 64>(acc, out.buf);
+    sg_mega_out_end(out, ophase, 128, 0, true);
+}
+
 // Adds a warpgroup's 64 rows x 2 R fp32 columns straight from the accumulators into the residual stream h [rows,
 // 768] at (row0, col0) with red.global.add.v2.f32 (in L2; one adder per element per stage, so the sums are
 // deterministic, and equal to the TMA reduce-add's bit for bit, measured: v31). For the small batches' tasks (64 x
@@ -353,12 +365,7 @@ struct sg_sm90_arch {
                 sg_mega_out_end(out, ophase, 0, 0, true);
             }
         } else if constexpr (S == 0) {  // fp32, wide: two pieces of 64 rows x 128 columns through the storer
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<64, 0>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 0, 0, false);
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<64, 64>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 128, 0, true);
+            sg_mega_stage_f32_wide(acc, out, ophase);
         } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: through the storer, one piece, or (a
                                            // narrow64 part: 64 columns, 16 KB) two of 32 columns (8 KB buffers)
             if constexpr (S == 2) {
@@ -418,12 +425,7 @@ struct sg_sm90_arch {
             sg_mega_stage_bf16<1>(acc, out.buf);
             sg_mega_out_end(out, ophase, 0, 0, true);
         } else if constexpr (S == 0) {
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<64, 0>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 0, 0, false);
-            sg_mega_out_begin(out, ophase);
-            sg_mega_stage_f32<64, 64>(acc, out.buf);
-            sg_mega_out_end(out, ophase, 128, 0, true);
+            sg_mega_stage_f32_wide(acc, out, ophase);
         } else {
             sg_named_bar(SG_MEGA_BAR_WG + w, 128);
             const int x = out.part->x, y = out.part->y;
