@@ -17,6 +17,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "mega_gpu.h"
+#include "mega_layer_set.h"
 #include "mega_plan.h"
 #include "tmap.cuh"
 #include "../sm100/sm100_desc.h"
@@ -149,31 +150,20 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
 }
 
 // The layers whose FC2 runs in FP8 beside FC1 (FP8ROW only): SG_FP8_FC2_LAYERS=none|all|LIST (LIST: layers and
-// ranges, "0-5,8"; docs/debug-knobs.md), else every layer but the first two: FC2 in FP8 costs the first layers' most
-// (the CPU study and the H100, docs/perf-notes.md session 13: layer 0's FC2 alone takes min cosine 0.99958 -> 0.99936;
-// layers 2-11 keep 0.99942 on the photos and the fixtures, all 12 layers 0.99908 / 0.99899).
-static unsigned mega_fc2_f8_layers(int L) {
-    const unsigned all = L >= 32 ? ~0u : (1u << L) - 1u;
+// ranges, "0-5,8"; mega_layer_set.h, docs/debug-knobs.md), else every layer but the first two: FC2 in FP8 costs the
+// first layers' most (the CPU study and the H100, docs/perf-notes.md session 13: layer 0's FC2 alone takes min
+// cosine 0.99958 -> 0.99936; layers 2-11 keep 0.99942 on the photos and the fixtures, all 12 layers 0.99908 /
+// 0.99899). 0, or -1 with err for a set that does not parse.
+static int mega_fc2_f8_layers(int L, unsigned *mask, char *err, size_t errlen) {
     const char *e = getenv("SG_FP8_FC2_LAYERS");
-    if (!e) return all & ~3u;
-    if (!strcmp(e, "none")) return 0;
-    if (!strcmp(e, "all")) return all;
-    unsigned m = 0;
-    for (const char *c = e; *c;) {
-        char *end = nullptr;
-        long a = strtol(c, &end, 10), b = a;
-        if (end == c) break;
-        if (*end == '-') {
-            const char *d = end + 1;
-            b = strtol(d, &end, 10);
-            if (end == d) break;
-        }
-        for (long l = a; l <= b && l < 32; l++)
-            if (l >= 0) m |= 1u << l;
-        c = *end == ',' ? end + 1 : end;
-        if (end == c && *c) break;
+    if (!e) {
+        *mask = (L >= 32 ? ~0u : (1u << L) - 1u) & ~3u;
+        return 0;
     }
-    return m & all;
+    char why[256];
+    if (sg_mega_layer_set_parse(e, L, mask, why, sizeof why) == 0) return 0;
+    snprintf(err, errlen, "SG_FP8_FC2_LAYERS: %s", why);
+    return -1;
 }
 
 // FP8ROW FC2 on the layers of g->fc2_f8: their W2 quantised like W1 (E4M3, one fp32 scale per output channel,
@@ -322,7 +312,10 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
         hl[l] = {w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, q, w.o_b, q + 3 * D, w.fc2_b};
     }
     if (k->quant_weight && k->fc1 == SG_FC1_FP8ROW) {
-        g->fc2_f8 = mega_fc2_f8_layers(L);
+        if (mega_fc2_f8_layers(L, &g->fc2_f8, err, errlen)) {
+            sg_mega_gpu_free(g);
+            return nullptr;
+        }
         std::vector<float2> hk(L, make_float2(0.0f, 0.0f));
         for (int l = 0; l < L; l++)
             if ((g->fc2_f8 >> l) & 1u) mega_h8_bound(m, l, &hk[l].x, &hk[l].y);
