@@ -10,7 +10,7 @@ and P in bf16, as in the Hopper megakernel) under four scale recipes:
   fp8pow2  the same blocks with power-of-two scales 2^ceil(log2(amax/448));
   chan     fp8chan weights: one fp32 scale per output channel (inputs still fp8, 1 x 128);
   chantok  fp8chan weights and inputs: one fp32 scale per output channel and one per token (the whole K row),
-           no promotion per 128-wide K block: the Hopper megakernel's --precision fp8 FC1 (sm90_fc1_fp8.cuh). The
+           no promotion per 128-wide K block: the Hopper megakernel's --precision fp8 FC1 (sm90_fp8row.cuh). The
            emulation sums in fp32, so the tensor core's own accumulation over the whole K, unpromoted, is not
            modelled here; on an H100 the kernel measured min cosine 0.9995763 on the photos against the
            emulation's 0.999579 (same worst image; scripts/gpu-check.sh, 2026-11-26).

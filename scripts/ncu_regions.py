@@ -34,7 +34,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = ROOT  # the profiled build's source tree (--src)
 SOURCES = ['kernel/mega/mega_kernel.cuh', 'kernel/mega/mega_ln.cuh', 'kernel/sm90/sm90_mega.cu',
-           'kernel/sm90/sm90_attn.cuh', 'kernel/sm90/sm90_fc1_fp8.cuh']
+           'kernel/sm90/sm90_attn.cuh', 'kernel/sm90/sm90_fp8row.cuh']
 # (file, function, anchor text): the phase starts at the first line at or after the previous anchor containing it
 PHASES = {
     ('kernel/sm90/sm90_mega.cu', 'gemm_half'): [('start', None), ('kloop', 'for (int left = n; left > 0; left--)'),

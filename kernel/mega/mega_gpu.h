@@ -165,7 +165,7 @@ struct sg_mega_params {
 #define SG_MEGA_W1SF_BYTES (SG_MEGA_F * (SG_MEGA_D / 32))  // 128x4 atoms of a [3072, 768] weight: 73,728 bytes
 // FC1's number format: bf16; MXFP8 (Blackwell's recipe: E4M3, a UE8M0 scale per 32 K elements, sm100_quant.h);
 // FP8ROW (Hopper's: E4M3, one fp32 scale amax / 448 per input row and per weight row, no per-block promotion,
-// kernel/sm90/sm90_fc1_fp8.cuh).
+// kernel/sm90/sm90_fp8row.cuh).
 enum sg_mega_fc1 { SG_FC1_BF16 = 0, SG_FC1_MXFP8 = 1, SG_FC1_FP8ROW = 2 };
 // Bytes of one layer's FC1 weight scales.
 static inline size_t sg_mega_w1sf_bytes(int fc1) {

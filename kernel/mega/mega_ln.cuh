@@ -6,7 +6,7 @@
 // reads 512 contiguous bytes), statistics in fp32 with the exact two-pass formula from registers (no
 // E[x^2] - E[x]^2 cancellation: ViT residual streams carry channels far larger than the row's spread).
 // x is read with __ldcg (L2 only): in the megakernel another SM has just written it. The output is the bf16 rows, or
-// what an architecture's out writes instead (Hopper's FP8 FC1 input: E4M3 + a scale per row, sm90_fc1_fp8.cuh).
+// what an architecture's out writes instead (Hopper's FP8 FC1 input: E4M3 + a scale per row, sm90_fp8row.cuh).
 #ifndef SG_MEGA_LN_CUH
 #define SG_MEGA_LN_CUH
 

@@ -5,8 +5,8 @@
 //
 // Refuses (NULL + reason, so --backend auto falls back to cuda) unless the device is compute capability 9.0
 // (sm_90a code runs nowhere else) and the model has the shapes the megakernel is built for. Numerics: bf16 (the
-// default, and --precision bf16), or --precision fp8: FC1 in E4M3 with row scales (sm90_fc1_fp8.cuh), every other
-// GEMM in bf16.
+// default, and --precision bf16), or --precision fp8: FC1, and FC2 of layers 2-11, in E4M3 with row scales
+// (sm90_fp8row.cuh), every other GEMM in bf16.
 #include <cstdio>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
@@ -22,7 +22,7 @@ static int sm90_init_fp8(void **out, const sg_model *m, sg_cu_model *cm, char *e
 static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
 static const sg_cu_encoder_ops k_sm90_fp8 = {"sm90", sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
-// The encoder ops for `prec` (FC1 in FP8 for SG_PRECISION_FP8, else bf16), or NULL + err (cuda_backend.h).
+// The encoder ops for `prec` (FC1 and FC2 in FP8 for SG_PRECISION_FP8, else bf16), or NULL + err (cuda_backend.h).
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, sg_precision prec, char *err,
                                              size_t errlen) {
     if (sg_gpu_require_cc(device, 9, 0, "sm90", "H100 / H200: the Hopper megakernel is built for sm_90a", err,

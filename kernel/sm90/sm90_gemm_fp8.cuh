@@ -126,7 +126,7 @@ __device__ __forceinline__ void sg_wgmma_fp8_n32(float (&d)[16], uint64_t da, ui
 }
 
 /* D[64x256] (+)= A[64x32] . B[256x32]^T, E4M3 x E4M3, both K-major in shared memory (descriptors), fp32
- * accumulate (QGMMA); the megakernel's FP8 FC1 (sm90_fc1_fp8.cuh) in a wide task's 64 x 256 part. */
+ * accumulate (QGMMA); the megakernel's FP8 FC1 (sm90_fp8row.cuh) in a wide task's 64 x 256 part. */
 __device__ __forceinline__ void sg_wgmma_fp8_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"

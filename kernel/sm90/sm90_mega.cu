@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 #include "../mega/mega_kernel.cuh"
 #include "sm90_attn.cuh"
-#include "sm90_fc1_fp8.cuh"
+#include "sm90_fp8row.cuh"
 #include "sm90_gemm.cuh"
 #include "sm90_mega.h"
 
@@ -131,30 +131,6 @@ __device__ __forceinline__ void sg_sm90_store_h8(const float (&acc)[R], uint8_t 
     }
 }
 
-// The FP8ROW epilogue's first step, on a warpgroup's 64-row accumulator (64 rows x 2 R columns, the wgmma layout:
-// register k at row 16 warp + lane/4 + 8 ((k/2) % 2), column 8 (k/4) + 2 (lane % 4) + k % 2): acc = acc * (sa[row]
-// * sw[col]) + bias[col], with the slot's bias and column scales interleaved at bsa (column pair c/2 as (b[c],
-// b[c + 1], sw[c], sw[c + 1]): one 16-byte load per register quad) and the warpgroup's 64 row scales at rsa (32-bit
-// shared addresses).
-template <int R>
-__device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t bsa, uint32_t rsa) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    float sa0, sa1;
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
-    const uint32_t col0 = 2u * ((uint32_t)lane & 3u);
-#pragma unroll
-    for (int k = 0; k < R; k += 4) {
-        float2 b, s;
-        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                     : "=f"(b.x), "=f"(b.y), "=f"(s.x), "=f"(s.y) : "r"(bsa + 8u * (col0 + 8u * (k / 4))) : "memory");
-        acc[k] = fmaf(acc[k], sa0 * s.x, b.x);
-        acc[k + 1] = fmaf(acc[k + 1], sa0 * s.y, b.y);
-        acc[k + 2] = fmaf(acc[k + 2], sa1 * s.x, b.x);
-        acc[k + 3] = fmaf(acc[k + 3], sa1 * s.y, b.y);
-    }
-}
-
 // A wide task's fp32 64 x 256 part through the storer: two pieces of 64 rows x 128 columns (the 32 KB buffer holds
 // one), the second handed over once the first is read out.
 __device__ __forceinline__ void sg_mega_stage_f32_wide(const float (&acc)[128], const sg_mega_out &out,
@@ -188,7 +164,8 @@ __device__ __forceinline__ void sg_mega_add_f32(const float (&acc)[R], float *h,
     }
 }
 
-// The Hopper layer of kernel/mega/mega_kernel.cuh; F8: FC1 in FP8 with row scales (--precision fp8).
+// The Hopper layer of kernel/mega/mega_kernel.cuh; F8: FC1, and FC2 on the layers of p.fc2_f8, in FP8 with row scales
+// (--precision fp8).
 template <bool F8>
 struct sg_sm90_arch {
     struct ctx {};
@@ -199,7 +176,7 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
-    // FP8ROW FC1 and FC2 (sm90_fc1_fp8.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so
+    // FP8ROW FC1 and FC2 (sm90_fp8row.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so
     // the same loads bring 128 E4M3 per K block (K = 384 or 1,536 such elements) into the stage's usual places.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
                                                         const CUtensorMap *map_a, const CUtensorMap *map_w, int m0,
@@ -217,7 +194,7 @@ struct sg_sm90_arch {
         }
         sg_gemm_produce_wide(map_a, map_w, m0, n0, K, sm, ring, shape, sg_mega_ring_stages(p.narrow));
     }
-    // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fc1_fp8.cuh). Three
+    // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fp8row.cuh). Three
     // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
     // also with the row's values recomputed for the codes instead of kept); with three, nothing.
     // On a layer whose FC2 runs in FP8 (p.fc2_f8) it also writes the scales of FC1's E4M3 output.
@@ -276,7 +253,7 @@ struct sg_sm90_arch {
     // S: the task's shape (mega_plan.h's sg_mega_shape): 0 wide, 1 narrow, 2 narrow64 (64 columns: m64n64k16, 32
     // registers; a ring stage holds two K blocks, sg_gemm_produce_wide), 3 a 64 x 64 task (this warpgroup's 32
     // columns of all 64 rows: m64n32k16, 16 registers; three K blocks a stage). F: 0 bf16; an FP8ROW task
-    // (sm90_fc1_fp8.cuh): 1 FC1, 2 FC2 (a separate copy each: with the output's kind known at compile time, the
+    // (sm90_fp8row.cuh): 1 FC1, 2 FC2 (a separate copy each: with the output's kind known at compile time, the
     // other kind's epilogue is not in it; one copy for both spilled): K blocks of 128 E4M3 in the same places, four
     // m64nNk32 a block, accumulators from zero, and the scales and bias applied after the K loop.
     template <bool PROF, int S, int F>
@@ -450,7 +427,7 @@ struct sg_sm90_arch {
     }
 };
 
-// PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters; F8: FC1 in FP8 (--precision fp8), a kernel of its own.
+// PROF = 1 (SG_SM90_PROFILE=1) adds the cycle counters; F8: FC1 and FC2 in FP8 (--precision fp8), a kernel of its own.
 template <bool PROF, bool F8>
 __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __grid_constant__ sg_mega_params p) {
     sg_mega_kernel_body<sg_sm90_arch<F8>, PROF>(p);
@@ -459,7 +436,7 @@ __global__ void __launch_bounds__(SG_MEGA_THREADS) sg_sm90_mega_kernel(const __g
 typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false, false>, sg_sm90_mega_kernel<true, false>, SG_MEGA_SMEM> sm90_fns;
 typedef sg_mega_launch_fns<sg_sm90_mega_kernel<false, true>, sg_sm90_mega_kernel<true, true>, SG_MEGA_SMEM> sm90_f8_fns;
 
-// FC1 in bf16 (the default) or in FP8 with row scales (--precision fp8: sm90_fc1_fp8.cuh).
+// FC1 in bf16 (the default) or in FP8 with row scales (--precision fp8: sm90_fp8row.cuh).
 const sg_mega_launcher sg_sm90_mega_launcher = {"sm90", sm90_fns::prepare, sm90_fns::launch, nullptr, 3, SG_FC1_BF16};
 const sg_mega_launcher sg_sm90_mega_launcher_fp8 = {"sm90", sm90_f8_fns::prepare, sm90_f8_fns::launch,
                                                     sg_sm90_quant_weight_rows, 3, SG_FC1_FP8ROW};

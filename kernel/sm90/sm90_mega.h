@@ -6,9 +6,9 @@
 #include "../mega/mega_gpu.h"
 
 extern const sg_mega_launcher sg_sm90_mega_launcher;      // FC1 in bf16
-extern const sg_mega_launcher sg_sm90_mega_launcher_fp8;  // FC1 in FP8 with row scales (--precision fp8)
+extern const sg_mega_launcher sg_sm90_mega_launcher_fp8;  // FC1 and FC2 in FP8 with row scales (--precision fp8)
 
-// The FP8ROW weight quantiser (sm90_fc1_fp8.cu; sg_mega_launcher.quant_weight): x_host [rows, k] fp32 (k a multiple
+// The FP8ROW weight quantiser (sm90_fp8row.cu; sg_mega_launcher.quant_weight): x_host [rows, k] fp32 (k a multiple
 // of 4, rows even), through the device buffer tmp (rows x k floats) -> q [rows, k] E4M3 codes and one fp32 scale per
 // row, bit-identical to sg_fp8_quantize(x, k, rows, k, 1, k, 0, q, s) on the CPU, written into sf (device, 2 rows
 // floats) interleaved with bias (device, [rows]): (b[2 j], b[2 j + 1], s[2 j], s[2 j + 1]) per row pair, the

@@ -1,9 +1,10 @@
-// kernel/sm90/sm90_fc1_fp8.cu — the Hopper megakernel's FP8 FC1 weights (sm90_fc1_fp8.cuh): E4M3 with one fp32 scale
-// per output channel, quantised once when the backend is created, on the GPU (a warp per row: its amax, then the
-// codes), with the CPU quantiser's arithmetic (sg_fp8_quantize with 1 x k blocks, kernel/cpu/cpu_mxfp8.c); the scales
-// are written interleaved with FC1's bias, the layout the megakernel's epilogue reads (sg_mega_params.w1sf).
+// kernel/sm90/sm90_fp8row.cu — the Hopper megakernel's FP8 weights (sm90_fp8row.cuh: FC1's, and FC2's on the layers
+// it runs in FP8): E4M3 with one fp32 scale per output channel, quantised once when the backend is created, on the GPU
+// (a warp per row: its amax, then the codes), with the CPU quantiser's arithmetic (sg_fp8_quantize with 1 x k blocks,
+// kernel/cpu/cpu_mxfp8.c); the scales are written interleaved with the layer's bias, the layout the megakernel's
+// epilogue reads (sg_mega_params.w1sf, w2sf).
 #include <cstdio>
-#include "sm90_fc1_fp8.cuh"
+#include "sm90_fp8row.cuh"
 #include "sm90_mega.h"
 
 __global__ void sg_sm90_quant_rows_kernel(const float *x, int rows, int k, const float *bias, uint8_t *q, float *bs) {
