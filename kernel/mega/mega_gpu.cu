@@ -447,7 +447,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         g->ntasks[n] = (int)(count - nside);
         g->nside[n] = (int)nside;
         const uint64_t M = (uint64_t)n * SG_MEGA_T;
-        CUtensorMap sm[SG_SMAPS];
+        CUtensorMap sm[SG_SMAPS];  // (SG_SMAP_H8 over H when no FC2 runs in FP8: encoded, never used)
         CUtensorMap *dm = nullptr;
         if (sg_tmap_sw128(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
