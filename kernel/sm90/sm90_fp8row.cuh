@@ -71,6 +71,14 @@ struct sg_sm90_ln_out_fp8 {
     }
 };
 
+// The two per-row scales of this thread's accumulator rows (16 warp + lane/4 and 8 below it, the wgmma layout) from a
+// warpgroup's 64 consecutive row scales at the 32-bit shared address rsa.
+__device__ __forceinline__ void sg_sm90_row_scales(uint32_t rsa, float &s0, float &s1) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(s0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(s1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+}
+
 // The FP8ROW epilogue's first step, on a warpgroup's 64-row accumulator (64 rows x 2 R columns, the wgmma layout:
 // register k at row 16 warp + lane/4 + 8 ((k/2) % 2), column 8 (k/4) + 2 (lane % 4) + k % 2): acc = acc * (sa[row]
 // * sw[col]) + bias[col], with the slot's bias and column scales interleaved at bsa (column pair c/2 as (b[c],
@@ -78,10 +86,9 @@ struct sg_sm90_ln_out_fp8 {
 // shared addresses).
 template <int R>
 __device__ __forceinline__ void sg_sm90_fp8row_dequant(float (&acc)[R], uint32_t bsa, uint32_t rsa) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int lane = threadIdx.x % 32;
     float sa0, sa1;
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(sa1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    sg_sm90_row_scales(rsa, sa0, sa1);
     const uint32_t col0 = 2u * ((uint32_t)lane & 3u);
 #pragma unroll
     for (int k = 0; k < R; k += 4) {

@@ -87,13 +87,17 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t
 // (R = 128: a wide task's 64 x 256 part) as two TMA boxes of 64 16-bit elements (128 E4M3) x 64 rows, 8 KB apart, with
 // 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)); a register pair is two adjacent columns, one 16-bit store.
 // rsa: the 32-bit shared address of the warpgroup's 64 output row scales.
+// Two adjacent columns of H as E4M3 codes: GELU, then the row's 1 / hs (x in the low byte).
+__device__ __forceinline__ uint16_t sg_sm90_h8x2(float a, float b, float inv) {
+    return sg_fp8x2(sg_mega_gelu(a) * inv, sg_mega_gelu(b) * inv);
+}
+
 template <int R>
 __device__ __forceinline__ void sg_sm90_stage_h8(const float (&acc)[R], uint8_t *buf, uint32_t rsa) {
     static_assert(R == 128, "a wide part: 256 E4M3 columns, two boxes");
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     float h0, h1;
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    sg_sm90_row_scales(rsa, h0, h1);
     const float i0 = __frcp_rn(h0), i1 = __frcp_rn(h1);
     // register k: row 16 warp + lane/4 + 8 ((k/2)%2) (so row % 8 = lane/4), byte column c = 8 (k/4) + 2 (lane % 4):
     // box c / 128 = k / 64, chunk (c % 128) / 16 = (k/8) % 8, byte (c % 16) = 8 ((k/4) % 2) + 2 (lane % 4)
@@ -102,7 +106,7 @@ __device__ __forceinline__ void sg_sm90_stage_h8(const float (&acc)[R], uint8_t 
 #pragma unroll
     for (int k = 0; k < R; k += 2) {
         const float inv = (k / 2) % 2 ? i1 : i0;
-        const uint16_t v = sg_fp8x2(sg_mega_gelu(acc[k]) * inv, sg_mega_gelu(acc[k + 1]) * inv);
+        const uint16_t v = sg_sm90_h8x2(acc[k], acc[k + 1], inv);
         const uint32_t off = (k / 64) * 8192 + 8 * ((k / 2) % 2) * 128 + ((((uint32_t)(k / 8) % 8) ^ r8) << 4) +
                              8 * ((k / 4) % 2);
         asm volatile("st.shared.b16 [%0], %1;" ::"r"(base + off), "h"(v) : "memory");
@@ -117,15 +121,13 @@ __device__ __forceinline__ void sg_sm90_store_h8(const float (&acc)[R], uint8_t 
                                                  int M) {
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, r = row0 + 16 * warp + lane / 4;
     float h0, h1;
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h0) : "r"(rsa + 4u * (16 * warp + lane / 4)) : "memory");
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(h1) : "r"(rsa + 4u * (16 * warp + lane / 4 + 8)) : "memory");
+    sg_sm90_row_scales(rsa, h0, h1);
     const float i0 = __frcp_rn(h0), i1 = __frcp_rn(h1);
     uint8_t *p0 = h8 + (size_t)r * SG_MEGA_F + col0 + 2 * (lane & 3), *p1 = p0 + 8 * SG_MEGA_F;
     const bool ok0 = r < M, ok1 = r + 8 < M;
 #pragma unroll
     for (int k = 0; k < R; k += 4) {
-        const uint16_t v0 = sg_fp8x2(sg_mega_gelu(acc[k]) * i0, sg_mega_gelu(acc[k + 1]) * i0);
-        const uint16_t v1 = sg_fp8x2(sg_mega_gelu(acc[k + 2]) * i1, sg_mega_gelu(acc[k + 3]) * i1);
+        const uint16_t v0 = sg_sm90_h8x2(acc[k], acc[k + 1], i0), v1 = sg_sm90_h8x2(acc[k + 2], acc[k + 3], i1);
         if (ok0) *reinterpret_cast<uint16_t *>(p0 + 8 * (k / 4)) = v0;
         if (ok1) *reinterpret_cast<uint16_t *>(p1 + 8 * (k / 4)) = v1;
     }
