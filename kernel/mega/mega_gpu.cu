@@ -98,6 +98,24 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
     return 1;
 }
 
+// The device block of an FP8 weight set (bytes, zeroed: padding rows stay finite) and a scratch buffer for one fp32
+// weight on its way to the quantiser (tmp_floats). 0, or -1 with err naming `what`; on failure *tmp is freed and
+// *block stays for sg_mega_gpu_free.
+static int mega_fp8_alloc(const sg_mega_gpu *g, uint8_t **block, size_t bytes, float **tmp, size_t tmp_floats,
+                          const char *what, char *err, size_t errlen) {
+    *tmp = nullptr;
+    cudaError_t e = cudaMalloc(block, bytes);
+    if (e == cudaSuccess) e = cudaMemset(*block, 0, bytes);
+    if (e == cudaSuccess) e = cudaMalloc(tmp, tmp_floats * sizeof(float));
+    if (e == cudaSuccess) return 0;
+    cudaGetLastError();
+    snprintf(err, errlen, "%s:%d: %s megakernel: %s buffers: %s", __FILE__, __LINE__, g->k->name, what,
+             cudaGetErrorString(e));
+    if (*tmp) cudaFree(*tmp);
+    *tmp = nullptr;
+    return -1;
+}
+
 // FP8 FC1 (launchers with a quantiser): FC1's weights quantised once, here, on the GPU (MXFP8: E4M3 + 128x4 UE8M0
 // scales, sg_sm100_quant_weight, bit-identical to the CPU's sg_mxfp8_quantize; FP8ROW: E4M3 + one fp32 scale per
 // output channel, sg_sm90_quant_weight_rows, bit-identical to sg_fp8_quantize with 1 x 768 blocks, interleaved with
@@ -111,17 +129,8 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
     const size_t y8 = rows * D;
     const size_t y8sf = fmt == SG_FC1_MXFP8 ? sg_sm100_sf_bytes((uint32_t)rows, (uint32_t)D / 32)
                                             : rows * sizeof(float);
-    float *tmp = nullptr;
-    cudaError_t e = cudaMalloc(&g->mx, L * (w1 + w1sf) + y8 + y8sf);
-    if (e == cudaSuccess) e = cudaMemset(g->mx, 0, L * (w1 + w1sf) + y8 + y8sf);
-    if (e == cudaSuccess) e = cudaMalloc(&tmp, w1 * sizeof(float));
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC1 buffers: %s", __FILE__, __LINE__, g->k->name,
-                 cudaGetErrorString(e));
-        if (tmp) cudaFree(tmp);
-        return -1;
-    }
+    float *tmp;
+    if (mega_fp8_alloc(g, &g->mx, L * (w1 + w1sf) + y8 + y8sf, &tmp, w1, "FP8 FC1", err, errlen)) return -1;
     g->w1sf = g->mx + L * w1;
     g->y8 = g->w1sf + L * w1sf;
     g->y8sf = g->y8 + y8;
@@ -175,17 +184,8 @@ static int mega_fc2_fp8(sg_mega_gpu *g, const sg_model *m, const sg_mega_buffers
     const int L = g->L, D = SG_MEGA_D, F = SG_MEGA_F;
     const size_t rows = (size_t)g->tm_max * SG_MEGA_BM, w2 = (size_t)D * F, w2sf = 2 * (size_t)D * sizeof(float);
     const size_t bytes = L * (w2 + w2sf) + rows * F + rows * sizeof(float);
-    float *tmp = nullptr;
-    cudaError_t e = cudaMalloc(&g->f2, bytes);
-    if (e == cudaSuccess) e = cudaMemset(g->f2, 0, bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&tmp, w2 * sizeof(float));
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        snprintf(err, errlen, "%s:%d: %s megakernel: FP8 FC2 buffers: %s", __FILE__, __LINE__, g->k->name,
-                 cudaGetErrorString(e));
-        if (tmp) cudaFree(tmp);
-        return -1;
-    }
+    float *tmp;
+    if (mega_fp8_alloc(g, &g->f2, bytes, &tmp, w2, "FP8 FC2", err, errlen)) return -1;
     g->w2sf = reinterpret_cast<float *>(g->f2 + L * w2);
     g->h8 = g->f2 + L * (w2 + w2sf);
     g->h8sf = reinterpret_cast<float *>(g->h8 + rows * F);
