@@ -10,6 +10,7 @@
 #include "sm100_attn_lab.h"
 #include "sm100_gemm_check.h"
 #include "sm100_mxf8_tile.h"
+#include "sm90_chain_lab.h"
 #include "sm90_lab.h"
 
 static const char k_no_cuda[] = "built without CUDA (no nvcc found at build time): the lab kernels are absent";
@@ -39,6 +40,20 @@ SG_LAB_REFUSE(sg_sm90_lab_attn, sg_sm90_lab_attn_args)
 SG_LAB_REFUSE(sg_sm90_lab_mlp, sg_sm90_lab_mlp_args)
 SG_LAB_REFUSE(sg_sm90_lab_layernorm, sg_sm90_lab_ln_args)
 SG_LAB_REFUSE(sg_sm90_lab_gemm_fp8, sg_sm90_lab_gemm_fp8_args)
+
+/* The hop-latency and ingest microbenchmarks (sm90_chain_lab.h): 0 SMs, i.e. not available. */
+int sg_sm90_chain_available(char *err, size_t errlen) {
+    no_cuda(err, errlen);
+    return 0;
+}
+int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result *r, char *err, size_t errlen) {
+    (void)c; (void)r;
+    return no_cuda(err, errlen);
+}
+int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_ingest_result *r, char *err, size_t errlen) {
+    (void)c; (void)r;
+    return no_cuda(err, errlen);
+}
 
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen) {

@@ -1,0 +1,352 @@
+// kernel/lab/sm90_chain_lab.cu — hand-off latency between SMs and L2 -> SM ingest bandwidth on Hopper (lab only).
+//
+// Why: at batch 1 the megakernel is a chain of ~90 dependent stages. Each stage waits on a counter another SM
+// released (mega_sync.cuh), bulk-copies what that SM wrote from L2 into shared memory, computes, stores, and
+// releases the next counter; its work is too small to fill the GPU, so the forward is roughly 90 x (hand-off +
+// one SM's stream from L2). Two kernels measure those two terms in isolation, with the megakernel's own
+// primitives (tma_ptx.cuh, mega_sync.cuh), so the numbers bound what any schedule of that design can reach:
+//   sg_chain_hop_kernel    a chain of H hops rotating over the SMs (or over a fixed pair): per hop, the flag
+//                          round trip, plus with D > 0 a bulk copy of the D bytes the previous hop stored and
+//                          D bytes of stores; timed with %globaltimer between the first and the last hop.
+//   sg_chain_ingest_kernel N CTAs each stream R bytes through a ring of S bulk-copy stages; timed with events.
+// Both run one CTA per SM: 128 threads and SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
+// The C API and the exact addressing are in sm90_chain_lab.h; the driver is kernel/lab/test_sm90_chain.c.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <vector>
+#include <cuda_runtime.h>
+#include "sm90_chain_lab.h"
+#include "../mega/mega_sync.cuh"
+#include "lab_cuda.cuh"
+
+#define SG_CHAIN_THREADS 128
+#define SG_CHAIN_SMEM (200 * 1024)  // > 228 KB / 2: one CTA per SM (and >= SG_CHAIN_MAX_BYTES)
+#define SG_CHAIN_PIECE (16 * 1024)  // bytes per bulk copy of a hop's load (one mbarrier counts them all)
+#define SG_CHAIN_FLAG_WORDS 32      // u32 words between flags: a 128-byte line each, no poller shares a line
+#define SG_INGEST_MAX_STAGES 32
+#define SG_INGEST_SHARED_BYTES (1280 * 1024)
+#define SG_INGEST_L2_BYTES (24u << 20)
+
+static_assert(SG_CHAIN_SMEM >= SG_CHAIN_MAX_BYTES, "a hop's D bytes and the ingest ring must fit");
+
+// No wrappers for these special registers elsewhere in the tree.
+__device__ __forceinline__ unsigned long long sg_globaltimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ int sg_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return (int)r;
+}
+// The word the ingest buffer holds at u32 index w (the header's pattern).
+__device__ __forceinline__ unsigned sg_ingest_word(unsigned long long w) { return (unsigned)w * 2654435761u + 12345u; }
+
+// ------------------------------------------------------------------------------------------------ hop chain
+struct sg_hop_params {
+    uint8_t *regions;         // H + 2 regions of D bytes: hop h reads region h and writes region h + 1
+    unsigned *flags;          // flag h at h * SG_CHAIN_FLAG_WORDS (h = 1 .. H + 1); the start counter at H + 2
+    unsigned long long *t;    // [0]: hop 0's %globaltimer, [1]: hop H's
+    int *smid;                // per CTA
+    int hops, bytes, ctas, inv;  // inv = stride^-1 mod ctas: CTA c runs hops c * inv % ctas + k * ctas
+};
+
+// sg_dep_wait (the megakernel's wait, __nanosleep(64) backoff) or, SLEEP false, the same without the backoff:
+// ld.acquire.gpu poll, clock64 timeout that traps, then fence.proxy.async.global because the hop's data is read
+// next by the bulk copy (async proxy), which the generic acquire alone does not order.
+template <bool SLEEP>
+__device__ __forceinline__ void sg_hop_wait(const unsigned *flag, unsigned target) {
+    if (SLEEP) {
+        sg_dep_wait(flag, target);
+    } else {
+        const unsigned long long t0 = clock64();
+        while (sg_ld_acquire(flag) < target)
+            if (clock64() - t0 > SG_SPIN_LIMIT) __trap();
+        sg_fence_proxy_async_global();
+    }
+}
+
+template <bool SLEEP>
+__global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_hop_kernel(sg_hop_params p) {
+    extern __shared__ __align__(128) uint8_t smem[];
+    __shared__ uint64_t full;  // one phase per hop of this CTA: arrival + D bytes of complete_tx
+    const int tid = threadIdx.x, D = p.bytes;
+    unsigned *start = p.flags + (size_t)(p.hops + 2) * SG_CHAIN_FLAG_WORDS;
+    if (tid == 0) {
+        p.smid[blockIdx.x] = sg_smid();
+        sg_mbar_init(&full, 1);
+        sg_fence_mbar_init();
+        sg_red_release_add(start, 1);  // this CTA is resident: hop 0 waits for all, so launch skew is not timed
+    }
+    __syncthreads();
+    if ((int)blockIdx.x >= p.ctas || (D == 0 && tid != 0)) return;  // D = 0: the flag round trip, one thread
+    uint32_t parity = 0;
+    for (int h = (int)((long long)blockIdx.x * p.inv % p.ctas); h <= p.hops; h += p.ctas) {
+        if (tid == 0) {
+            if (h == 0)
+                sg_hop_wait<SLEEP>(start, gridDim.x);
+            else
+                sg_hop_wait<SLEEP>(p.flags + (size_t)h * SG_CHAIN_FLAG_WORDS, 1);
+        }
+        if (D > 0) {
+            // The thread that acquired (and fenced) issues the copies, so they are ordered after the acquire.
+            if (tid == 0) {
+                const uint8_t *src = p.regions + (size_t)h * D;
+                sg_mbar_arrive_expect_tx(&full, D);
+                for (int o = 0; o < D; o += SG_CHAIN_PIECE)
+                    sg_bulk_load(smem + o, src + o, min(SG_CHAIN_PIECE, D - o), &full);
+            }
+            sg_mbar_wait(&full, parity);  // the others wait here for thread 0's flag and copy alike
+            parity ^= 1;
+            const uint4 *s = reinterpret_cast<const uint4 *>(smem);
+            uint4 *dst = reinterpret_cast<uint4 *>(p.regions + (size_t)(h + 1) * D);
+            for (int i = tid; i < D / 16; i += SG_CHAIN_THREADS) {  // coalesced: consecutive threads, 16 B each
+                const uint4 v = s[i];
+                dst[i] = make_uint4(v.x + 1, v.y + 1, v.z + 1, v.w + 1);
+            }
+            // All stores before the release below (bar.sync + cumulative release, as sg_dep_signal_wg), and all
+            // shared-memory reads before this CTA's next copy overwrites smem (the megakernel's ring relies on
+            // the same barrier-then-reissue order, no proxy fence, for that write-after-read).
+            __syncthreads();
+        }
+        if (tid == 0) {
+            if (h == 0) p.t[0] = sg_globaltimer();
+            if (h == p.hops) p.t[1] = sg_globaltimer();
+            sg_red_release_add(p.flags + (size_t)(h + 1) * SG_CHAIN_FLAG_WORDS, 1);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------ L2 ingest
+struct sg_ingest_params {
+    const uint8_t *buf;
+    unsigned long long base, span;  // CTA c's region starts at byte base + c * span
+    unsigned chunks, region;        // chunks read per CTA; chunks in the region it cycles through
+    unsigned stage_bytes, stages;
+    unsigned long long *stats;      // per CTA {bad words, chunks consumed}; then CTA 0's clock64 and
+                                    // %globaltimer at start and end
+};
+
+// One thread per CTA issues, waits, checks one word and reissues: what is measured is the bytes in flight per
+// SM, which the ring sets, not the number of threads. The other threads only keep the CTA's shape.
+__global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg_ingest_params p) {
+    extern __shared__ __align__(128) uint8_t smem[];
+    __shared__ uint64_t full[SG_INGEST_MAX_STAGES];
+    if (threadIdx.x != 0) return;
+    const unsigned B = p.stage_bytes, S = p.stages;
+    for (unsigned s = 0; s < S; s++) sg_mbar_init(&full[s], 1);
+    sg_fence_mbar_init();
+    const unsigned long long off = p.base + blockIdx.x * p.span;
+    auto src_off = [&](unsigned i) { return off + (unsigned long long)(i % p.region) * B; };
+    auto issue = [&](unsigned i) {
+        sg_mbar_arrive_expect_tx(&full[i % S], B);
+        sg_bulk_load(smem + (i % S) * B, p.buf + src_off(i), B, &full[i % S]);
+    };
+    const unsigned long long c0 = clock64(), g0 = sg_globaltimer();
+    for (unsigned i = 0; i < S && i < p.chunks; i++) issue(i);
+    unsigned long long bad = 0, seen = 0;
+    for (unsigned i = 0; i < p.chunks; i++) {
+        sg_mbar_wait(&full[i % S], (i / S) & 1);
+        const unsigned w = i * 61u % (B / 4);  // a different word each chunk, so a short or stale copy shows
+        bad += reinterpret_cast<const unsigned *>(smem + (i % S) * B)[w] != sg_ingest_word(src_off(i) / 4 + w);
+        seen++;
+        if (i + S < p.chunks) {
+            sg_fence_proxy_async_smem();  // the generic read above, before the async proxy overwrites the stage
+            issue(i + S);
+        }
+    }
+    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
+    p.stats[2 * blockIdx.x] = bad;
+    p.stats[2 * blockIdx.x + 1] = seen;
+    if (blockIdx.x == 0) {
+        unsigned long long *c = p.stats + 2 * gridDim.x;
+        c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
+    }
+}
+
+__global__ void sg_chain_fill(unsigned *p, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = sg_ingest_word(i);
+}
+
+// ---------------------------------------------------------------------------------------------------- host
+extern "C" int sg_sm90_chain_available(char *err, size_t errlen) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+        return 0;
+    }
+    cudaDeviceProp p;
+    SG_CK(cudaGetDeviceProperties(&p, 0));
+    if (p.major != 9) {
+        snprintf(err, errlen, "needs a compute capability 9.x GPU (sm_90a code), got %s with %d.%d", p.name, p.major,
+                 p.minor);
+        return 0;
+    }
+    return p.multiProcessorCount;
+}
+
+// Sets the kernel's shared memory and checks that exactly one CTA fits per SM (what both experiments assume).
+template <class K>
+static int sg_chain_one_per_sm(K kern, char *err, size_t errlen) {
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_CHAIN_SMEM));
+    int per_sm = 0;
+    SG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, SG_CHAIN_THREADS, SG_CHAIN_SMEM));
+    if (per_sm != 1) snprintf(err, errlen, "expected exactly 1 CTA per SM with %d B of shared memory, got %d",
+                              SG_CHAIN_SMEM, per_sm);
+    return per_sm == 1;
+}
+
+static double sg_median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+}
+
+extern "C" int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result *r, char *err, size_t errlen) {
+    const int sms = sg_sm90_chain_available(err, errlen);
+    if (!sms) return -1;
+    const int P = c->ctas ? c->ctas : sms, H = c->hops, D = c->bytes;
+    if (H < 1 || D < 0 || D % 16 || D > SG_CHAIN_MAX_BYTES || P < 2 || P > sms || c->reps < 1 || (D && !c->in)) {
+        snprintf(err, errlen, "sm90 chain hops: bad config H %d D %d ctas %d reps %d (need H >= 1, D a multiple of "
+                 "16 in 0 .. %d with input, ctas 2 .. %d, reps >= 1)", H, D, P, c->reps, SG_CHAIN_MAX_BYTES, sms);
+        return -1;
+    }
+    // Stride: coprime with P (every CTA gets hops) and near P / 2, so consecutive hops land on distant CTAs.
+    int stride = P == 2 ? 1 : P / 2 + 1;
+    while (std::gcd(stride, P) != 1) stride++;
+    int inv = 1;
+    while ((long long)inv * stride % P != 1) inv++;  // P >= 2
+    void (*kern)(sg_hop_params) = c->spin ? sg_chain_hop_kernel<false> : sg_chain_hop_kernel<true>;
+    if (!sg_chain_one_per_sm(kern, err, errlen)) return -1;
+
+    const size_t flag_bytes = (size_t)(H + 3) * SG_CHAIN_FLAG_WORDS * 4;
+    sg_hop_params p = {NULL, NULL, NULL, NULL, H, D, P, inv};
+    if (D) {
+        SG_CK(cudaMalloc(&p.regions, (size_t)(H + 2) * D));
+        SG_CK(cudaMemcpy(p.regions, c->in, D, cudaMemcpyHostToDevice));
+    }
+    SG_CK(cudaMalloc(&p.flags, flag_bytes));
+    SG_CK(cudaMalloc(&p.t, 2 * sizeof(unsigned long long)));
+    SG_CK(cudaMalloc(&p.smid, sms * sizeof(int)));
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeCooperative;  // all CTAs resident (they wait on each other), or the launch fails
+    attr.val.cooperative = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(sms);
+    cfg.blockDim = dim3(SG_CHAIN_THREADS);
+    cfg.dynamicSmemBytes = SG_CHAIN_SMEM;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    std::vector<double> ns;
+    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0 warms up (code, TLB) and is not counted
+        SG_CK(cudaMemset(p.flags, 0, flag_bytes));
+        if (D) SG_CK(cudaMemset(p.regions + D, 0xFF, (size_t)(H + 1) * D));  // a stale read cannot pass the check
+        SG_CK(cudaLaunchKernelEx(&cfg, kern, p));
+        SG_CK(cudaGetLastError());
+        SG_CK(cudaDeviceSynchronize());
+        unsigned long long t[2];
+        SG_CK(cudaMemcpy(t, p.t, sizeof t, cudaMemcpyDeviceToHost));
+        if (rep) ns.push_back((double)(long long)(t[1] - t[0]) / H);
+    }
+    if (D && c->out) SG_CK(cudaMemcpy(c->out, p.regions + D, (size_t)(H + 1) * D, cudaMemcpyDeviceToHost));
+    std::vector<int> smid(sms);
+    SG_CK(cudaMemcpy(smid.data(), p.smid, sms * sizeof(int), cudaMemcpyDeviceToHost));
+    r->ns_per_hop = sg_median(ns);
+    r->ns_min = *std::min_element(ns.begin(), ns.end());
+    r->ns_max = *std::max_element(ns.begin(), ns.end());
+    r->ctas = P;
+    r->stride = stride;
+    r->sm_hop0 = smid[0];
+    r->sm_hop1 = smid[stride % P];
+    SG_CK(cudaFree(p.regions));
+    SG_CK(cudaFree(p.flags));
+    SG_CK(cudaFree(p.t));
+    SG_CK(cudaFree(p.smid));
+    return 0;
+}
+
+extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_ingest_result *r, char *err,
+                                    size_t errlen) {
+    const int sms = sg_sm90_chain_available(err, errlen);
+    if (!sms) return -1;
+    const long long N = c->ctas, B = c->stage_bytes, S = c->stages, R = c->bytes;
+    const long long dram = (c->dram_bytes ? c->dram_bytes : 2LL << 30) / 16 * 16;
+    if (N < 1 || N > sms || c->source < 0 || c->source > 2 || B < 256 || B % 16 || S < 1 ||
+        S > SG_INGEST_MAX_STAGES || S * B > SG_CHAIN_MAX_BYTES || R < B || R % B || R / B > 0x7fffffff ||
+        c->reps < 1 || (c->source == SG_INGEST_DRAM && N * R > dram)) {
+        snprintf(err, errlen, "sm90 chain ingest: bad config N %lld source %d B %lld S %lld R %lld (need N 1 .. %d, "
+                 "B >= 256 a multiple of 16, S 1 .. %d, S B <= %d, R a multiple of B, N R <= the DRAM buffer)",
+                 N, c->source, B, S, R, sms, SG_INGEST_MAX_STAGES, SG_CHAIN_MAX_BYTES);
+        return -1;
+    }
+    sg_ingest_params p = {};
+    long long buf_bytes;
+    p.chunks = (unsigned)(R / B);
+    if (c->source == SG_INGEST_SHARED) {
+        p.region = (unsigned)(SG_INGEST_SHARED_BYTES / B);
+        p.span = 0;
+        buf_bytes = p.region * B;
+    } else if (c->source == SG_INGEST_L2) {
+        p.region = (unsigned)(std::min<long long>(R, SG_INGEST_L2_BYTES / N) / B);
+        p.span = p.region * B;
+        buf_bytes = N * p.span;
+    } else {
+        p.region = p.chunks;
+        p.span = R;
+        buf_bytes = dram;
+    }
+    if (p.region == 0) {
+        snprintf(err, errlen, "sm90 chain ingest: a stage of %lld B exceeds the region each CTA reads", B);
+        return -1;
+    }
+    p.stage_bytes = (unsigned)B;
+    p.stages = (unsigned)S;
+    if (!sg_chain_one_per_sm(sg_chain_ingest_kernel, err, errlen)) return -1;
+    uint8_t *buf = NULL;
+    SG_CK(cudaMalloc(&buf, buf_bytes));
+    sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), buf_bytes / 4);
+    SG_CK(cudaGetLastError());
+    p.buf = buf;
+    const size_t stat_bytes = (2 * N + 4) * sizeof(unsigned long long);
+    SG_CK(cudaMalloc(&p.stats, stat_bytes));
+    cudaEvent_t e0, e1;
+    SG_CK(cudaEventCreate(&e0));
+    SG_CK(cudaEventCreate(&e1));
+    // DRAM: each launch reads the next window of N R bytes, so none finds the previous launch's tail in L2.
+    const long long windows = c->source == SG_INGEST_DRAM ? dram / (N * R) : 1;
+    std::vector<double> us;
+    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0 warms up (and makes the L2 sources resident)
+        p.base = (unsigned long long)(rep % windows) * (N * R);
+        SG_CK(cudaMemset(p.stats, 0xFF, stat_bytes));
+        SG_CK(cudaEventRecord(e0));
+        sg_chain_ingest_kernel<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(p);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep) us.push_back(1000.0 * ms);
+    }
+    std::vector<unsigned long long> st(2 * N + 4);
+    SG_CK(cudaMemcpy(st.data(), p.stats, stat_bytes, cudaMemcpyDeviceToHost));
+    r->us = sg_median(us);
+    r->gbs_cta = R / (r->us * 1e3);
+    r->gbs_total = N * R / (r->us * 1e3);
+    r->bad = r->chunks = 0;
+    for (long long i = 0; i < N; i++) {
+        r->bad += (long long)st[2 * i];
+        r->chunks += (long long)st[2 * i + 1];
+    }
+    const double clk = (double)(st[2 * N + 2] - st[2 * N]), ns = (double)(st[2 * N + 3] - st[2 * N + 1]);
+    r->gbs_cta0 = ns > 0 ? R / ns : 0;
+    r->mhz = ns > 0 ? 1000.0 * clk / ns : 0;
+    SG_CK(cudaEventDestroy(e0));
+    SG_CK(cudaEventDestroy(e1));
+    SG_CK(cudaFree(buf));
+    SG_CK(cudaFree(p.stats));
+    return 0;
+}

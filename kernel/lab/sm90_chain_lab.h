@@ -1,0 +1,94 @@
+/* kernel/lab/sm90_chain_lab.h — two Hopper microbenchmarks that bound the megakernel's batch-1 latency, callable
+ * from C.
+ *
+ * At batch 1 the megakernel is a chain of ~90 dependent stages: each waits for a counter released by another SM,
+ * then streams its operands from L2 into one SM's shared memory. Two hardware limits bound that design whatever
+ * the schedule: the cost of one hand-off between SMs (release -> acquire -> bulk copy of what the previous stage
+ * wrote -> stores -> release) and the rate at which one SM (or N SMs at once) can pull bytes from L2. These
+ * entry points measure both (kernel/lab/sm90_chain_lab.cu; driver kernel/lab/test_sm90_chain.c; standalone run
+ * scripts/sm90-chain-lab.sh). Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in
+ * builds without CUDA the stubs of lab_no_gpu.c refuse.
+ *
+ * Both kernels run one CTA per SM (128 threads, ~200 KB of dynamic shared memory so no second CTA fits).
+ * CUDA failures abort with file:line (lab convention, lab_cuda.cuh); bad arguments return -1 with err.
+ */
+#ifndef SG_SM90_CHAIN_LAB_H
+#define SG_SM90_CHAIN_LAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest bytes per hop, and largest ring (stages x stage bytes) of the ingest kernel. */
+#define SG_CHAIN_MAX_BYTES (192 * 1024)
+
+/* The number of SMs (> 0) when the lab can run here (a compute capability 9.x device is present), else 0 with
+ * the reason in err. */
+int sg_sm90_chain_available(char *err, size_t errlen);
+
+/* Experiment 1: a chain of hops 0 .. H. Hop h runs on CTA (h * stride) % ctas, stride coprime with ctas (1 for
+ * ctas = 2, else the first such value above ctas / 2), so consecutive hops are on different SMs. Hop h waits for
+ * flag h (hop 0: for every CTA of the grid to have started), then, with bytes D > 0, bulk-copies region h (D
+ * bytes) into shared memory and stores it with 1 added to every u32 word as region h + 1; then it releases flag
+ * h + 1. With D = 0 a hop is the flag round trip alone. Hop 0 reads %globaltimer when it releases, hop H when it
+ * would: ns per hop = (t_H - t_0) / H, each of the H intervals one full hand-off. */
+typedef struct sg_chain_hop_cfg {
+    int hops;              /* H >= 1 */
+    int bytes;             /* D: 0, or a multiple of 16 up to SG_CHAIN_MAX_BYTES */
+    int ctas;              /* CTAs the chain rotates over: 2 .. SM count; 0 = all SMs */
+    int spin;              /* 1: poll without backoff; 0: sg_dep_wait as the megakernel (__nanosleep(64)) */
+    int reps;              /* timed launches after one warm-up (>= 1); the median is reported */
+    const uint32_t *in;    /* D > 0: region 0, D / 4 words */
+    uint32_t *out;         /* NULL, or (H + 1) * D / 4 words: regions 1 .. H + 1 of the last launch (region k
+                              must be in + k, wrapping; each launch poisons them with 0xFF bytes first) */
+} sg_chain_hop_cfg;
+
+typedef struct sg_chain_hop_result {
+    double ns_per_hop;     /* median over the timed launches */
+    double ns_min, ns_max; /* fastest and slowest launch */
+    int ctas, stride;      /* the rotation used */
+    int sm_hop0, sm_hop1;  /* %smid of the CTAs that ran hops 0 and 1 */
+} sg_chain_hop_result;
+
+int sg_sm90_chain_hops(const sg_chain_hop_cfg *cfg, sg_chain_hop_result *res, char *err, size_t errlen);
+
+/* Experiment 2: N CTAs (one per SM) each stream R bytes into shared memory through a ring of S stages of B
+ * bytes: one thread issues one bulk copy per stage, waits for the oldest, checks one word of it and reissues it.
+ * CTA c reads, in order, chunks i = 0 .. R / B - 1 at byte offset base + c * span + (i % region) * B of a buffer
+ * whose u32 word w holds w * 2654435761 + 12345 (wrapping), where by source:
+ *   SHARED  span 0, region = 1.25 MB / B chunks: all CTAs read the same 1.25 MB (a GEMM's A rows);
+ *   L2      span = region * B, region = min(R, 24 MB / N) / B chunks: disjoint, L2-resident after the warm-up;
+ *   DRAM    span = R, region = R / B: disjoint, streamed once; base moves by N R per launch through a buffer of
+ *           dram_bytes, so no launch reads what the previous one left in L2 (while 2 N R <= dram_bytes).
+ * Timed with CUDA events (one warm-up launch, then reps launches, median). */
+enum { SG_INGEST_SHARED = 0, SG_INGEST_L2 = 1, SG_INGEST_DRAM = 2 };
+
+typedef struct sg_chain_ingest_cfg {
+    int ctas;              /* N: 1 .. SM count */
+    int source;            /* SG_INGEST_* */
+    int stage_bytes;       /* B: a multiple of 16, >= 256 */
+    int stages;            /* S: 1 .. 32, S * B <= SG_CHAIN_MAX_BYTES */
+    long long bytes;       /* R per CTA: a multiple of B */
+    long long dram_bytes;  /* DRAM source's buffer: 0 = 2 GB; >= N R */
+    int reps;              /* >= 1 */
+} sg_chain_ingest_cfg;
+
+typedef struct sg_chain_ingest_result {
+    double us;             /* median kernel time, CUDA events */
+    double gbs_cta;        /* R / us: per CTA (1e9 bytes per s) */
+    double gbs_total;      /* N R / us */
+    double gbs_cta0;       /* CTA 0's R over its own %globaltimer span (no launch overhead), last launch */
+    double mhz;            /* CTA 0's clock64 ticks / %globaltimer ns x 1000, last launch: the SM clock */
+    long long bad;         /* checked words that differed from the pattern, all CTAs, last launch: must be 0 */
+    long long chunks;      /* stages consumed, all CTAs, last launch: must be N R / B */
+} sg_chain_ingest_result;
+
+int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *cfg, sg_chain_ingest_result *res, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,203 @@
+/* kernel/lab/test_sm90_chain.c — the hop-latency and L2-ingest microbenchmarks (kernel/lab/sm90_chain_lab.cu):
+ * correctness first, then with --bench the two tables that bound the megakernel's batch-1 latency.
+ *
+ * Checks: a chain's data (region k of the chain must equal region 0 + k in every u32 word, the regions poisoned
+ * before each launch, so a hop that read before the previous hop's stores were visible to its bulk copy, a
+ * missing fence or a hop run out of order, breaks every later region), the pair and spread placements, both
+ * wait variants; the ingest kernel's checked words (one per chunk, against the buffer's pattern) and chunk count
+ * for each source; and that bad configurations are refused. Without CUDA in the build, or without a compute
+ * capability 9.x GPU, it prints SKIP.
+ *   test_sm90_chain                  the checks
+ *   test_sm90_chain --quick          the smallest checks (for compute-sanitizer)
+ *   test_sm90_chain --bench          the checks, then the tables
+ * Options after those: --hops=H (timed hops per chain, default 2000), --mb=R (MB streamed per CTA, default 8).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tests/check.h"
+#include "kernel/lab/sm90_chain_lab.h"
+
+#define KB 1024
+static uint64_t g_rng;
+static const char *k_src[3] = {"shared", "L2", "DRAM"};
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+/* One chain of H hops of D bytes over `ctas` CTAs (0: all SMs), its regions checked word by word. */
+static void hop_check(int H, int D, int ctas, int spin) {
+    const size_t words = (size_t)D / 4;
+    uint32_t *in = xmalloc(words * 4), *out = xmalloc((size_t)(H + 1) * words * 4);
+    for (size_t i = 0; i < words; i++) in[i] = (uint32_t)sg_test_splitmix64(&g_rng);
+    sg_chain_hop_cfg c = {H, D, ctas, spin, 1, in, out};
+    sg_chain_hop_result r;
+    char err[512] = "";
+    if (sg_sm90_chain_hops(&c, &r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 chain: %d hops of %d B: %s", H, D, err);
+    } else {
+        long bad = 0, first = -1;
+        for (size_t k = 1; k <= (size_t)H + 1; k++)
+            for (size_t j = 0; j < words; j++)
+                if (out[(k - 1) * words + j] != in[j] + (uint32_t)k && bad++ == 0) first = (long)((k - 1) * words + j);
+        CHECK(bad == 0 && r.ns_per_hop > 0, "sm90 chain: %d hops of %d B over %d CTAs (stride %d, %s): every region "
+              "k = region 0 + k (%ld words wrong, first at word %ld of regions 1..), %.0f ns per hop", H, D, r.ctas,
+              r.stride, spin ? "spin" : "nanosleep", bad, first, r.ns_per_hop);
+    }
+    free(in);
+    free(out);
+}
+
+/* One ingest configuration; 0 when it ran and read what it should (res filled), else the failure is printed. */
+static int ingest_run(int N, int source, int B, int S, long long R, long long dram, int reps,
+                      sg_chain_ingest_result *r) {
+    sg_chain_ingest_cfg c = {N, source, B, S, R, dram, reps};
+    char err[512] = "";
+    if (sg_sm90_chain_ingest(&c, r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 ingest %s N=%d: %s", k_src[source], N, err);
+        return -1;
+    }
+    if (r->bad != 0 || r->chunks != N * (R / B)) {
+        CHECK(0, "sm90 ingest %s N=%d B=%d S=%d R=%lld: %lld checked words wrong, %lld of %lld chunks consumed",
+              k_src[source], N, B, S, R, r->bad, r->chunks, N * (R / B));
+        return -1;
+    }
+    return 0;
+}
+
+static void ingest_check(int N, int source, int B, int S, long long R, long long dram) {
+    sg_chain_ingest_result r;
+    if (ingest_run(N, source, B, S, R, dram, 1, &r) == 0)
+        CHECK(1, "sm90 ingest %s: %d CTAs x %lld KB in %d stages of %d KB: every checked word and chunk as expected "
+              "(%.1f GB/s per CTA)", k_src[source], N, R / KB, S, B / KB, r.gbs_cta);
+}
+
+static void hop_table(int sms, int H) {
+    printf("\nTABLE 1: hop latency, %d timed hops per chain, median of 5 launches (min, max beside it); one CTA per "
+           "SM, %d SMs.\n  spread: hop h on CTA h * stride %% %d; pair: hops alternate between CTAs 0 and 1. wait: "
+           "sg_dep_wait's __nanosleep(64) poll, or a tight poll.\n", H, sms, sms);
+    printf("%10s  %-20s %-9s %9s %9s %9s  %s\n", "bytes/hop", "placement", "wait", "ns/hop", "min", "max",
+           "SMs of hops 0, 1");
+    static const int Ds[4] = {0, 16 * KB, 64 * KB, 192 * KB};
+    uint32_t *in = xmalloc(192 * KB);
+    for (int i = 0; i < 192 * KB / 4; i++) in[i] = (uint32_t)i;
+    for (int spin = 0; spin < 2; spin++)
+        for (int d = 0; d < 4; d++)
+            for (int pair = 0; pair < 2; pair++) {
+                if (spin && d % 2) continue; /* the tight poll at D = 0 and 64 KB only */
+                sg_chain_hop_cfg c = {H, Ds[d], pair ? 2 : 0, spin, 5, in, NULL};
+                sg_chain_hop_result r;
+                char err[512] = "", place[32];
+                if (sg_sm90_chain_hops(&c, &r, err, sizeof err) != 0) {
+                    CHECK(0, "sm90 chain bench D=%d: %s", Ds[d], err);
+                    continue;
+                }
+                snprintf(place, sizeof place, pair ? "pair" : "spread (stride %d)", r.stride);
+                printf("%10d  %-20s %-9s %9.0f %9.0f %9.0f  %d, %d\n", Ds[d], place, spin ? "spin" : "nanosleep",
+                       r.ns_per_hop, r.ns_min, r.ns_max, r.sm_hop0, r.sm_hop1);
+                fflush(stdout);
+            }
+    free(in);
+}
+
+static void ingest_table(int sms, long long R) {
+    printf("\nTABLE 2: L2 -> SM ingest, %lld MB per CTA, median of 5 launches (CUDA events, after a warm-up launch).\n"
+           "  shared: all CTAs cycle through one 1.25 MB region; L2: own regions, <= 24 MB in all, resident; DRAM: "
+           "own regions of a 2 GB buffer, read once.\n  ring: stages x KB (bytes in flight per SM); CTA0 GB/s: CTA "
+           "0's own %%globaltimer span; MHz: CTA 0's clock64 / %%globaltimer.\n", R >> 20);
+    printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", "ring", "us", "GB/s/CTA", "GB/s total",
+           "CTA0 GB/s", "MHz");
+    static const int Ns[8] = {1, 4, 12, 24, 48, 66, 96, 132};
+    static const int rings[4][2] = {{3, 16 * KB}, {6, 16 * KB}, {12, 16 * KB}, {3, 48 * KB}}; /* last: megakernel's */
+    int failed = 0, runs = 0;
+    for (int src = 0; src < 3; src++)
+        for (int n = 0; n < 8; n++) {
+            const int N = Ns[n] < sms ? Ns[n] : sms;
+            if (n > 0 && Ns[n - 1] >= sms) break; /* clipped: the same N again */
+            for (int g = 0; g < 4; g++) {
+                const int S = rings[g][0], B = rings[g][1];
+                sg_chain_ingest_result r;
+                char ring[24];
+                runs++;
+                if (ingest_run(N, src, B, S, R / B * B, 0, 5, &r) != 0) {
+                    failed++;
+                    continue;
+                }
+                snprintf(ring, sizeof ring, "%dx%d", S, B / KB);
+                printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, ring, r.us, r.gbs_cta,
+                       r.gbs_total, r.gbs_cta0, r.mhz);
+                fflush(stdout);
+            }
+        }
+    CHECK(failed == 0, "sm90 ingest bench: %d of %d runs read every checked word and chunk as expected", runs - failed,
+          runs);
+}
+
+int main(int argc, char **argv) {
+    int quick = 0, bench = 0, H = 2000;
+    long long mb = 8;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--bench")) bench = 1;
+        else if (!strncmp(argv[i], "--hops=", 7)) H = atoi(argv[i] + 7);
+        else if (!strncmp(argv[i], "--mb=", 5)) mb = atoll(argv[i] + 5);
+        else {
+            fprintf(stderr, "usage: %s [--quick | --bench] [--hops=H] [--mb=MB]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (!sg_test_lab_ready("sm90 chain lab", sg_sm90_chain_available)) return CHECK_DONE();
+    char err[512] = "";
+    const int sms = sg_sm90_chain_available(err, sizeof err);
+    g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
+    printf("seed %llu, %d SMs\n", (unsigned long long)g_rng, sms);
+
+    sg_chain_hop_result hr;
+    sg_chain_hop_cfg bad = {10, 24, 0, 0, 1, NULL, NULL};
+    uint32_t dummy[64] = {0};
+    bad.in = dummy;
+    CHECK(sg_sm90_chain_hops(&bad, &hr, err, sizeof err) == -1, "sm90 chain rejects 24 B per hop (%s)", err);
+    bad.bytes = 0;
+    bad.ctas = 1;
+    CHECK(sg_sm90_chain_hops(&bad, &hr, err, sizeof err) == -1, "sm90 chain rejects a chain on one CTA (%s)", err);
+    sg_chain_ingest_result ir;
+    sg_chain_ingest_cfg ibad = {1, SG_INGEST_L2, 16 * KB, 13, 16 * KB * 13, 0, 1};
+    CHECK(sg_sm90_chain_ingest(&ibad, &ir, err, sizeof err) == -1, "sm90 ingest rejects a 208 KB ring (%s)", err);
+
+    /* Chains: every placement and wait variant, data checked. */
+    const int HC = quick ? 6 : 300;
+    hop_check(HC, 0, 0, 0);
+    hop_check(HC, 16 * KB, 0, 0);
+    hop_check(HC, 16 * KB, 2, 0);
+    if (!quick) {
+        hop_check(HC, 0, 2, 1);
+        hop_check(HC, 64 * KB, 0, 1);
+        hop_check(HC, 64 * KB, 2, 0);
+        hop_check(HC, 192 * KB, 0, 0);
+        hop_check(HC, 192 * KB, 2, 0);
+        hop_check(HC, 48, 3, 0); /* a piece shorter than 16 KB, an odd CTA count */
+    }
+    /* Ingest: every source, one CTA and many, both stage sizes. */
+    for (int src = 0; src < 3; src++) {
+        if (quick) {
+            ingest_check(2, src, 16 * KB, 3, 256 * KB, 16 << 20);
+            continue;
+        }
+        ingest_check(1, src, 16 * KB, 12, 2 << 20, 0);
+        ingest_check(sms, src, 16 * KB, 12, 2 << 20, 0);
+        ingest_check(sms, src, 48 * KB, 4, 48 * KB * 40, 0);
+    }
+    if (bench && !quick) {
+        hop_table(sms, H);
+        ingest_table(sms, mb << 20);
+    }
+    return CHECK_DONE();
+}
