@@ -9,7 +9,9 @@
 //                          round trip, plus with D > 0 a bulk copy of the D bytes the previous hop stored and
 //                          D bytes of stores; timed with %globaltimer between the first and the last hop.
 //   sg_chain_ingest_kernel N CTAs each stream R bytes through a ring of S bulk-copy stages; timed with events.
-// Both run one CTA per SM: 128 threads and SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
+//   sg_chain_fence_kernel  what a consumer's fence.proxy.async.shared::cta costs while its CTA's bulk copies are in
+//                          flight (the megakernel's epilogue fences each staged piece while the producer loads).
+// All run one CTA per SM: SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
 // The C API and the exact addressing are in sm90_chain_lab.h; the driver is kernel/lab/test_sm90_chain.c.
 #include <algorithm>
 #include <cstdio>
@@ -132,6 +134,11 @@ struct sg_ingest_params {
 
 // One thread per CTA issues, waits, checks one word and reissues: what is measured is the bytes in flight per
 // SM, which the ring sets, not the number of threads. The other threads only keep the CTA's shape.
+// FENCE: a proxy fence between the check's generic read of a stage and the bulk copy that overwrites it. The
+// first H100 run (2026-11-26) had it on every stage and measured ~350 ns per chunk whatever the ring held
+// (16 or 48 KB, 3 or 12 stages): the fence waits for the copies in flight. Without it the one thread's read
+// has returned its value (used in `bad`) long before a copy issued after it can land.
+template <bool FENCE>
 __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg_ingest_params p) {
     extern __shared__ __align__(128) uint8_t smem[];
     __shared__ uint64_t full[SG_INGEST_MAX_STAGES];
@@ -154,7 +161,7 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg
         bad += reinterpret_cast<const unsigned *>(smem + (i % S) * B)[w] != sg_ingest_word(src_off(i) / 4 + w);
         seen++;
         if (i + S < p.chunks) {
-            sg_fence_proxy_async_smem();  // the generic read above, before the async proxy overwrites the stage
+            if (FENCE) sg_fence_proxy_async_smem();  // the generic read above, before the async proxy's write
             issue(i + S);
         }
     }
@@ -164,6 +171,85 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg
     if (blockIdx.x == 0) {
         unsigned long long *c = p.stats + 2 * gridDim.x;
         c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
+    }
+}
+
+// ------------------------------------------------------------------------------------ fence under bulk copies
+#define SG_FENCE_THREADS 160  // warp 0: the producer (lane 0); warps 1-4: the consumer group (named barrier 1)
+#define SG_FENCE_STAGE (48 * 1024)
+#define SG_FENCE_STAGING (32 * 1024)
+static_assert(3 * SG_FENCE_STAGE + SG_FENCE_STAGING <= SG_CHAIN_SMEM, "ring + staging fit the CTA's smem");
+
+struct sg_fence_params {
+    const uint8_t *buf;      // L2-resident source: CTA c cycles through its own SG_FENCE_REGION bytes
+    unsigned long long *out; // per CTA {fence cycles, loop cycles, copies, bad}; then CTA 0's clock64, %globaltimer
+    int iters, load, fence;
+};
+#define SG_FENCE_REGION (144 * 1024)
+
+__global__ void __launch_bounds__(SG_FENCE_THREADS, 1) sg_chain_fence_kernel(sg_fence_params p) {
+    extern __shared__ __align__(128) uint8_t smem[];
+    __shared__ uint64_t full[3];
+    __shared__ volatile int stop;
+    uint8_t *staging = smem + 3 * SG_FENCE_STAGE;
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        for (int s = 0; s < 3; s++) sg_mbar_init(&full[s], 1);
+        sg_fence_mbar_init();
+        stop = 0;
+    }
+    __syncthreads();
+    unsigned long long *o = p.out + 4 * blockIdx.x;
+    if (tid < 32) {  // the producer: keep three copies in flight until the consumers are done, then drain
+        if (tid != 0 || !p.load) return;
+        const uint8_t *src = p.buf + (size_t)blockIdx.x * SG_FENCE_REGION;
+        unsigned long long n = 0;
+        for (int s = 0; s < 3; s++) {
+            sg_mbar_arrive_expect_tx(&full[s], SG_FENCE_STAGE);
+            sg_bulk_load(smem + s * SG_FENCE_STAGE, src + s * SG_FENCE_STAGE, SG_FENCE_STAGE, &full[s]);
+        }
+        for (unsigned i = 0;; i++) {
+            sg_mbar_wait(&full[i % 3], (i / 3) & 1);
+            n++;
+            if (stop) {  // the two other stages still in flight: wait for them before the CTA may exit
+                for (unsigned j = i + 1; j < i + 3; j++) sg_mbar_wait(&full[j % 3], (j / 3) & 1);
+                break;
+            }
+            sg_mbar_arrive_expect_tx(&full[i % 3], SG_FENCE_STAGE);  // nobody reads the ring: no WAR to order
+            sg_bulk_load(smem + (i % 3) * SG_FENCE_STAGE, src + (i % 3) * SG_FENCE_STAGE, SG_FENCE_STAGE, &full[i % 3]);
+        }
+        o[2] = n + 2;
+        return;
+    }
+    const int t = tid - 32;  // consumer thread 0 .. 127
+    uint4 *mine = reinterpret_cast<uint4 *>(staging) + 16 * t;
+    unsigned long long fc = 0;
+    const unsigned long long c0 = clock64(), g0 = sg_globaltimer();
+    for (int it = 0; it < p.iters; it++) {
+#pragma unroll
+        for (int j = 0; j < 16; j++) mine[j] = make_uint4(it, t, j, it ^ t);
+        const unsigned long long f0 = clock64();
+        if (p.fence) sg_fence_proxy_async_smem();
+        fc += clock64() - f0;
+        sg_named_bar(1, 128);
+    }
+    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
+    long long bad = 0;
+    for (int j = 0; j < 16; j++) {
+        const uint4 v = mine[j];
+        const int it = p.iters - 1;
+        bad += v.x != (unsigned)it || v.y != (unsigned)t || v.z != (unsigned)j || v.w != (unsigned)(it ^ t);
+    }
+    if (bad) atomicAdd(&o[3], (unsigned long long)bad);  // o[] is zeroed before the launch
+    sg_named_bar(1, 128);
+    if (t == 0) {
+        stop = 1;
+        o[0] = fc;
+        o[1] = c1 - c0;
+        if (blockIdx.x == 0) {
+            unsigned long long *c = p.out + 4 * gridDim.x;
+            c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
+        }
     }
 }
 
@@ -305,7 +391,8 @@ extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_inges
     }
     p.stage_bytes = (unsigned)B;
     p.stages = (unsigned)S;
-    if (!sg_chain_one_per_sm(sg_chain_ingest_kernel, err, errlen)) return -1;
+    void (*kern)(sg_ingest_params) = c->fence ? sg_chain_ingest_kernel<true> : sg_chain_ingest_kernel<false>;
+    if (!sg_chain_one_per_sm(kern, err, errlen)) return -1;
     uint8_t *buf = NULL;
     SG_CK(cudaMalloc(&buf, buf_bytes));
     sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), buf_bytes / 4);
@@ -323,7 +410,7 @@ extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_inges
         p.base = (unsigned long long)(rep % windows) * (N * R);
         SG_CK(cudaMemset(p.stats, 0xFF, stat_bytes));
         SG_CK(cudaEventRecord(e0));
-        sg_chain_ingest_kernel<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(p);
+        kern<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(p);
         SG_CK(cudaEventRecord(e1));
         SG_CK(cudaEventSynchronize(e1));
         SG_CK(cudaGetLastError());
@@ -348,5 +435,52 @@ extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_inges
     SG_CK(cudaEventDestroy(e1));
     SG_CK(cudaFree(buf));
     SG_CK(cudaFree(p.stats));
+    return 0;
+}
+
+extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_result *r, char *err, size_t errlen) {
+    const int sms = sg_sm90_chain_available(err, errlen);
+    if (!sms) return -1;
+    const int N = c->ctas ? c->ctas : sms;
+    if (N < 1 || N > sms || c->iters < 1 || (c->load | c->fence) & ~1) {
+        snprintf(err, errlen, "sm90 chain fence: bad config N %d iters %d load %d fence %d", N, c->iters, c->load,
+                 c->fence);
+        return -1;
+    }
+    SG_CK(cudaFuncSetAttribute(sg_chain_fence_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_CHAIN_SMEM));
+    sg_fence_params p = {};
+    uint8_t *buf = NULL;
+    const size_t buf_bytes = (size_t)N * SG_FENCE_REGION;
+    SG_CK(cudaMalloc(&buf, buf_bytes));
+    sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), buf_bytes / 4);
+    SG_CK(cudaGetLastError());
+    const size_t out_bytes = (4 * (size_t)N + 4) * sizeof(unsigned long long);
+    SG_CK(cudaMalloc(&p.out, out_bytes));
+    p.buf = buf;
+    p.iters = c->iters;
+    p.load = c->load;
+    p.fence = c->fence;
+    for (int rep = 0; rep < 2; rep++) {  // rep 0 warms up (code, and the source into L2)
+        SG_CK(cudaMemset(p.out, 0, out_bytes));
+        sg_chain_fence_kernel<<<N, SG_FENCE_THREADS, SG_CHAIN_SMEM>>>(p);
+        SG_CK(cudaGetLastError());
+        SG_CK(cudaDeviceSynchronize());
+    }
+    std::vector<unsigned long long> o(4 * (size_t)N + 4);
+    SG_CK(cudaMemcpy(o.data(), p.out, out_bytes, cudaMemcpyDeviceToHost));
+    double f = 0, l = 0;
+    r->copies = r->bad = 0;
+    for (int i = 0; i < N; i++) {
+        f += (double)o[4 * i];
+        l += (double)o[4 * i + 1];
+        r->copies += (long long)o[4 * i + 2];
+        r->bad += (long long)o[4 * i + 3];
+    }
+    r->fence_cycles = f / N / c->iters;
+    r->iter_cycles = l / N / c->iters;
+    const double clk = (double)(o[4 * N + 2] - o[4 * N]), ns = (double)(o[4 * N + 3] - o[4 * N + 1]);
+    r->mhz = ns > 0 ? 1000.0 * clk / ns : 0;
+    SG_CK(cudaFree(buf));
+    SG_CK(cudaFree(p.out));
     return 0;
 }

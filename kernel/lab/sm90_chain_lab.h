@@ -74,6 +74,7 @@ typedef struct sg_chain_ingest_cfg {
     long long bytes;       /* R per CTA: a multiple of B */
     long long dram_bytes;  /* DRAM source's buffer: 0 = 2 GB; >= N R */
     int reps;              /* >= 1 */
+    int fence;             /* 1: fence.proxy.async.shared::cta between a stage's check read and its reissue */
 } sg_chain_ingest_cfg;
 
 typedef struct sg_chain_ingest_result {
@@ -87,6 +88,29 @@ typedef struct sg_chain_ingest_result {
 } sg_chain_ingest_result;
 
 int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *cfg, sg_chain_ingest_result *res, char *err, size_t errlen);
+
+/* Experiment 3: what a consumer's fence.proxy.async.shared::cta costs while the CTA's bulk copies are in flight.
+ * The megakernel's epilogue (mega_kernel.cuh, sg_mega_out_end) writes each staged piece with ordinary shared
+ * stores and fences it before the storer's TMA store reads it, while the producer warp already streams the next
+ * task's K blocks. Here, in each of N CTAs: one producer thread keeps a 3 x 48 KB ring of bulk copies from an
+ * L2-resident buffer in flight (load = 1) or idles (load = 0); 128 consumer threads repeat `iters` times: write a
+ * 32 KB staging buffer (256 B each), fence (fence = 1) or not, named barrier. Reported: the fence's clock64
+ * cycles per iteration (mean over the CTAs' thread 0) and one iteration's cycles, and the SM clock. */
+typedef struct sg_chain_fence_cfg {
+    int ctas;              /* 1 .. SM count; 0 = all */
+    int iters;             /* >= 1 */
+    int load, fence;       /* 0 or 1 each */
+} sg_chain_fence_cfg;
+
+typedef struct sg_chain_fence_result {
+    double fence_cycles;   /* per iteration, mean over CTAs (thread 0's clock64 around the fence) */
+    double iter_cycles;    /* per iteration of the whole loop, mean over CTAs */
+    double mhz;            /* CTA 0's clock64 / %globaltimer */
+    long long copies;      /* bulk copies completed by the producers (load = 1), all CTAs */
+    long long bad;         /* staging words read back wrong after the loop: must be 0 */
+} sg_chain_fence_result;
+
+int sg_sm90_chain_fence(const sg_chain_fence_cfg *cfg, sg_chain_fence_result *res, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

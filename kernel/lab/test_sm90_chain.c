@@ -57,9 +57,9 @@ static void hop_check(int H, int D, int ctas, int spin) {
 }
 
 /* One ingest configuration; 0 when it ran and read what it should (res filled), else the failure is printed. */
-static int ingest_run(int N, int source, int B, int S, long long R, long long dram, int reps,
+static int ingest_run(int N, int source, int B, int S, long long R, long long dram, int reps, int fence,
                       sg_chain_ingest_result *r) {
-    sg_chain_ingest_cfg c = {N, source, B, S, R, dram, reps};
+    sg_chain_ingest_cfg c = {N, source, B, S, R, dram, reps, fence};
     char err[512] = "";
     if (sg_sm90_chain_ingest(&c, r, err, sizeof err) != 0) {
         CHECK(0, "sm90 ingest %s N=%d: %s", k_src[source], N, err);
@@ -74,10 +74,13 @@ static int ingest_run(int N, int source, int B, int S, long long R, long long dr
 }
 
 static void ingest_check(int N, int source, int B, int S, long long R, long long dram) {
-    sg_chain_ingest_result r;
-    if (ingest_run(N, source, B, S, R, dram, 1, &r) == 0)
-        CHECK(1, "sm90 ingest %s: %d CTAs x %lld KB in %d stages of %d KB: every checked word and chunk as expected "
-              "(%.1f GB/s per CTA)", k_src[source], N, R / KB, S, B / KB, r.gbs_cta);
+    for (int fence = 0; fence < 2; fence++) {
+        sg_chain_ingest_result r;
+        if (ingest_run(N, source, B, S, R, dram, 1, fence, &r) == 0)
+            CHECK(1, "sm90 ingest %s: %d CTAs x %lld KB in %d stages of %d KB%s: every checked word and chunk as "
+                  "expected (%.1f GB/s per CTA)", k_src[source], N, R / KB, S, B / KB,
+                  fence ? ", proxy fence per stage" : "", r.gbs_cta);
+    }
 }
 
 static void hop_table(int sms, int H) {
@@ -112,26 +115,29 @@ static void ingest_table(int sms, long long R) {
     printf("\nTABLE 2: L2 -> SM ingest, %lld MB per CTA, median of 5 launches (CUDA events, after a warm-up launch).\n"
            "  shared: all CTAs cycle through one 1.25 MB region; L2: own regions, <= 24 MB in all, resident; DRAM: "
            "own regions of a 2 GB buffer, read once.\n  ring: stages x KB (bytes in flight per SM); CTA0 GB/s: CTA "
-           "0's own %%globaltimer span; MHz: CTA 0's clock64 / %%globaltimer.\n", R >> 20);
+           "0's own %%globaltimer span; MHz: CTA 0's clock64 / %%globaltimer; +f: a proxy fence per stage.\n", R >> 20);
     printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", "ring", "us", "GB/s/CTA", "GB/s total",
            "CTA0 GB/s", "MHz");
     static const int Ns[8] = {1, 4, 12, 24, 48, 66, 96, 132};
-    static const int rings[4][2] = {{3, 16 * KB}, {6, 16 * KB}, {12, 16 * KB}, {3, 48 * KB}}; /* last: megakernel's */
+    /* stages, KB, proxy fence per stage: bytes in flight and piece size without the fence; two with it (the first
+     * run's only kind: ~350 ns a piece whatever the ring). 4 x 48 KB: the megakernel's small-launch ring. */
+    static const int rings[7][3] = {{4, 8 * KB, 0},  {12, 8 * KB, 0},  {4, 16 * KB, 0}, {12, 16 * KB, 0},
+                                    {4, 48 * KB, 0}, {12, 16 * KB, 1}, {4, 48 * KB, 1}};
     int failed = 0, runs = 0;
     for (int src = 0; src < 3; src++)
         for (int n = 0; n < 8; n++) {
             const int N = Ns[n] < sms ? Ns[n] : sms;
             if (n > 0 && Ns[n - 1] >= sms) break; /* clipped: the same N again */
-            for (int g = 0; g < 4; g++) {
-                const int S = rings[g][0], B = rings[g][1];
+            for (int g = 0; g < 7; g++) {
+                const int S = rings[g][0], B = rings[g][1], fence = rings[g][2];
                 sg_chain_ingest_result r;
                 char ring[24];
                 runs++;
-                if (ingest_run(N, src, B, S, R / B * B, 0, 5, &r) != 0) {
+                if (ingest_run(N, src, B, S, R / B * B, 0, 5, fence, &r) != 0) {
                     failed++;
                     continue;
                 }
-                snprintf(ring, sizeof ring, "%dx%d", S, B / KB);
+                snprintf(ring, sizeof ring, "%dx%d%s", S, B / KB, fence ? "+f" : "");
                 printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, ring, r.us, r.gbs_cta,
                        r.gbs_total, r.gbs_cta0, r.mhz);
                 fflush(stdout);
@@ -139,6 +145,46 @@ static void ingest_table(int sms, long long R) {
         }
     CHECK(failed == 0, "sm90 ingest bench: %d of %d runs read every checked word and chunk as expected", runs - failed,
           runs);
+}
+
+/* Experiment 3: the consumers' proxy fence with and without the producer's copies in flight. */
+static void fence_table(int sms) {
+    printf("\nTABLE 3: fence.proxy.async.shared::cta after 32 KB of staging stores by 128 threads, %d CTAs (one per "
+           "SM), 2000 iterations;\n  load: one producer thread of the CTA keeps 3 x 48 KB bulk copies from L2 in "
+           "flight meanwhile. Cycles per iteration, mean over CTAs.\n", sms);
+    printf("%-6s %-6s %13s %13s %9s %7s\n", "load", "fence", "fence cyc", "iter cyc", "iter ns", "MHz");
+    for (int load = 0; load < 2; load++)
+        for (int fence = 0; fence < 2; fence++) {
+            sg_chain_fence_cfg c = {0, 2000, load, fence};
+            sg_chain_fence_result r;
+            char err[512] = "";
+            if (sg_sm90_chain_fence(&c, &r, err, sizeof err) != 0) {
+                CHECK(0, "sm90 fence bench: %s", err);
+                continue;
+            }
+            printf("%-6s %-6s %13.1f %13.1f %9.1f %7.0f\n", load ? "yes" : "no", fence ? "yes" : "no",
+                   r.fence_cycles, r.iter_cycles, r.mhz > 0 ? r.iter_cycles / r.mhz * 1000 : 0, r.mhz);
+            fflush(stdout);
+            if (r.bad || (load && r.copies < sms))
+                CHECK(0, "sm90 fence bench load %d fence %d: %lld staging words wrong, %lld copies", load, fence,
+                      r.bad, r.copies);
+        }
+}
+
+/* The fence experiment runs and leaves the staging intact, with and without copies in flight. */
+static void fence_check(int ctas, int iters) {
+    for (int load = 0; load < 2; load++) {
+        sg_chain_fence_cfg c = {ctas, iters, load, 1};
+        sg_chain_fence_result r;
+        char err[512] = "";
+        if (sg_sm90_chain_fence(&c, &r, err, sizeof err) != 0) {
+            CHECK(0, "sm90 fence load %d: %s", load, err);
+            continue;
+        }
+        CHECK(r.bad == 0 && (load ? r.copies >= 3 * ctas : r.copies == 0),
+              "sm90 fence: %d CTAs x %d iterations, load %d: %lld staging words wrong, %lld copies (%.0f cycles a "
+              "fence)", ctas, iters, load, r.bad, r.copies, r.fence_cycles);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -169,7 +215,7 @@ int main(int argc, char **argv) {
     bad.ctas = 1;
     CHECK(sg_sm90_chain_hops(&bad, &hr, err, sizeof err) == -1, "sm90 chain rejects a chain on one CTA (%s)", err);
     sg_chain_ingest_result ir;
-    sg_chain_ingest_cfg ibad = {1, SG_INGEST_L2, 16 * KB, 13, 16 * KB * 13, 0, 1};
+    sg_chain_ingest_cfg ibad = {1, SG_INGEST_L2, 16 * KB, 13, 16 * KB * 13, 0, 1, 0};
     CHECK(sg_sm90_chain_ingest(&ibad, &ir, err, sizeof err) == -1, "sm90 ingest rejects a 208 KB ring (%s)", err);
 
     /* Chains: every placement and wait variant, data checked. */
@@ -195,7 +241,9 @@ int main(int argc, char **argv) {
         ingest_check(sms, src, 16 * KB, 12, 2 << 20, 0);
         ingest_check(sms, src, 48 * KB, 4, 48 * KB * 40, 0);
     }
+    fence_check(quick ? 2 : sms, quick ? 20 : 500);
     if (bench && !quick) {
+        fence_table(sms);
         hop_table(sms, H);
         ingest_table(sms, mb << 20);
     }
