@@ -13,6 +13,8 @@
 # 3. the photos' pooled embeddings (--no-normalize, f32) from both: identical bytes, or how far apart;
 # 4. the new tree's batch invariance (every row of batches 1-4, 7-12, 15, 16, 17, 255, 256, 1,024 bit-identical
 #    to its batch-1 row).
+# SG_AB_BACKEND=sm90:fp8 compares the FP8 kernels instead (graphs, profiles, embeddings with --precision fp8,
+# invariance); SG_AB_PHOTO_BATCHES="1 5 13" embeds the photos at those --batch sizes (default: one batch).
 # Prints a table last (scripts/sm90_ab_table.py). OUTDIR gets few files (the device tool brings back only a handful):
 # gpu.txt, graph.jsonl, profile-base.txt, profile-new.txt, and summary.txt (identity, invariance, the table).
 set -uo pipefail
@@ -27,6 +29,9 @@ BASE=$WORK/base
 mkdir -p "$RES" "$WORK"
 PY=${PYTHON:-python3}
 BATCHES=${SG_AB_BATCHES:-1,32,256,1024}
+BE=${SG_AB_BACKEND:-sm90}
+PREC=()
+[ "$BE" = sm90:fp8 ] && PREC=(--precision fp8)
 T0=$SECONDS
 stamp() { echo "== [$((SECONDS - T0))s] $*"; }
 DEPS=()
@@ -54,51 +59,56 @@ graph() {  # graph TREE LABEL BACKEND
 stamp "graph replays: base, new, base, new, cuda"
 : >"$RES/graph.jsonl"
 : >"$RES/summary.txt"
-graph "$BASE" base-1 sm90
-graph "$ROOT" new-1 sm90
-graph "$BASE" base-2 sm90
-graph "$ROOT" new-2 sm90
+graph "$BASE" base-1 "$BE"
+graph "$ROOT" new-1 "$BE"
+graph "$BASE" base-2 "$BE"
+graph "$ROOT" new-2 "$BE"
 graph "$ROOT" cuda cuda
 # SG_AB_EXTRA="label ENV=V ...; label2 ENV=V ...": more runs of the new tree with debug knobs set (docs/debug-knobs.md)
 IFS=';' read -ra extra <<<"${SG_AB_EXTRA:-}"
 for spec in "${extra[@]}"; do
     read -ra words <<<"$spec"
     [ ${#words[@]} -ge 1 ] || continue
-    (export "${words[@]:1}"; graph "$ROOT" "${words[0]}" sm90)
+    (export "${words[@]:1}"; graph "$ROOT" "${words[0]}" "$BE")
 done
 
 stamp "SG_SM90_PROFILE=1 at batches 1 and 1,024"
 for v in base new; do
     tree=$ROOT
     [ $v = base ] && tree=$BASE
-    SG_SM90_PROFILE=1 timeout 120 "$tree/build/tools/sg_gpu_graph_bench" "$CKPT" 1,1024 sm90 2>&1 | grep -v '^{' |
+    SG_SM90_PROFILE=1 timeout 120 "$tree/build/tools/sg_gpu_graph_bench" "$CKPT" 1,1024 "$BE" 2>&1 | grep -v '^{' |
         tee "$RES/profile-$v.txt"
 done
 
 stamp "the photos' embeddings, base against new (bytes)"
 PHOTOS=$ROOT/.carry/photos
 [ -d "$PHOTOS" ] || PHOTOS=$ROOT/../shared/bench/photos
-for v in base new; do
-    tree=$ROOT
-    [ $v = base ] && tree=$BASE
-    "$tree/siglip2-embed" --weights "$CKPT" --backend sm90 --no-normalize -f f32 -o "$WORK/emb-$v.f32" "$PHOTOS" \
-        2>"$WORK/emb-$v.err" || { echo "embedding with $v failed:"; tail "$WORK/emb-$v.err"; }
-done
-if cmp -s "$WORK/emb-base.f32" "$WORK/emb-new.f32"; then
-    echo "PASS: photos' embeddings identical bytes, base and new ($(($(stat -c %s "$WORK/emb-new.f32") / 3072)) rows)" |
-        tee -a "$RES/summary.txt"
-else
-    $PY - "$WORK/emb-base.f32" "$WORK/emb-new.f32" <<'EOF' | tee -a "$RES/summary.txt"
+for pb in ${SG_AB_PHOTO_BATCHES:-default}; do
+    BATCH=()
+    [ "$pb" = default ] || BATCH=(--batch "$pb")
+    for v in base new; do
+        tree=$ROOT
+        [ $v = base ] && tree=$BASE
+        "$tree/siglip2-embed" --weights "$CKPT" --backend sm90 "${PREC[@]}" "${BATCH[@]}" --no-normalize -f f32 \
+            -o "$WORK/emb-$v.f32" "$PHOTOS" 2>"$WORK/emb-$v.err" || { echo "embedding with $v failed:"; tail "$WORK/emb-$v.err"; }
+    done
+    if cmp -s "$WORK/emb-base.f32" "$WORK/emb-new.f32"; then
+        echo "PASS: photos' embeddings ($BE, batch $pb) identical bytes, base and new" \
+            "($(($(stat -c %s "$WORK/emb-new.f32") / 3072)) rows)" | tee -a "$RES/summary.txt"
+    else
+        $PY - "$WORK/emb-base.f32" "$WORK/emb-new.f32" "$BE, batch $pb" <<'EOF' | tee -a "$RES/summary.txt"
 import sys, numpy as np
 a = np.fromfile(sys.argv[1], np.float32).reshape(-1, 768).astype(np.float64)
 b = np.fromfile(sys.argv[2], np.float32).reshape(-1, 768).astype(np.float64)
 cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
-print(f"DIFF: photos' embeddings differ: {len(a)} rows, min cosine base/new {cos.min():.7f}, max |d| {abs(a - b).max():.3g}")
+print(f"DIFF: photos' embeddings ({sys.argv[3]}) differ: {len(a)} rows, min cosine base/new {cos.min():.7f}, "
+      f"max |d| {abs(a - b).max():.3g}")
 EOF
-fi
+    fi
+done
 
 stamp "batch invariance (new)"
-timeout 300 "$ROOT/build/tools/sg_batch_invariance" "$CKPT" sm90 2>&1 | tee -a "$RES/summary.txt"
+timeout 300 "$ROOT/build/tools/sg_batch_invariance" "$CKPT" "$BE" 2>&1 | tee -a "$RES/summary.txt"
 
 stamp table
 $PY scripts/sm90_ab_table.py "$RES/graph.jsonl" | tee -a "$RES/summary.txt"
