@@ -190,7 +190,7 @@ struct sg_fence_params {
 __global__ void __launch_bounds__(SG_FENCE_THREADS, 1) sg_chain_fence_kernel(sg_fence_params p) {
     extern __shared__ __align__(128) uint8_t smem[];
     __shared__ uint64_t full[3];
-    __shared__ volatile int stop;
+    __shared__ int stop;  // set by consumer 0 when done, polled by the producer: shared atomics (no race)
     uint8_t *staging = smem + 3 * SG_FENCE_STAGE;
     const int tid = threadIdx.x;
     if (tid == 0) {
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(SG_FENCE_THREADS, 1) sg_chain_fence_kernel(sg_
         for (unsigned i = 0;; i++) {
             sg_mbar_wait(&full[i % 3], (i / 3) & 1);
             n++;
-            if (stop) {  // the two other stages still in flight: wait for them before the CTA may exit
+            if (atomicOr(&stop, 0)) {  // the two other stages still in flight: wait for them before the CTA may exit
                 for (unsigned j = i + 1; j < i + 3; j++) sg_mbar_wait(&full[j % 3], (j / 3) & 1);
                 break;
             }
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(SG_FENCE_THREADS, 1) sg_chain_fence_kernel(sg_
     if (bad) atomicAdd(&o[3], (unsigned long long)bad);  // o[] is zeroed before the launch
     sg_named_bar(1, 128);
     if (t == 0) {
-        stop = 1;
+        atomicExch(&stop, 1);
         o[0] = fc;
         o[1] = c1 - c0;
         if (blockIdx.x == 0) {
