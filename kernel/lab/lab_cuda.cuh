@@ -1,6 +1,6 @@
 // kernel/lab/lab_cuda.cuh — what the lab's CUDA launchers (kernel/lab/sm90_lab.cu, sm100_mxf8_tile.cu) share: a
 // CUDA-call check that aborts with the call and the error (lab code only: the product reports errors instead), and
-// the timing of a launch repeated with CUDA events.
+// the timing of a launch repeated with CUDA events, and the check that device 0 is a Hopper GPU.
 #ifndef SG_LAB_CUDA_CUH
 #define SG_LAB_CUDA_CUH
 
@@ -16,6 +16,25 @@
             abort();                                                                                  \
         }                                                                                             \
     } while (0)
+
+// Device 0's SM count when it has compute capability 9.x (the labs' sm_90a code runs there), else 0 with the
+// reason in err.
+static inline int sg_lab_sm90_sms(char *err, size_t errlen) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
+        return 0;
+    }
+    cudaDeviceProp p;
+    SG_CK(cudaGetDeviceProperties(&p, 0));
+    if (p.major != 9) {
+        snprintf(err, errlen, "needs a compute capability 9.x GPU (sm_90a code), got %s with %d.%d", p.name, p.major,
+                 p.minor);
+        return 0;
+    }
+    return p.multiProcessorCount;
+}
 
 // Mean microseconds per call of launch() over reps back-to-back calls on the default stream, between two CUDA
 // events; 0 when reps <= 0.

@@ -259,22 +259,7 @@ __global__ void sg_chain_fill(unsigned *p, size_t n) {
 }
 
 // ---------------------------------------------------------------------------------------------------- host
-extern "C" int sg_sm90_chain_available(char *err, size_t errlen) {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-        return 0;
-    }
-    cudaDeviceProp p;
-    SG_CK(cudaGetDeviceProperties(&p, 0));
-    if (p.major != 9) {
-        snprintf(err, errlen, "needs a compute capability 9.x GPU (sm_90a code), got %s with %d.%d", p.name, p.major,
-                 p.minor);
-        return 0;
-    }
-    return p.multiProcessorCount;
-}
+extern "C" int sg_sm90_chain_available(char *err, size_t errlen) { return sg_lab_sm90_sms(err, errlen); }
 
 // Sets the kernel's shared memory and checks that exactly one CTA fits per SM (what both experiments assume).
 template <class K>

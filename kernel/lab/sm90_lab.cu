@@ -407,22 +407,7 @@ static int sg_sm_count(void) {
     return n;
 }
 
-extern "C" int sg_sm90_lab_available(char *err, size_t errlen) {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        snprintf(err, errlen, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "count 0");
-        return 0;
-    }
-    cudaDeviceProp p;
-    SG_CK(cudaGetDeviceProperties(&p, 0));
-    if (p.major != 9) {
-        snprintf(err, errlen, "needs a compute capability 9.x GPU (sm_90a code), got %s with %d.%d", p.name, p.major,
-                 p.minor);
-        return 0;
-    }
-    return 1;
-}
+extern "C" int sg_sm90_lab_available(char *err, size_t errlen) { return sg_lab_sm90_sms(err, errlen) > 0; }
 
 extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errlen) {
     if (!sg_sm90_lab_available(err, errlen)) return -1;
