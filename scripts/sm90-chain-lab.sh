@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/sm90-chain-lab.sh [OUTDIR] — builds and runs the hop-latency / L2-ingest microbenchmarks
+# scripts/sm90-chain-lab.sh [OUTDIR] — builds and runs the hop-latency / L2-ingest / proxy-fence microbenchmarks
 # (kernel/lab/sm90_chain_lab.cu, driver kernel/lab/test_sm90_chain.c) on an H100/H200, standalone.
 #
 # Builds only those two files into build/sm90chain/ (so it works while the rest of the tree is mid-edit), then:
 # the ptxas report (registers, spills), a SASS count of local-memory instructions when cuobjdump is found, the
-# checks and both tables (test_sm90_chain --bench -> OUTDIR/chain.txt), and compute-sanitizer memcheck, synccheck
+# checks and the three tables (test_sm90_chain --bench -> OUTDIR/chain.txt), and compute-sanitizer memcheck, synccheck
 # and racecheck on --quick. Without a compute capability 9.x GPU it stops after the build and says so (exit 3).
 # Logs go to OUTDIR (default build/sm90chain/logs). Needs CUDA 13.0 (nvcc; compute-sanitizer for the last step)
 # and gcc/g++. Extra arguments for the bench (e.g. --hops=4000 --mb=16) go in $CHAIN_ARGS.

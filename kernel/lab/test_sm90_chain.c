@@ -1,11 +1,13 @@
-/* kernel/lab/test_sm90_chain.c — the hop-latency and L2-ingest microbenchmarks (kernel/lab/sm90_chain_lab.cu):
- * correctness first, then with --bench the two tables that bound the megakernel's batch-1 latency.
+/* kernel/lab/test_sm90_chain.c — the hop-latency, L2-ingest and proxy-fence microbenchmarks
+ * (kernel/lab/sm90_chain_lab.cu): correctness first, then with --bench the tables (the proxy fence's cost, hop
+ * latency, L2 ingest) that bound the megakernel's batch-1 latency.
  *
  * Checks: a chain's data (region k of the chain must equal region 0 + k in every u32 word, the regions poisoned
  * before each launch, so a hop that read before the previous hop's stores were visible to its bulk copy, a
  * missing fence or a hop run out of order, breaks every later region), the pair and spread placements, both
  * wait variants; the ingest kernel's checked words (one per chunk, against the buffer's pattern) and chunk count
- * for each source; and that bad configurations are refused. Without CUDA in the build, or without a compute
+ * for each source, with and without a proxy fence per stage; the fence kernel's staging words and copies; and
+ * that bad configurations are refused. Without CUDA in the build, or without a compute
  * capability 9.x GPU, it prints SKIP.
  *   test_sm90_chain                  the checks
  *   test_sm90_chain --quick          the smallest checks (for compute-sanitizer)
