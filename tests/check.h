@@ -6,7 +6,8 @@
  * clock (wall or CPU time) for the timing lines; sg_test_poisoned makes a NaN-filled output buffer;
  * sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal / sg_test_frand are the
  * seeded generators the tests draw their data from (each test keeps its own state, so a
- * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here.
+ * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here;
+ * sg_test_xmalloc allocates or ends the test (exit 2) saying how much it could not get.
  * The helper programs in tests/tools include it too, for the readers and the clock.
  */
 #ifndef SG_TEST_CHECK_H
@@ -42,6 +43,16 @@ static int sg_check_failures __attribute__((unused));
     } while (0)
 
 #define CHECK_DONE() (sg_check_failures ? 1 : 0)
+
+/* malloc(bytes) (at least 1 byte), or the test ends here: exit status 2, the size on stderr. */
+static inline void *sg_test_xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
+}
 
 /* The whole file at path in a malloc'd buffer (free it), its size in bytes in *len. NULL, and *len 0, if it
  * cannot be opened, sized or read in full; an empty file gives a (1-byte) buffer and *len 0. */

@@ -33,15 +33,6 @@ static uint64_t rng_state;
 static uint64_t rng_next(void) { return sg_test_splitmix64(&rng_state); }
 static double rng_unit(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
 
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 static void test_hand(void) {
     float x[128];
     uint8_t q[128];
@@ -84,8 +75,9 @@ static void test_hand(void) {
 /* Quantises x [rows, k] in block_rows x block_k blocks and checks it against an independent per-block amax. */
 static void check_blocks(const float *x, int rows, int k, int br, int bk, int pow2, const char *what) {
     const int nbr = (rows + br - 1) / br, nbk = (k + bk - 1) / bk;
-    uint8_t *q = xmalloc((size_t)rows * k);
-    float *s = xmalloc((size_t)nbr * nbk * sizeof(float)), *y = xmalloc((size_t)rows * k * sizeof(float));
+    uint8_t *q = sg_test_xmalloc((size_t)rows * k);
+    float *s = sg_test_xmalloc((size_t)nbr * nbk * sizeof(float));
+    float *y = sg_test_xmalloc((size_t)rows * k * sizeof(float));
     sg_fp8_quantize(x, (size_t)k, rows, k, br, bk, pow2, q, s);
     sg_fp8_dequantize(q, s, rows, k, br, bk, y, (size_t)k);
     long bad_s = 0, bad_q = 0, bad_rt = 0, top = 0;
@@ -126,7 +118,7 @@ static void check_blocks(const float *x, int rows, int k, int br, int bk, int po
 
 static void test_random(void) {
     const int rows = 200, k = 300;
-    float *x = xmalloc((size_t)rows * k * sizeof(float));
+    float *x = sg_test_xmalloc((size_t)rows * k * sizeof(float));
     for (int r = 0; r < rows; r++) {
         const double mag = ldexp(1.0, (int)(rng_unit() * 41) - 20);
         for (int c = 0; c < k; c++) x[(size_t)r * k + c] = (float)((2 * rng_unit() - 1) * mag);
@@ -141,9 +133,10 @@ static void test_random(void) {
 
 static void test_gemm(void) {
     const int m = 7, n = 200, k = 384, nb = k / 128;
-    float *a = xmalloc((size_t)m * k * 4), *b = xmalloc((size_t)n * k * 4), *y = xmalloc((size_t)m * n * 4);
-    float *sa = xmalloc((size_t)m * nb * 4), *sb = xmalloc((size_t)2 * nb * 4);
-    uint8_t *qa = xmalloc((size_t)m * k), *qb = xmalloc((size_t)n * k);
+    float *a = sg_test_xmalloc((size_t)m * k * 4), *b = sg_test_xmalloc((size_t)n * k * 4);
+    float *y = sg_test_xmalloc((size_t)m * n * 4);
+    float *sa = sg_test_xmalloc((size_t)m * nb * 4), *sb = sg_test_xmalloc((size_t)2 * nb * 4);
+    uint8_t *qa = sg_test_xmalloc((size_t)m * k), *qb = sg_test_xmalloc((size_t)n * k);
     for (size_t i = 0; i < (size_t)m * k; i++) a[i] = (float)ldexp(2 * rng_unit() - 1, (int)(i / 128 % 9) - 4);
     for (size_t i = 0; i < (size_t)n * k; i++) b[i] = (float)ldexp(2 * rng_unit() - 1, (int)(i % 3) * 5 - 5);
     sg_fp8_quantize(a, (size_t)k, m, k, 1, 128, 0, qa, sa);
@@ -180,8 +173,9 @@ static void test_gemm(void) {
  * copy (kept for freeing) and writes segment pointers into seg_out. */
 static float *fp8_copy(const float *const *seg, int nseg, int n, int k, float **keep, int *nkeep) {
     const int per = n / nseg, nbr = (n + 127) / 128, nbk = (k + 127) / 128;
-    float *w = xmalloc((size_t)n * k * 4), *y = xmalloc((size_t)n * k * 4), *s = xmalloc((size_t)nbr * nbk * 4);
-    uint8_t *q = xmalloc((size_t)n * k);
+    float *w = sg_test_xmalloc((size_t)n * k * 4), *y = sg_test_xmalloc((size_t)n * k * 4);
+    float *s = sg_test_xmalloc((size_t)nbr * nbk * 4);
+    uint8_t *q = sg_test_xmalloc((size_t)n * k);
     for (int i = 0; i < nseg; i++) memcpy(w + (size_t)i * per * k, seg[i], (size_t)per * k * 4);
     sg_fp8_quantize(w, (size_t)k, n, k, 128, 128, 0, q, s);
     sg_fp8_dequantize(q, s, n, k, 128, 128, y, (size_t)k);
@@ -196,7 +190,7 @@ static float *fp8_copy(const float *const *seg, int nseg, int n, int k, float **
 static void test_fc2_plan(const sg_model *m, const float *px, const float *ref, int n, const char *name) {
     const int D = m->cfg.hidden_size, L = m->cfg.num_layers;
     char err[512];
-    float *a = xmalloc((size_t)n * D * 4), *b = xmalloc((size_t)n * D * 4);
+    float *a = sg_test_xmalloc((size_t)n * D * 4), *b = sg_test_xmalloc((size_t)n * D * 4);
     const unsigned others = SG_MX_LIN_PATCH | SG_MX_LIN_QKV | SG_MX_LIN_OUT | SG_MX_LIN_HEAD;
     sg_mx_numerics fc1 = {SG_MX_FP8_CHAN, SG_MX_FP8_CHAN, SG_MX_BF16, others | SG_MX_LIN_FC2};
     sg_mx_numerics both = {SG_MX_FP8_CHAN, SG_MX_FP8_CHAN, SG_MX_BF16, others};
@@ -274,7 +268,7 @@ static void test_forward(const char *root, const char *name) {
         sg_model_free(m);
         return;
     }
-    float *out = xmalloc((size_t)n * D * 4), *out2 = xmalloc((size_t)n * D * 4);
+    float *out = sg_test_xmalloc((size_t)n * D * 4), *out2 = sg_test_xmalloc((size_t)n * D * 4);
     double mab = 0;
     /* The SM90 FP8 layer: QKV, out-proj, FC1, FC2 in FP8, patch embedding and head in bf16, attention bf16. */
     sg_mx_numerics num = {SG_MX_FP8, SG_MX_FP8, SG_MX_BF16, SG_MX_LIN_PATCH | SG_MX_LIN_HEAD};
@@ -292,7 +286,7 @@ static void test_forward(const char *root, const char *name) {
      * as the kernel holds it). */
     sg_model mq = *m;
     const int L = m->cfg.num_layers, F = m->cfg.intermediate_size;
-    sg_layer *ly = xmalloc((size_t)L * sizeof *ly);
+    sg_layer *ly = sg_test_xmalloc((size_t)L * sizeof *ly);
     float *keep[256];
     int nk = 0;
     mq.layers = ly;

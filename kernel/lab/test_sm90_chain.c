@@ -26,19 +26,10 @@
 static uint64_t g_rng;
 static const char *k_src[3] = {"shared", "L2", "DRAM"};
 
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", n);
-        exit(2);
-    }
-    return p;
-}
-
 /* One chain of H hops of D bytes over `ctas` CTAs (0: all SMs), its regions checked word by word. */
 static void hop_check(int H, int D, int ctas, int spin) {
     const size_t words = (size_t)D / 4;
-    uint32_t *in = xmalloc(words * 4), *out = xmalloc((size_t)(H + 1) * words * 4);
+    uint32_t *in = sg_test_xmalloc(words * 4), *out = sg_test_xmalloc((size_t)(H + 1) * words * 4);
     for (size_t i = 0; i < words; i++) in[i] = (uint32_t)sg_test_splitmix64(&g_rng);
     sg_chain_hop_cfg c = {H, D, ctas, spin, 1, in, out};
     sg_chain_hop_result r;
@@ -92,7 +83,7 @@ static void hop_table(int sms, int H) {
     printf("%10s  %-20s %-9s %9s %9s %9s  %s\n", "bytes/hop", "placement", "wait", "ns/hop", "min", "max",
            "SMs of hops 0, 1");
     static const int Ds[4] = {0, 16 * KB, 64 * KB, 192 * KB};
-    uint32_t *in = xmalloc(192 * KB);
+    uint32_t *in = sg_test_xmalloc(192 * KB);
     for (int i = 0; i < 192 * KB / 4; i++) in[i] = (uint32_t)i;
     for (int spin = 0; spin < 2; spin++)
         for (int d = 0; d < 4; d++)

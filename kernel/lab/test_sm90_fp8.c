@@ -37,15 +37,6 @@ static float frand(float lo, float hi) { /* reproducible from the printed seed *
     return sg_test_frand(&g_rng, lo, hi);
 }
 
-static void *xalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
-
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 /* Fills x [rows, k] with U(-1, 1) times a per-row magnitude 2^U(-4, 4), column 7 x 20 (an outlier channel). */
@@ -69,8 +60,9 @@ static long bit_diffs(const void *a, const void *b, size_t n, size_t size) {
 static void fp8_case(const char *name, int M, int N, int K, int gelu, int residual, int out_mode, int pow2, int sub,
                      int row_step, int reps) {
     const int kb = K / SG_FP8_BLOCK, nb = N / SG_FP8_BLOCK;
-    float *A = xalloc((size_t)M * K * 4), *W = xalloc((size_t)N * K * 4), *bias = xalloc((size_t)N * 4);
-    float *res = residual ? xalloc((size_t)M * N * 4) : NULL, *out = xalloc((size_t)M * N * 4);
+    float *A = sg_test_xmalloc((size_t)M * K * 4), *W = sg_test_xmalloc((size_t)N * K * 4);
+    float *bias = sg_test_xmalloc((size_t)N * 4);
+    float *res = residual ? sg_test_xmalloc((size_t)M * N * 4) : NULL, *out = sg_test_xmalloc((size_t)M * N * 4);
     fill_rows(A, M, K, 1.0f);
     if (K >= 256)
         for (int c = 128; c < 256; c++) A[c] = 0.0f; /* row 0, block 1: all zero (the amax floor) */
@@ -80,16 +72,16 @@ static void fp8_case(const char *name, int M, int N, int K, int gelu, int residu
         for (size_t i = 0; i < (size_t)M * N; i++) res[i] = frand(-2, 2);
     for (size_t i = 0; i < (size_t)M * N; i++) out[i] = NAN;
     /* The device quantiser's results, poisoned; the CPU's for the checked rows and the whole W. */
-    uint8_t *qa = xalloc((size_t)M * K), *qw = xalloc((size_t)N * K), *qa_c = xalloc((size_t)M * K);
-    uint8_t *qw_c = xalloc((size_t)N * K);
-    float *sa = xalloc((size_t)M * kb * 4), *sw = xalloc((size_t)nb * kb * 4), *sa_c = xalloc((size_t)M * kb * 4);
-    float *sw_c = xalloc((size_t)nb * kb * 4);
+    uint8_t *qa = sg_test_xmalloc((size_t)M * K), *qw = sg_test_xmalloc((size_t)N * K);
+    uint8_t *qa_c = sg_test_xmalloc((size_t)M * K), *qw_c = sg_test_xmalloc((size_t)N * K);
+    float *sa = sg_test_xmalloc((size_t)M * kb * 4), *sw = sg_test_xmalloc((size_t)nb * kb * 4);
+    float *sa_c = sg_test_xmalloc((size_t)M * kb * 4), *sw_c = sg_test_xmalloc((size_t)nb * kb * 4);
     memset(qa, 0xFF, (size_t)M * K);
     memset(qw, 0xFF, (size_t)N * K);
     memset(sa, 0xFF, (size_t)M * kb * 4);
     memset(sw, 0xFF, (size_t)nb * kb * 4);
-    uint8_t *oq = out_mode == 3 ? xalloc((size_t)M * N) : NULL;
-    float *os = out_mode == 3 ? xalloc((size_t)M * nb * 4) : NULL;
+    uint8_t *oq = out_mode == 3 ? sg_test_xmalloc((size_t)M * N) : NULL;
+    float *os = out_mode == 3 ? sg_test_xmalloc((size_t)M * nb * 4) : NULL;
     if (oq) {
         memset(oq, 0xFF, (size_t)M * N);
         memset(os, 0xFF, (size_t)M * nb * 4);
@@ -123,7 +115,7 @@ static void fp8_case(const char *name, int M, int N, int K, int gelu, int residu
           "scale mismatches", what, dq, ds);
 
     /* 2. Against the double reference on the CPU-quantised operands (equal to the device's when 1 passes). */
-    float *dA = xalloc((size_t)K * 4 * 2), *dW = xalloc((size_t)N * K * 4);
+    float *dA = sg_test_xmalloc((size_t)K * 4 * 2), *dW = sg_test_xmalloc((size_t)N * K * 4);
     for (size_t i = 0; i < (size_t)N * K; i++) dW[i] = sg_e4m3_decode(qw_c[i]); /* exact in float */
     double se = 0, sr = 0, me = 0, mr = 0;
     long bad = 0;
@@ -164,8 +156,8 @@ static void fp8_case(const char *name, int M, int N, int K, int gelu, int residu
 
     /* 3. The E4M3 output equals the CPU quantiser on this launch's own fp32 output. */
     if (out_mode == 3) {
-        uint8_t *q = xalloc((size_t)N);
-        float *s = xalloc((size_t)nb * 4);
+        uint8_t *q = sg_test_xmalloc((size_t)N);
+        float *s = sg_test_xmalloc((size_t)nb * 4);
         long dqo = 0, dso = 0;
         for (int r = 0; r < M; r++) {
             sg_fp8_quantize(out + (size_t)r * N, (size_t)N, 1, N, 1, SG_FP8_BLOCK, pow2, q, s);
@@ -187,13 +179,13 @@ done:
 /* Timing probe: FP8 main loop with no epilogue stores (out_mode 2), or with the E4M3 output alone (out_mode 4,
  * what FC1 writes for FC2; checked through mode 3 by fp8_case). */
 static void fp8_probe(const char *name, int M, int N, int K, int sub, int out_mode) {
-    float *A = xalloc((size_t)M * K * 4), *W = xalloc((size_t)N * K * 4);
+    float *A = sg_test_xmalloc((size_t)M * K * 4), *W = sg_test_xmalloc((size_t)N * K * 4);
     fill_rows(A, M, K, 1.0f);
     fill_rows(W, N, K, 0.03f);
     sg_sm90_lab_gemm_fp8_args a;
     memset(&a, 0, sizeof a);
-    uint8_t *oq = out_mode == 4 ? xalloc((size_t)M * N) : NULL;
-    float *os = out_mode == 4 ? xalloc((size_t)M * (N / SG_FP8_BLOCK) * 4) : NULL;
+    uint8_t *oq = out_mode == 4 ? sg_test_xmalloc((size_t)M * N) : NULL;
+    float *os = out_mode == 4 ? sg_test_xmalloc((size_t)M * (N / SG_FP8_BLOCK) * 4) : NULL;
     a.M = M, a.N = N, a.K = K, a.A = A, a.W = W, a.out_mode = out_mode, a.out_q = oq, a.out_s = os, a.sub = sub;
     a.gelu = out_mode == 4, a.reps = 20;
     char err[512] = "";
@@ -212,8 +204,9 @@ static void fp8_probe(const char *name, int M, int N, int K, int sub, int out_mo
 /* The bf16 task of the same lab (ping-pong, BN 128) on the same shape, for comparison in the same run:
  * with its epilogue (out_bf16 as the layer uses it) and main loop alone. Timing only (test_sm90_lab checks it). */
 static void bf16_time(const char *name, int M, int N, int K, int gelu, int residual, int out_bf16) {
-    float *A = xalloc((size_t)M * K * 4), *W = xalloc((size_t)N * K * 4), *bias = xalloc((size_t)N * 4);
-    float *res = residual ? xalloc((size_t)M * N * 4) : NULL, *out = xalloc((size_t)M * N * 4);
+    float *A = sg_test_xmalloc((size_t)M * K * 4), *W = sg_test_xmalloc((size_t)N * K * 4);
+    float *bias = sg_test_xmalloc((size_t)N * 4);
+    float *res = residual ? sg_test_xmalloc((size_t)M * N * 4) : NULL, *out = sg_test_xmalloc((size_t)M * N * 4);
     fill_rows(A, M, K, 1.0f);
     fill_rows(W, N, K, 0.03f);
     for (int i = 0; i < N; i++) bias[i] = frand(-0.5f, 0.5f);

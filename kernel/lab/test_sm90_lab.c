@@ -41,14 +41,7 @@ static float bf16r(float x) {
     return x;
 }
 
-static float *alloc_f(size_t n) {
-    float *p = malloc(n * sizeof *p);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu floats)\n", n);
-        exit(2);
-    }
-    return p;
-}
+static float *alloc_f(size_t n) { return sg_test_xmalloc(n * sizeof(float)); }
 
 /* Error of got vs ref over the rows listed (step apart): relative L2, max |err| / max |ref|, non-finite count. */
 typedef struct { double rel_l2, rel_max; long bad; } errs;
