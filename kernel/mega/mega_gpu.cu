@@ -98,6 +98,12 @@ int sg_mega_supported(const sg_config *c, char *why, size_t whylen) {
     return 1;
 }
 
+// The fp32 bias block g->bias (floats from its start): per layer l, at mega_bias_layer(l), the Q, K, V biases (3 D)
+// then FC1's (F) (the portable path keeps these in bf16); the head's K, V (2 D) and FC1 (F) biases at
+// mega_bias_layer(L); the pixel LUT (256) at mega_bias_lut(L). Built once in sg_mega_gpu_create.
+static size_t mega_bias_layer(int l) { return (size_t)l * (3 * SG_MEGA_D + SG_MEGA_F); }
+static size_t mega_bias_lut(int L) { return mega_bias_layer(L) + 2 * SG_MEGA_D + SG_MEGA_F; }
+
 // The device block of an FP8 weight set (bytes, zeroed: padding rows stay finite) and a scratch buffer for one fp32
 // weight on its way to the quantiser (tmp_floats). 0, or -1 with err naming `what`; on failure *tmp is freed and
 // *block stays for sg_mega_gpu_free.
@@ -142,7 +148,7 @@ static int mega_fc1_fp8(sg_mega_gpu *g, const sg_model *m, CUtensorMap *maps, ch
     for (int l = 0; l < L && rc == 0; l++) {
         uint8_t *q = g->mx + l * w1;
         // FP8ROW's scales come interleaved with the layer's FC1 bias (g->bias: per layer qkv_b, then fc1_b)
-        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, g->bias + (size_t)l * (3 * D + F) + 3 * D, tmp, q,
+        rc = g->k->quant_weight(m->layers[l].fc1_w, F, D, g->bias + mega_bias_layer(l) + 3 * D, tmp, q,
                                 g->w1sf + l * w1sf, err, errlen);
         if (rc == 0)
             rc = sg_tmap_encode_2d(&maps[SG_MAP_W1Q(L, l)], type, elem, q, F, D / elem, SG_MEGA_BN, bc,
@@ -291,13 +297,13 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     if (k->fc1 == SG_FC1_FP8ROW) g->narrow_max[1] = 0;
 
     // fp32 biases of the GEMMs whose portable-path biases are bf16 (per layer, then the head's), and the LUT.
-    const size_t head0 = (size_t)L * (3 * D + F), lut0 = head0 + 2 * D + F;
+    const size_t head0 = mega_bias_layer(L), lut0 = mega_bias_lut(L);
     std::vector<float> hb(lut0 + 256);
     for (int i = 0; i < 256; i++) hb[lut0 + i] = sg_pixel_to_float((uint8_t)i);
     memcpy(hb.data() + head0, m->head_in_b + D, 2 * D * sizeof(float));  // in_proj rows D..3D: K and V
     memcpy(hb.data() + head0 + 2 * D, m->head_fc1_b, F * sizeof(float));
     for (int l = 0; l < L; l++) {
-        float *q = hb.data() + (size_t)l * (3 * D + F);
+        float *q = hb.data() + mega_bias_layer(l);
         memcpy(q, m->layers[l].q_b, D * sizeof(float));
         memcpy(q + D, m->layers[l].k_b, D * sizeof(float));
         memcpy(q + 2 * D, m->layers[l].v_b, D * sizeof(float));
@@ -308,7 +314,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     std::vector<sg_mega_layer_dev> hl(L);
     for (int l = 0; l < L; l++) {
         const sg_mega_layer_w &w = b->layers[l];
-        const float *q = g->bias + (size_t)l * (3 * D + F);
+        const float *q = g->bias + mega_bias_layer(l);
         hl[l] = {w.ln1_w, w.ln1_b, w.ln2_w, w.ln2_b, q, w.o_b, q + 3 * D, w.fc2_b};
     }
     if (k->quant_weight && k->fc1 == SG_FC1_FP8ROW) {
@@ -486,7 +492,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.H = b->H;
     p.patches = b->patches;
     p.pix = pix;
-    p.lut = g->bias + (size_t)g->L * (3 * SG_MEGA_D + SG_MEGA_F) + 2 * SG_MEGA_D + SG_MEGA_F;
+    p.lut = g->bias + mega_bias_lut(g->L);
     p.head = g->head;
     p.pooled = b->pooled;
     p.hatt = b->hatt;
