@@ -152,16 +152,18 @@ __device__ __forceinline__ void sg_sm90_store_h8(const float (&acc)[R], uint8_t 
     }
 }
 
-// A wide task's fp32 64 x 256 part through the storer: two pieces of 64 rows x 128 columns (the 32 KB buffer holds
-// one), the second handed over once the first is read out.
-__device__ __forceinline__ void sg_mega_stage_f32_wide(const float (&acc)[128], const sg_mega_out &out,
-                                                       uint32_t &ophase) {
+// A warpgroup's fp32 64 x 2 R part through the storer as two pieces of 64 rows x R columns, the second handed over
+// once the first is read out: a wide task's 64 x 256 part (R = 128: two of 128 columns, the 32 KB buffer holds one)
+// or the head's narrow64 64 x 64 part (R = 32: two of 32 columns, the small launches' 8 KB buffers).
+template <int R>
+__device__ __forceinline__ void sg_mega_stage_f32_halves(const float (&acc)[R], const sg_mega_out &out,
+                                                         uint32_t &ophase) {
     sg_mega_out_begin(out, ophase);
-    sg_mega_stage_f32<64, 0>(acc, out.buf);
+    sg_mega_stage_f32<R / 2, 0>(acc, out.buf);
     sg_mega_out_end(out, ophase, 0, 0, false);
     sg_mega_out_begin(out, ophase);
-    sg_mega_stage_f32<64, 64>(acc, out.buf);
-    sg_mega_out_end(out, ophase, 128, 0, true);
+    sg_mega_stage_f32<R / 2, R / 2>(acc, out.buf);
+    sg_mega_out_end(out, ophase, R, 0, true);
 }
 
 // Adds a warpgroup's 64 rows x 2 R fp32 columns straight from the accumulators into the residual stream h [rows,
@@ -245,8 +247,6 @@ struct sg_sm90_arch {
         // others' spilled its consumers' state (ptxas, 168 registers); a trap, should the host ever send one.
         if constexpr (F8) {
             if (shape == 1) __trap();
-        }
-        if constexpr (F8) {
             if (sg_mega_fp8row<sg_sm90_arch>(p, k)) {
                 if (k.kind == SG_MT_FC1) {  // FC1 is never a 64 x 64 task (shape 3)
                     switch (shape) {
@@ -363,16 +363,11 @@ struct sg_sm90_arch {
                 sg_mega_out_end(out, ophase, 0, 0, true);
             }
         } else if constexpr (S == 0) {  // fp32, wide: two pieces of 64 rows x 128 columns through the storer
-            sg_mega_stage_f32_wide(acc, out, ophase);
+            sg_mega_stage_f32_halves(acc, out, ophase);
         } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: through the storer, one piece, or (a
                                            // narrow64 part: 64 columns, 16 KB) two of 32 columns (8 KB buffers)
             if constexpr (S == 2) {
-                sg_mega_out_begin(out, ophase);
-                sg_mega_stage_f32<R / 2, 0>(acc, out.buf);
-                sg_mega_out_end(out, ophase, 0, 0, false);
-                sg_mega_out_begin(out, ophase);
-                sg_mega_stage_f32<R / 2, R / 2>(acc, out.buf);
-                sg_mega_out_end(out, ophase, R, 0, true);
+                sg_mega_stage_f32_halves(acc, out, ophase);
             } else {
                 sg_mega_out_begin(out, ophase);
                 sg_mega_stage_f32<R, 0>(acc, out.buf);
@@ -387,7 +382,6 @@ struct sg_sm90_arch {
             sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
             sg_mega_out_signal(out, ophase);
         }
-        return;
     }
 
     // The epilogue of an FP8ROW task's part (F = 1 FC1, 2 FC2): acc = acc sa sw + bias from its slot (bias and column
@@ -424,7 +418,7 @@ struct sg_sm90_arch {
             sg_mega_stage_bf16<1>(acc, out.buf);
             sg_mega_out_end(out, ophase, 0, 0, true);
         } else if constexpr (S == 0) {
-            sg_mega_stage_f32_wide(acc, out, ophase);
+            sg_mega_stage_f32_halves(acc, out, ophase);
         } else {
             sg_named_bar(SG_MEGA_BAR_WG + w, 128);
             const int x = out.part->x, y = out.part->y;
