@@ -261,12 +261,13 @@ __global__ void sg_chain_fill(unsigned *p, size_t n) {
 // ---------------------------------------------------------------------------------------------------- host
 extern "C" int sg_sm90_chain_available(char *err, size_t errlen) { return sg_lab_sm90_sms(err, errlen); }
 
-// Sets the kernel's shared memory and checks that exactly one CTA fits per SM (what both experiments assume).
+// Sets the kernel's shared memory and checks that exactly one CTA of `threads` fits per SM (what every experiment
+// here assumes).
 template <class K>
-static int sg_chain_one_per_sm(K kern, char *err, size_t errlen) {
+static int sg_chain_one_per_sm(K kern, int threads, char *err, size_t errlen) {
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_CHAIN_SMEM));
     int per_sm = 0;
-    SG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, SG_CHAIN_THREADS, SG_CHAIN_SMEM));
+    SG_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, SG_CHAIN_SMEM));
     if (per_sm != 1) snprintf(err, errlen, "expected exactly 1 CTA per SM with %d B of shared memory, got %d",
                               SG_CHAIN_SMEM, per_sm);
     return per_sm == 1;
@@ -292,7 +293,7 @@ extern "C" int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result
     int inv = 1;
     while ((long long)inv * stride % P != 1) inv++;  // P >= 2
     void (*kern)(sg_hop_params) = c->spin ? sg_chain_hop_kernel<false> : sg_chain_hop_kernel<true>;
-    if (!sg_chain_one_per_sm(kern, err, errlen)) return -1;
+    if (!sg_chain_one_per_sm(kern, SG_CHAIN_THREADS, err, errlen)) return -1;
 
     const size_t flag_bytes = (size_t)(H + 3) * SG_CHAIN_FLAG_WORDS * 4;
     sg_hop_params p = {NULL, NULL, NULL, NULL, H, D, P, inv};
@@ -377,7 +378,7 @@ extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_inges
     p.stage_bytes = (unsigned)B;
     p.stages = (unsigned)S;
     void (*kern)(sg_ingest_params) = c->fence ? sg_chain_ingest_kernel<true> : sg_chain_ingest_kernel<false>;
-    if (!sg_chain_one_per_sm(kern, err, errlen)) return -1;
+    if (!sg_chain_one_per_sm(kern, SG_CHAIN_THREADS, err, errlen)) return -1;
     uint8_t *buf = NULL;
     SG_CK(cudaMalloc(&buf, buf_bytes));
     sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), buf_bytes / 4);
@@ -432,7 +433,7 @@ extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_r
                  c->fence);
         return -1;
     }
-    SG_CK(cudaFuncSetAttribute(sg_chain_fence_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SG_CHAIN_SMEM));
+    if (!sg_chain_one_per_sm(sg_chain_fence_kernel, SG_FENCE_THREADS, err, errlen)) return -1;
     sg_fence_params p = {};
     uint8_t *buf = NULL;
     const size_t buf_bytes = (size_t)N * SG_FENCE_REGION;
