@@ -54,6 +54,10 @@ int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_ingest_result *r
     (void)c; (void)r;
     return no_cuda(err, errlen);
 }
+int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ingest_result *r, char *err, size_t errlen) {
+    (void)c; (void)r;
+    return no_cuda(err, errlen);
+}
 int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_result *r, char *err, size_t errlen) {
     (void)c; (void)r;
     return no_cuda(err, errlen);

@@ -9,6 +9,8 @@
 //                          round trip, plus with D > 0 a bulk copy of the D bytes the previous hop stored and
 //                          D bytes of stores; timed with %globaltimer between the first and the last hop.
 //   sg_chain_ingest_kernel N CTAs each stream R bytes through a ring of S bulk-copy stages; timed with events.
+//   sg_chain_tingest_kernel the same through tensor maps: the megakernel's 8 KB boxes, or fewer, larger 3D boxes
+//                          of the same bytes in the same shared-memory layout.
 //   sg_chain_fence_kernel  what a consumer's fence.proxy.async.shared::cta costs while its CTA's bulk copies are in
 //                          flight (the megakernel's epilogue fences each staged piece while the producer loads).
 // All run one CTA per SM: SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
@@ -21,6 +23,7 @@
 #include <cuda_runtime.h>
 #include "sm90_chain_lab.h"
 #include "../mega/mega_sync.cuh"
+#include "../mega/tmap.cuh"
 #include "lab_cuda.cuh"
 
 #define SG_CHAIN_THREADS 128
@@ -31,7 +34,7 @@
 #define SG_INGEST_SHARED_BYTES (1280 * 1024)
 #define SG_INGEST_L2_BYTES (24u << 20)
 
-static_assert(SG_CHAIN_SMEM >= SG_CHAIN_MAX_BYTES, "a hop's D bytes and the ingest ring must fit");
+static_assert(SG_CHAIN_SMEM >= SG_CHAIN_MAX_BYTES + 1024, "a hop's D bytes and the ingest ring (+ its 1 KB alignment) fit");
 
 // No wrappers for these special registers elsewhere in the tree.
 __device__ __forceinline__ unsigned long long sg_globaltimer() {
@@ -174,6 +177,65 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg
     }
 }
 
+// ------------------------------------------------------------------------------------- tensor-map ingest
+struct sg_tingest_params {
+    unsigned long long base;        // byte offset of the matrix in the filled buffer (its pattern's word origin)
+    unsigned long long cols;        // C
+    unsigned chunks, region;        // stages read per CTA; K blocks of the panel it cycles through (a multiple of
+                                    // the stage's blocks)
+    unsigned box_rows, blocks, copies, stages, panel_rows;  // panel_rows: 0 (SHARED: every CTA rows 0..) or box_rows
+    unsigned long long *stats;      // as sg_ingest_params
+};
+
+// Experiment 4: as sg_chain_ingest_kernel, but each stage is `copies` tensor-map copies (2D boxes, or 3D boxes of
+// `blocks` K blocks). The checked word of stage i: block q = i % (copies blocks) of the stage, row r = 7 i %
+// box_rows, 16-byte chunk c = 3 i % 8 of the row, stored (128-byte swizzle, every box 1024-byte aligned) at chunk c
+// ^ (r % 8) of the row's 128 bytes.
+__global__ void __launch_bounds__(SG_CHAIN_THREADS, 1)
+    sg_chain_tingest_kernel(const __grid_constant__ CUtensorMap map, sg_tingest_params p) {
+    extern __shared__ __align__(128) uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_INGEST_MAX_STAGES];
+    if (threadIdx.x != 0) return;
+    // 128-byte swizzle: every box 1024-byte aligned (the ring <= SG_CHAIN_MAX_BYTES leaves the 1 KB to spare)
+    uint8_t *smem = smem_raw + ((1024u - (sg_smem_u32(smem_raw) & 1023u)) & 1023u);
+    const unsigned S = p.stages, bps = p.copies * p.blocks, box = p.box_rows * 128u, B = bps * box;
+    const unsigned row0 = blockIdx.x * p.panel_rows;
+    for (unsigned s = 0; s < S; s++) sg_mbar_init(&full[s], 1);
+    sg_fence_mbar_init();
+    sg_tma_prefetch_desc(&map);
+    auto kb0 = [&](unsigned i) { return (unsigned)((unsigned long long)i * bps % p.region); };
+    auto issue = [&](unsigned i) {
+        uint8_t *dst = smem + (i % S) * B;
+        sg_mbar_arrive_expect_tx(&full[i % S], B);
+        for (unsigned t = 0; t < p.copies; t++) {
+            const int kb = (int)(kb0(i) + t * p.blocks);
+            if (p.blocks == 1) sg_tma_load_2d(dst + t * box, &map, &full[i % S], 64 * kb, (int)row0);
+            else sg_tma_load_3d(dst + t * p.blocks * box, &map, &full[i % S], 0, (int)row0, kb);
+        }
+    };
+    const unsigned long long c0 = clock64(), g0 = sg_globaltimer();
+    for (unsigned i = 0; i < S && i < p.chunks; i++) issue(i);
+    unsigned long long bad = 0, seen = 0;
+    for (unsigned i = 0; i < p.chunks; i++) {
+        sg_mbar_wait(&full[i % S], (i / S) & 1);
+        const unsigned q = i % bps, r = 7u * i % p.box_rows, c = 3u * i % 8u;
+        const unsigned got =
+            *reinterpret_cast<const unsigned *>(smem + (i % S) * B + q * box + r * 128u + ((c ^ (r % 8u)) << 4));
+        const unsigned long long byte =
+            p.base + ((unsigned long long)(row0 + r) * p.cols + 64ull * (kb0(i) + q) + 8u * c) * 2u;
+        bad += got != sg_ingest_word(byte / 4);
+        seen++;
+        if (i + S < p.chunks) issue(i + S);
+    }
+    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
+    p.stats[2 * blockIdx.x] = bad;
+    p.stats[2 * blockIdx.x + 1] = seen;
+    if (blockIdx.x == 0) {
+        unsigned long long *c = p.stats + 2 * gridDim.x;
+        c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
+    }
+}
+
 // ------------------------------------------------------------------------------------ fence under bulk copies
 #define SG_FENCE_THREADS 160  // warp 0: the producer (lane 0); warps 1-4: the consumer group (named barrier 1)
 #define SG_FENCE_STAGE (48 * 1024)
@@ -278,6 +340,58 @@ static double sg_median(std::vector<double> v) {
     return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
 }
 
+// A buffer of `bytes` (a multiple of 4) holding the ingest pattern (sm90_chain_lab.h).
+static uint8_t *sg_ingest_buffer(long long bytes) {
+    uint8_t *buf = NULL;
+    int sms = 0;
+    SG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    SG_CK(cudaMalloc(&buf, bytes));
+    sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), bytes / 4);
+    SG_CK(cudaGetLastError());
+    return buf;
+}
+
+// Times launch(rep, stats) for rep = 0 (warm-up: code, TLB, the L2 sources made resident) .. reps with CUDA events
+// and fills r from the median and the last launch's per-CTA stats ({bad, chunks} per CTA, then CTA 0's clock64
+// and %globaltimer at start and end).
+template <class Launch>
+static void sg_ingest_measure(long long N, long long R, int reps, sg_chain_ingest_result *r, Launch launch) {
+    const size_t stat_bytes = (2 * N + 4) * sizeof(unsigned long long);
+    unsigned long long *stats = NULL;
+    SG_CK(cudaMalloc(&stats, stat_bytes));
+    cudaEvent_t e0, e1;
+    SG_CK(cudaEventCreate(&e0));
+    SG_CK(cudaEventCreate(&e1));
+    std::vector<double> us;
+    for (int rep = 0; rep <= reps; rep++) {
+        SG_CK(cudaMemset(stats, 0xFF, stat_bytes));
+        SG_CK(cudaEventRecord(e0));
+        launch(rep, stats);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep) us.push_back(1000.0 * ms);
+    }
+    std::vector<unsigned long long> st(2 * N + 4);
+    SG_CK(cudaMemcpy(st.data(), stats, stat_bytes, cudaMemcpyDeviceToHost));
+    r->us = sg_median(us);
+    r->gbs_cta = R / (r->us * 1e3);
+    r->gbs_total = N * R / (r->us * 1e3);
+    r->bad = r->chunks = 0;
+    for (long long i = 0; i < N; i++) {
+        r->bad += (long long)st[2 * i];
+        r->chunks += (long long)st[2 * i + 1];
+    }
+    const double clk = (double)(st[2 * N + 2] - st[2 * N]), ns = (double)(st[2 * N + 3] - st[2 * N + 1]);
+    r->gbs_cta0 = ns > 0 ? R / ns : 0;
+    r->mhz = ns > 0 ? 1000.0 * clk / ns : 0;
+    SG_CK(cudaEventDestroy(e0));
+    SG_CK(cudaEventDestroy(e1));
+    SG_CK(cudaFree(stats));
+}
+
 extern "C" int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result *r, char *err, size_t errlen) {
     const int sms = sg_sm90_chain_available(err, errlen);
     if (!sms) return -1;
@@ -379,49 +493,69 @@ extern "C" int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_inges
     p.stages = (unsigned)S;
     void (*kern)(sg_ingest_params) = c->fence ? sg_chain_ingest_kernel<true> : sg_chain_ingest_kernel<false>;
     if (!sg_chain_one_per_sm(kern, SG_CHAIN_THREADS, err, errlen)) return -1;
-    uint8_t *buf = NULL;
-    SG_CK(cudaMalloc(&buf, buf_bytes));
-    sg_chain_fill<<<4 * sms, 256>>>(reinterpret_cast<unsigned *>(buf), buf_bytes / 4);
-    SG_CK(cudaGetLastError());
+    uint8_t *buf = sg_ingest_buffer(buf_bytes);
     p.buf = buf;
-    const size_t stat_bytes = (2 * N + 4) * sizeof(unsigned long long);
-    SG_CK(cudaMalloc(&p.stats, stat_bytes));
-    cudaEvent_t e0, e1;
-    SG_CK(cudaEventCreate(&e0));
-    SG_CK(cudaEventCreate(&e1));
     // DRAM: each launch reads the next window of N R bytes, so none finds the previous launch's tail in L2.
     const long long windows = c->source == SG_INGEST_DRAM ? dram / (N * R) : 1;
-    std::vector<double> us;
-    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0 warms up (and makes the L2 sources resident)
+    sg_ingest_measure(N, R, c->reps, r, [&](int rep, unsigned long long *stats) {
         p.base = (unsigned long long)(rep % windows) * (N * R);
-        SG_CK(cudaMemset(p.stats, 0xFF, stat_bytes));
-        SG_CK(cudaEventRecord(e0));
+        p.stats = stats;
         kern<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(p);
-        SG_CK(cudaEventRecord(e1));
-        SG_CK(cudaEventSynchronize(e1));
-        SG_CK(cudaGetLastError());
-        float ms = 0;
-        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (rep) us.push_back(1000.0 * ms);
-    }
-    std::vector<unsigned long long> st(2 * N + 4);
-    SG_CK(cudaMemcpy(st.data(), p.stats, stat_bytes, cudaMemcpyDeviceToHost));
-    r->us = sg_median(us);
-    r->gbs_cta = R / (r->us * 1e3);
-    r->gbs_total = N * R / (r->us * 1e3);
-    r->bad = r->chunks = 0;
-    for (long long i = 0; i < N; i++) {
-        r->bad += (long long)st[2 * i];
-        r->chunks += (long long)st[2 * i + 1];
-    }
-    const double clk = (double)(st[2 * N + 2] - st[2 * N]), ns = (double)(st[2 * N + 3] - st[2 * N + 1]);
-    r->gbs_cta0 = ns > 0 ? R / ns : 0;
-    r->mhz = ns > 0 ? 1000.0 * clk / ns : 0;
-    SG_CK(cudaEventDestroy(e0));
-    SG_CK(cudaEventDestroy(e1));
+    });
     SG_CK(cudaFree(buf));
-    SG_CK(cudaFree(p.stats));
     return 0;
+}
+
+extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ingest_result *r, char *err,
+                                     size_t errlen) {
+    const int sms = sg_sm90_chain_available(err, errlen);
+    if (!sms) return -1;
+    const long long N = c->ctas, S = c->stages, R = c->bytes, box = (long long)c->box_rows * 128;
+    const long long bps = (long long)c->copies * c->blocks, B = bps * box;
+    if (N < 1 || N > sms || c->source < 0 || c->source > 2 || (c->box_rows != 64 && c->box_rows != 128) ||
+        c->blocks < 1 || c->blocks > 8 || c->copies < 1 || S < 1 || S > SG_INGEST_MAX_STAGES ||
+        S * B > SG_CHAIN_MAX_BYTES || R < B || R % B || R / B > 0x7fffffff || c->reps < 1) {
+        snprintf(err, errlen, "sm90 chain tingest: bad config N %lld source %d box rows %d blocks %d copies %d S %lld "
+                 "R %lld (need N 1 .. %d, box rows 64 or 128, blocks 1 .. 8, S 1 .. %d, S B <= %d, R a multiple of "
+                 "B)", N, c->source, c->box_rows, c->blocks, c->copies, S, R, sms, SG_INGEST_MAX_STAGES,
+                 SG_CHAIN_MAX_BYTES);
+        return -1;
+    }
+    sg_tingest_params p = {};
+    p.chunks = (unsigned)(R / B);
+    // The panel's K blocks: a multiple of the stage's, as many as the source's bytes allow.
+    const long long target = c->source == SG_INGEST_SHARED ? SG_INGEST_SHARED_BYTES
+                             : c->source == SG_INGEST_L2   ? std::min<long long>(R, SG_INGEST_L2_BYTES / N)
+                                                           : R;
+    p.region = (unsigned)(target / box / bps * bps);
+    if (p.region == 0) {
+        snprintf(err, errlen, "sm90 chain tingest: a stage of %lld B exceeds the region each CTA reads", B);
+        return -1;
+    }
+    p.cols = 64ull * p.region;
+    p.box_rows = (unsigned)c->box_rows;
+    p.blocks = (unsigned)c->blocks;
+    p.copies = (unsigned)c->copies;
+    p.stages = (unsigned)S;
+    p.panel_rows = c->source == SG_INGEST_SHARED ? 0u : (unsigned)c->box_rows;
+    const long long rows = c->source == SG_INGEST_SHARED ? c->box_rows : N * c->box_rows;
+    const long long mat = rows * (long long)p.cols * 2;
+    const long long windows = c->source == SG_INGEST_DRAM ? std::max<long long>(1, (2LL << 30) / mat) : 1;
+    if (!sg_chain_one_per_sm(sg_chain_tingest_kernel, SG_CHAIN_THREADS, err, errlen)) return -1;
+    uint8_t *buf = sg_ingest_buffer(windows * mat);
+    CUtensorMap map;
+    int rc = 0;
+    sg_ingest_measure(N, R, c->reps, r, [&](int rep, unsigned long long *stats) {
+        p.base = (unsigned long long)(rep % windows) * mat;
+        p.stats = stats;
+        const void *m0 = buf + p.base;
+        if (rc == 0)
+            rc = c->blocks == 1 ? sg_tmap_sw128_bf16(&map, m0, rows, p.cols, c->box_rows, 64, err, errlen)
+                                : sg_tmap_sw128_kblocks(&map, m0, rows, p.cols, c->box_rows, c->blocks, err, errlen);
+        if (rc == 0) sg_chain_tingest_kernel<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(map, p);
+    });
+    SG_CK(cudaFree(buf));
+    return rc;
 }
 
 extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_result *r, char *err, size_t errlen) {

@@ -1,15 +1,15 @@
-/* kernel/lab/sm90_chain_lab.h — two Hopper microbenchmarks that bound the megakernel's batch-1 latency, callable
+/* kernel/lab/sm90_chain_lab.h — Hopper microbenchmarks that bound the megakernel's batch-1 latency, callable
  * from C.
  *
  * At batch 1 the megakernel is a chain of ~90 dependent stages: each waits for a counter released by another SM,
  * then streams its operands from L2 into one SM's shared memory. Two hardware limits bound that design whatever
  * the schedule: the cost of one hand-off between SMs (release -> acquire -> bulk copy of what the previous stage
  * wrote -> stores -> release) and the rate at which one SM (or N SMs at once) can pull bytes from L2. These
- * entry points measure both (kernel/lab/sm90_chain_lab.cu; driver kernel/lab/test_sm90_chain.c; standalone run
- * scripts/sm90-chain-lab.sh). Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in
+ * entry points measure both, the ingest with bulk copies and with tensor maps, and a proxy fence's cost
+ * (kernel/lab/sm90_chain_lab.cu; driver kernel/lab/test_sm90_chain.c; standalone run scripts/sm90-chain-lab.sh). Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in
  * builds without CUDA the stubs of lab_no_gpu.c refuse.
  *
- * Both kernels run one CTA per SM (128 threads, ~200 KB of dynamic shared memory so no second CTA fits).
+ * All kernels run one CTA per SM (128 threads, ~200 KB of dynamic shared memory so no second CTA fits).
  * CUDA failures abort with file:line (lab convention, lab_cuda.cuh); bad arguments return -1 with err.
  */
 #ifndef SG_SM90_CHAIN_LAB_H
@@ -88,6 +88,29 @@ typedef struct sg_chain_ingest_result {
 } sg_chain_ingest_result;
 
 int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *cfg, sg_chain_ingest_result *res, char *err, size_t errlen);
+
+/* Experiment 4: experiment 2's stream through tensor maps, the way the megakernel loads its GEMM operands (8 KB boxes
+ * of 64 rows x 64 bf16, several per ring stage), against fewer, larger copies of the same bytes in the same
+ * shared-memory layout. The source is a bf16 row-major matrix [rows, C] holding the buffer's pattern (u32 word w of
+ * the buffer = w * 2654435761 + 12345); CTA c reads the panel of rows [c box_rows, +box_rows) (SHARED: rows [0,
+ * box_rows) for every CTA), its 64-column K blocks in order, cycling through `region` of them (SHARED 1.25 MB, L2
+ * min(R, 24 MB / N), DRAM R: as experiment 2). A ring stage is `copies` TMA copies of `blocks` consecutive K blocks:
+ * blocks = 1 is a 2D box {64, box_rows}; blocks > 1 one 3D box {64, box_rows, blocks} (tmap.cuh's
+ * sg_tmap_sw128_kblocks), which lands as `blocks` 2D boxes one after another; 128-byte swizzle either way. Stage
+ * bytes B = copies x blocks x box_rows x 128. One thread issues, waits, checks one word per stage (a different
+ * block, row and 16-byte chunk each time, through the swizzle) and reissues. Timed as experiment 2. */
+typedef struct sg_chain_tingest_cfg {
+    int ctas;              /* N: 1 .. SM count */
+    int source;            /* SG_INGEST_* */
+    int box_rows;          /* 64 or 128 */
+    int blocks;            /* K blocks per copy: 1 (2D box) .. 8 */
+    int copies;            /* copies per stage: >= 1 */
+    int stages;            /* S: 1 .. 32, S * B <= SG_CHAIN_MAX_BYTES */
+    long long bytes;       /* R per CTA: a multiple of B */
+    int reps;              /* >= 1 */
+} sg_chain_tingest_cfg;
+
+int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *cfg, sg_chain_ingest_result *res, char *err, size_t errlen);
 
 /* Experiment 3: what a consumer's fence.proxy.async.shared::cta costs while the CTA's bulk copies are in flight.
  * The megakernel's epilogue (mega_kernel.cuh, sg_mega_out_end) writes each staged piece with ordinary shared

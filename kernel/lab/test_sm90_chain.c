@@ -1,12 +1,13 @@
 /* kernel/lab/test_sm90_chain.c — the hop-latency, L2-ingest and proxy-fence microbenchmarks
  * (kernel/lab/sm90_chain_lab.cu): correctness first, then with --bench the tables (the proxy fence's cost, hop
- * latency, L2 ingest) that bound the megakernel's batch-1 latency.
+ * latency, L2 ingest by bulk copies and by tensor maps) that bound the megakernel's batch-1 latency.
  *
  * Checks: a chain's data (region k of the chain must equal region 0 + k in every u32 word, the regions poisoned
  * before each launch, so a hop that read before the previous hop's stores were visible to its bulk copy, a
  * missing fence or a hop run out of order, breaks every later region), the pair and spread placements, both
  * wait variants; the ingest kernel's checked words (one per chunk, against the buffer's pattern) and chunk count
- * for each source, with and without a proxy fence per stage; the fence kernel's staging words and copies; and
+ * for each source, with and without a proxy fence per stage; the tensor-map ingest's checked words (through the
+ * swizzle) for 2D and 3D boxes of 64 and 128 rows and each source; the fence kernel's staging words and copies; and
  * that bad configurations are refused. Without CUDA in the build, or without a compute
  * capability 9.x GPU, it prints SKIP.
  *   test_sm90_chain                  the checks
@@ -140,6 +141,67 @@ static void ingest_table(int sms, long long R) {
           runs);
 }
 
+/* One tensor-map ingest configuration (experiment 4); 0 when it ran and read what it should, else printed. */
+static int tingest_run(int N, int source, int box_rows, int blocks, int copies, int S, long long R, int reps,
+                       sg_chain_ingest_result *r) {
+    sg_chain_tingest_cfg c = {N, source, box_rows, blocks, copies, S, R, reps};
+    char err[512] = "";
+    if (sg_sm90_chain_tingest(&c, r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 tensor ingest %s N=%d: %s", k_src[source], N, err);
+        return -1;
+    }
+    const long long B = (long long)copies * blocks * box_rows * 128;
+    if (r->bad || r->chunks != N * (R / B)) {
+        CHECK(0, "sm90 tensor ingest %s N=%d rows %d %dx%d blocks S=%d: %lld checked words wrong, %lld of %lld "
+              "chunks consumed", k_src[source], N, box_rows, copies, blocks, S, r->bad, r->chunks, N * (R / B));
+        return -1;
+    }
+    return 0;
+}
+
+static void tingest_check(int N, int source, int box_rows, int blocks, int copies, int S, long long R) {
+    sg_chain_ingest_result r;
+    if (tingest_run(N, source, box_rows, blocks, copies, S, R, 1, &r) == 0)
+        CHECK(1, "sm90 tensor ingest %s: %d CTAs x %lld KB, stages of %d copies of %d x %d-row K blocks: every "
+              "checked word and chunk as expected (%.1f GB/s per CTA)", k_src[source], N, R / KB, copies, blocks,
+              box_rows, r.gbs_cta);
+}
+
+/* Experiment 4: the megakernel's 8 KB boxes against fewer, larger copies of the same 48 KB stages. */
+static void tingest_table(int sms, long long R) {
+    printf("\nTABLE 4: L2 -> SM ingest through tensor maps (128-byte swizzle), %lld MB per CTA, 4 stages of 48 KB, "
+           "median of 5 launches.\n  copy: copies per stage x (K blocks per copy) x box rows; 6x1x64 is the "
+           "megakernel's 64 x 64 task today (A and W boxes of 8 KB), 3x1x128 its 128-row boxes.\n  Sources as table "
+           "2 (a CTA's panel: box rows x the region's K blocks).\n", R >> 20);
+    printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", "copy", "us", "GB/s/CTA", "GB/s total",
+           "CTA0 GB/s", "MHz");
+    static const int Ns[5] = {1, 12, 48, 96, 132};
+    static const int shapes[5][3] = {{6, 1, 64}, {2, 3, 64}, {1, 6, 64}, {3, 1, 128}, {1, 3, 128}};
+    int failed = 0, runs = 0;
+    for (int src = 0; src < 3; src++)
+        for (int n = 0; n < 5; n++) {
+            const int N = Ns[n] < sms ? Ns[n] : sms;
+            if (n > 0 && Ns[n - 1] >= sms) break;
+            for (int g = 0; g < 5; g++) {
+                const int copies = shapes[g][0], blocks = shapes[g][1], rows = shapes[g][2];
+                const long long B = (long long)copies * blocks * rows * 128;
+                sg_chain_ingest_result r;
+                char shape[24];
+                runs++;
+                if (tingest_run(N, src, rows, blocks, copies, 4, R / B * B, 5, &r) != 0) {
+                    failed++;
+                    continue;
+                }
+                snprintf(shape, sizeof shape, "%dx%dx%d", copies, blocks, rows);
+                printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, shape, r.us, r.gbs_cta,
+                       r.gbs_total, r.gbs_cta0, r.mhz);
+                fflush(stdout);
+            }
+        }
+    CHECK(failed == 0, "sm90 tensor ingest bench: %d of %d runs read every checked word and chunk as expected",
+          runs - failed, runs);
+}
+
 /* Experiment 3: the consumers' proxy fence with and without the producer's copies in flight. */
 static void fence_table(int sms) {
     printf("\nTABLE 3: fence.proxy.async.shared::cta after 32 KB of staging stores by 128 threads, %d CTAs (one per "
@@ -234,11 +296,24 @@ int main(int argc, char **argv) {
         ingest_check(sms, src, 16 * KB, 12, 2 << 20, 0);
         ingest_check(sms, src, 48 * KB, 4, 48 * KB * 40, 0);
     }
+    /* Tensor-map ingest: 2D and 3D boxes, both box heights, every source. */
+    for (int src = 0; src < 3; src++) {
+        tingest_check(2, src, 64, 1, 6, 4, 48 * KB * 8);
+        tingest_check(2, src, 64, 3, 2, 4, 48 * KB * 8);
+        if (quick) continue;
+        tingest_check(sms, src, 64, 6, 1, 4, 48 * KB * 40);
+        tingest_check(sms, src, 128, 3, 1, 4, 48 * KB * 40);
+        tingest_check(1, src, 128, 1, 3, 4, 48 * KB * 40);
+    }
+    sg_chain_tingest_cfg tbad = {1, SG_INGEST_L2, 96, 1, 6, 4, 48 * KB * 8, 1};
+    CHECK(sg_sm90_chain_tingest(&tbad, &ir, err, sizeof err) == -1, "sm90 tensor ingest rejects 96-row boxes (%s)",
+          err);
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
     if (bench && !quick) {
         fence_table(sms);
         hop_table(sms, H);
         ingest_table(sms, mb << 20);
+        tingest_table(sms, mb << 20);
     }
     return CHECK_DONE();
 }

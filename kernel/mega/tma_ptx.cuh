@@ -68,6 +68,15 @@ __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map
                  : "memory");
 }
 
+// The 3D box at (x, y, z) of `map` (sg_tmap_sw128_kblocks: x the column within a 64-column K block, y the row, z
+// the K block), completing on `bar`: `blocks` consecutive K blocks of box_rows rows land as that many 2D boxes one
+// after another, in one copy instead of one per K block.
+__device__ __forceinline__ void sg_tma_load_3d(void *dst, const CUtensorMap *map, uint64_t *bar, int x, int y, int z) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+                 ::"r"(sg_smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(sg_smem_u32(bar)), "r"(x), "r"(y),
+                 "r"(z) : "memory");
+}
+
 // --- clusters (thread block clusters, sm_90+; used by the lab's 2-CTA GEMM, kernel/lab/sm90_lab.cu) ---------------
 __device__ __forceinline__ uint32_t sg_cluster_rank() {
     uint32_t r;
