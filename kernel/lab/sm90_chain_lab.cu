@@ -185,6 +185,9 @@ struct sg_tingest_params {
                                     // the stage's blocks)
     unsigned box_rows, blocks, copies, stages, panel_rows;  // panel_rows: 0 (SHARED: every CTA rows 0..) or box_rows
     unsigned long long *stats;      // as sg_ingest_params
+    const uint8_t *bulk_buf;        // the bulk copies' pattern buffer (bulk > 0)
+    unsigned long long bulk_base, bulk_span;  // CTA c's bulk chunks at bulk_base + c bulk_span + (i % bulk_region) bulk
+    unsigned bulk, bulk_region;
 };
 
 // Experiment 4: as sg_chain_ingest_kernel, but each stage is `copies` tensor-map copies (2D boxes, or 3D boxes of
@@ -198,12 +201,15 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1)
     if (threadIdx.x != 0) return;
     // 128-byte swizzle: every box 1024-byte aligned (the ring <= SG_CHAIN_MAX_BYTES leaves the 1 KB to spare)
     uint8_t *smem = smem_raw + ((1024u - (sg_smem_u32(smem_raw) & 1023u)) & 1023u);
-    const unsigned S = p.stages, bps = p.copies * p.blocks, box = p.box_rows * 128u, B = bps * box;
+    const unsigned S = p.stages, bps = p.copies * p.blocks, box = p.box_rows * 128u, BT = bps * box, B = BT + p.bulk;
     const unsigned row0 = blockIdx.x * p.panel_rows;
     for (unsigned s = 0; s < S; s++) sg_mbar_init(&full[s], 1);
     sg_fence_mbar_init();
     sg_tma_prefetch_desc(&map);
     auto kb0 = [&](unsigned i) { return (unsigned)((unsigned long long)i * bps % p.region); };
+    auto bulk_off = [&](unsigned i) {
+        return p.bulk_base + blockIdx.x * p.bulk_span + (unsigned long long)(i % p.bulk_region) * p.bulk;
+    };
     auto issue = [&](unsigned i) {
         uint8_t *dst = smem + (i % S) * B;
         sg_mbar_arrive_expect_tx(&full[i % S], B);
@@ -212,6 +218,7 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1)
             if (p.blocks == 1) sg_tma_load_2d(dst + t * box, &map, &full[i % S], 64 * kb, (int)row0);
             else sg_tma_load_3d(dst + t * p.blocks * box, &map, &full[i % S], 0, (int)row0, kb);
         }
+        if (p.bulk) sg_bulk_load(dst + BT, p.bulk_buf + bulk_off(i), p.bulk, &full[i % S]);
     };
     const unsigned long long c0 = clock64(), g0 = sg_globaltimer();
     for (unsigned i = 0; i < S && i < p.chunks; i++) issue(i);
@@ -224,6 +231,11 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1)
         const unsigned long long byte =
             p.base + ((unsigned long long)(row0 + r) * p.cols + 64ull * (kb0(i) + q) + 8u * c) * 2u;
         bad += got != sg_ingest_word(byte / 4);
+        if (p.bulk) {
+            const unsigned w = i * 61u % (p.bulk / 4);
+            const unsigned *b = reinterpret_cast<const unsigned *>(smem + (i % S) * B + BT);
+            bad += b[w] != sg_ingest_word(bulk_off(i) / 4 + w);
+        }
         seen++;
         if (i + S < p.chunks) issue(i + S);
     }
@@ -511,9 +523,10 @@ extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ing
     const int sms = sg_sm90_chain_available(err, errlen);
     if (!sms) return -1;
     const long long N = c->ctas, S = c->stages, R = c->bytes, box = (long long)c->box_rows * 128;
-    const long long bps = (long long)c->copies * c->blocks, B = bps * box;
+    const long long bps = (long long)c->copies * c->blocks, BT = bps * box, B = BT + c->bulk;
     if (N < 1 || N > sms || c->source < 0 || c->source > 2 || (c->box_rows != 64 && c->box_rows != 128) ||
-        c->blocks < 1 || c->blocks > 8 || c->copies < 1 || S < 1 || S > SG_INGEST_MAX_STAGES ||
+        c->blocks < 1 || c->blocks > 8 || c->copies < 1 || c->bulk < 0 || c->bulk % 16 || S < 1 ||
+        S > SG_INGEST_MAX_STAGES ||
         S * B > SG_CHAIN_MAX_BYTES || R < B || R % B || R / B > 0x7fffffff || c->reps < 1) {
         snprintf(err, errlen, "sm90 chain tingest: bad config N %lld source %d box rows %d blocks %d copies %d S %lld "
                  "R %lld (need N 1 .. %d, box rows 64 or 128, blocks 1 .. 8, S 1 .. %d, S B <= %d, R a multiple of "
@@ -527,7 +540,7 @@ extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ing
     const long long target = c->source == SG_INGEST_SHARED ? SG_INGEST_SHARED_BYTES
                              : c->source == SG_INGEST_L2   ? std::min<long long>(R, SG_INGEST_L2_BYTES / N)
                                                            : R;
-    p.region = (unsigned)(target / box / bps * bps);
+    p.region = (unsigned)(std::min(target, R / B * BT) / box / bps * bps);
     if (p.region == 0) {
         snprintf(err, errlen, "sm90 chain tingest: a stage of %lld B exceeds the region each CTA reads", B);
         return -1;
@@ -542,11 +555,34 @@ extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ing
     const long long mat = rows * (long long)p.cols * 2;
     const long long windows = c->source == SG_INGEST_DRAM ? std::max<long long>(1, (2LL << 30) / mat) : 1;
     if (!sg_chain_one_per_sm(sg_chain_tingest_kernel, SG_CHAIN_THREADS, err, errlen)) return -1;
-    uint8_t *buf = sg_ingest_buffer(windows * mat);
+    uint8_t *buf = sg_ingest_buffer(windows * mat), *bulk_buf = NULL;
+    // The bulk copies' own buffer, laid out as experiment 2's sources (L2: half its budget, the maps' panels the rest)
+    long long bulk_windows = 1;
+    p.bulk = (unsigned)c->bulk;
+    if (c->bulk) {
+        const long long per_cta = p.chunks * (long long)c->bulk;
+        const long long l2 = std::min<long long>(per_cta, SG_INGEST_L2_BYTES / 2 / N);
+        p.bulk_region = c->source == SG_INGEST_SHARED ? (unsigned)(SG_INGEST_SHARED_BYTES / c->bulk)
+                        : c->source == SG_INGEST_L2   ? (unsigned)(l2 / c->bulk)
+                                                      : p.chunks;
+        p.bulk_span = c->source == SG_INGEST_SHARED ? 0 : (unsigned long long)p.bulk_region * c->bulk;
+        const long long one = c->source == SG_INGEST_SHARED ? (long long)p.bulk_region * c->bulk
+                                                            : N * (long long)p.bulk_span;
+        if (c->source == SG_INGEST_DRAM) bulk_windows = std::max<long long>(1, (1LL << 30) / one);
+        if (p.bulk_region == 0) {
+            snprintf(err, errlen, "sm90 chain tingest: a bulk copy of %d B exceeds the region each CTA reads", c->bulk);
+            SG_CK(cudaFree(buf));
+            return -1;
+        }
+        bulk_buf = sg_ingest_buffer(bulk_windows * one);
+        p.bulk_buf = bulk_buf;
+    }
+    const long long bulk_one = N * (long long)p.bulk_span;
     CUtensorMap map;
     int rc = 0;
     sg_ingest_measure(N, R, c->reps, r, [&](int rep, unsigned long long *stats) {
         p.base = (unsigned long long)(rep % windows) * mat;
+        p.bulk_base = (unsigned long long)(rep % bulk_windows) * bulk_one;
         p.stats = stats;
         const void *m0 = buf + p.base;
         if (rc == 0)
@@ -555,6 +591,7 @@ extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ing
         if (rc == 0) sg_chain_tingest_kernel<<<(unsigned)N, SG_CHAIN_THREADS, SG_CHAIN_SMEM>>>(map, p);
     });
     SG_CK(cudaFree(buf));
+    if (bulk_buf) SG_CK(cudaFree(bulk_buf));
     return rc;
 }
 

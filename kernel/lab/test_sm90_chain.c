@@ -7,7 +7,7 @@
  * missing fence or a hop run out of order, breaks every later region), the pair and spread placements, both
  * wait variants; the ingest kernel's checked words (one per chunk, against the buffer's pattern) and chunk count
  * for each source, with and without a proxy fence per stage; the tensor-map ingest's checked words (through the
- * swizzle) for 2D and 3D boxes of 64 and 128 rows and each source; the fence kernel's staging words and copies; and
+ * swizzle) for 2D and 3D boxes of 64 and 128 rows, alone and beside a bulk copy, and each source; the fence kernel's staging words and copies; and
  * that bad configurations are refused. Without CUDA in the build, or without a compute
  * capability 9.x GPU, it prints SKIP.
  *   test_sm90_chain                  the checks
@@ -143,28 +143,29 @@ static void ingest_table(int sms, long long R) {
 
 /* One tensor-map ingest configuration (experiment 4); 0 when it ran and read what it should, else printed. */
 static int tingest_run(int N, int source, int box_rows, int blocks, int copies, int S, long long R, int reps,
-                       sg_chain_ingest_result *r) {
-    sg_chain_tingest_cfg c = {N, source, box_rows, blocks, copies, S, R, reps};
+                       int bulk, sg_chain_ingest_result *r) {
+    sg_chain_tingest_cfg c = {N, source, box_rows, blocks, copies, S, R, reps, bulk};
     char err[512] = "";
     if (sg_sm90_chain_tingest(&c, r, err, sizeof err) != 0) {
         CHECK(0, "sm90 tensor ingest %s N=%d: %s", k_src[source], N, err);
         return -1;
     }
-    const long long B = (long long)copies * blocks * box_rows * 128;
+    const long long B = (long long)copies * blocks * box_rows * 128 + bulk;
     if (r->bad || r->chunks != N * (R / B)) {
-        CHECK(0, "sm90 tensor ingest %s N=%d rows %d %dx%d blocks S=%d: %lld checked words wrong, %lld of %lld "
-              "chunks consumed", k_src[source], N, box_rows, copies, blocks, S, r->bad, r->chunks, N * (R / B));
+        CHECK(0, "sm90 tensor ingest %s N=%d rows %d %dx%d blocks + %d bulk S=%d: %lld checked words wrong, %lld of "
+              "%lld chunks consumed", k_src[source], N, box_rows, copies, blocks, bulk, S, r->bad, r->chunks,
+              N * (R / B));
         return -1;
     }
     return 0;
 }
 
-static void tingest_check(int N, int source, int box_rows, int blocks, int copies, int S, long long R) {
+static void tingest_check(int N, int source, int box_rows, int blocks, int copies, int S, long long R, int bulk) {
     sg_chain_ingest_result r;
-    if (tingest_run(N, source, box_rows, blocks, copies, S, R, 1, &r) == 0)
-        CHECK(1, "sm90 tensor ingest %s: %d CTAs x %lld KB, stages of %d copies of %d x %d-row K blocks: every "
-              "checked word and chunk as expected (%.1f GB/s per CTA)", k_src[source], N, R / KB, copies, blocks,
-              box_rows, r.gbs_cta);
+    if (tingest_run(N, source, box_rows, blocks, copies, S, R, 1, bulk, &r) == 0)
+        CHECK(1, "sm90 tensor ingest %s: %d CTAs x %lld KB, stages of %d copies of %d x %d-row K blocks + %d KB bulk: "
+              "every checked word and chunk as expected (%.1f GB/s per CTA)", k_src[source], N, R / KB, copies,
+              blocks, box_rows, bulk / KB, r.gbs_cta);
 }
 
 /* Experiment 4: the megakernel's 8 KB boxes against fewer, larger copies of the same 48 KB stages. */
@@ -188,7 +189,7 @@ static void tingest_table(int sms, long long R) {
                 sg_chain_ingest_result r;
                 char shape[24];
                 runs++;
-                if (tingest_run(N, src, rows, blocks, copies, 4, R / B * B, 5, &r) != 0) {
+                if (tingest_run(N, src, rows, blocks, copies, 4, R / B * B, 5, 0, &r) != 0) {
                     failed++;
                     continue;
                 }
@@ -199,6 +200,43 @@ static void tingest_table(int sms, long long R) {
             }
         }
     CHECK(failed == 0, "sm90 tensor ingest bench: %d of %d runs read every checked word and chunk as expected",
+          runs - failed, runs);
+}
+
+/* Experiment 4 with a bulk copy per stage beside the tensor copies: one limit or two? And table 2's bulk copies
+ * beyond 48 KB (one copy per stage; the bulk kernel's copies complete one after another). */
+static void mixed_table(int sms, long long R) {
+    printf("\nTABLE 5: tensor-map copies and 1-D bulk copies in the same stages, %lld MB per CTA, median of 5 "
+           "launches.\n  stage: tensor part (copies x K blocks x rows) + bulk KB, x stages; bulk-only rows: table 2's "
+           "kernel (no tensor map).\n", R >> 20);
+    printf("%-7s %5s %16s %8s %10s %11s %10s\n", "source", "CTAs", "stage", "us", "GB/s/CTA", "GB/s total",
+           "CTA0 GB/s");
+    static const int Ns[3] = {1, 48, 132};
+    /* tensor K blocks (of 64 rows), bulk KB, stages; blocks 0: the bulk kernel alone */
+    static const int cfg[6][3] = {{3, 0, 4}, {3, 24, 4}, {6, 0, 4}, {6, 48, 2}, {0, 48, 4}, {0, 96, 2}};
+    int failed = 0, runs = 0;
+    for (int src = 1; src < 3; src++)
+        for (int n = 0; n < 3; n++) {
+            const int N = Ns[n] < sms ? Ns[n] : sms;
+            for (int g = 0; g < 6; g++) {
+                const int blocks = cfg[g][0], bulk = cfg[g][1] * KB, S = cfg[g][2];
+                const long long B = (long long)blocks * 8 * KB + bulk;
+                sg_chain_ingest_result r;
+                char stage[40];
+                runs++;
+                const int bad = blocks ? tingest_run(N, src, 64, blocks, 1, S, R / B * B, 5, bulk, &r)
+                                       : ingest_run(N, src, bulk, S, R / B * B, 0, 5, 0, &r);
+                if (bad) {
+                    failed++;
+                    continue;
+                }
+                snprintf(stage, sizeof stage, "%s%dx64+%d x%d", blocks ? "1x" : "", blocks, bulk / KB, S);
+                printf("%-7s %5d %16s %8.1f %10.1f %11.1f %10.1f\n", k_src[src], N, stage, r.us, r.gbs_cta,
+                       r.gbs_total, r.gbs_cta0);
+                fflush(stdout);
+            }
+        }
+    CHECK(failed == 0, "sm90 mixed ingest bench: %d of %d runs read every checked word and chunk as expected",
           runs - failed, runs);
 }
 
@@ -298,14 +336,16 @@ int main(int argc, char **argv) {
     }
     /* Tensor-map ingest: 2D and 3D boxes, both box heights, every source. */
     for (int src = 0; src < 3; src++) {
-        tingest_check(2, src, 64, 1, 6, 4, 48 * KB * 8);
-        tingest_check(2, src, 64, 3, 2, 4, 48 * KB * 8);
+        tingest_check(2, src, 64, 1, 6, 4, 48 * KB * 8, 0);
+        tingest_check(2, src, 64, 3, 2, 4, 48 * KB * 8, 0);
+        tingest_check(2, src, 64, 3, 1, 4, 48 * KB * 8, 24 * KB);
         if (quick) continue;
-        tingest_check(sms, src, 64, 6, 1, 4, 48 * KB * 40);
-        tingest_check(sms, src, 128, 3, 1, 4, 48 * KB * 40);
-        tingest_check(1, src, 128, 1, 3, 4, 48 * KB * 40);
+        tingest_check(sms, src, 64, 6, 1, 4, 48 * KB * 40, 0);
+        tingest_check(sms, src, 128, 3, 1, 4, 48 * KB * 40, 0);
+        tingest_check(1, src, 128, 1, 3, 4, 48 * KB * 40, 0);
+        tingest_check(sms, src, 64, 6, 1, 2, 96 * KB * 20, 48 * KB);
     }
-    sg_chain_tingest_cfg tbad = {1, SG_INGEST_L2, 96, 1, 6, 4, 48 * KB * 8, 1};
+    sg_chain_tingest_cfg tbad = {1, SG_INGEST_L2, 96, 1, 6, 4, 48 * KB * 8, 1, 0};
     CHECK(sg_sm90_chain_tingest(&tbad, &ir, err, sizeof err) == -1, "sm90 tensor ingest rejects 96-row boxes (%s)",
           err);
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
@@ -314,6 +354,7 @@ int main(int argc, char **argv) {
         hop_table(sms, H);
         ingest_table(sms, mb << 20);
         tingest_table(sms, mb << 20);
+        mixed_table(sms, mb << 20);
     }
     return CHECK_DONE();
 }
