@@ -126,6 +126,19 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_hop_kernel(sg_ho
 }
 
 // ------------------------------------------------------------------------------------------------ L2 ingest
+// An ingest kernel's end, by its one working thread: its CTA's {bad words, chunks consumed}, and CTA 0's clock64 and
+// %globaltimer at its start (c0, g0) and now.
+__device__ __forceinline__ void sg_ingest_stats(unsigned long long *stats, unsigned long long bad,
+                                                unsigned long long seen, unsigned long long c0, unsigned long long g0) {
+    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
+    stats[2 * blockIdx.x] = bad;
+    stats[2 * blockIdx.x + 1] = seen;
+    if (blockIdx.x == 0) {
+        unsigned long long *c = stats + 2 * gridDim.x;
+        c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
+    }
+}
+
 struct sg_ingest_params {
     const uint8_t *buf;
     unsigned long long base, span;  // CTA c's region starts at byte base + c * span
@@ -168,13 +181,7 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1) sg_chain_ingest_kernel(sg
             issue(i + S);
         }
     }
-    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
-    p.stats[2 * blockIdx.x] = bad;
-    p.stats[2 * blockIdx.x + 1] = seen;
-    if (blockIdx.x == 0) {
-        unsigned long long *c = p.stats + 2 * gridDim.x;
-        c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
-    }
+    sg_ingest_stats(p.stats, bad, seen, c0, g0);
 }
 
 // ------------------------------------------------------------------------------------- tensor-map ingest
@@ -239,13 +246,7 @@ __global__ void __launch_bounds__(SG_CHAIN_THREADS, 1)
         seen++;
         if (i + S < p.chunks) issue(i + S);
     }
-    const unsigned long long c1 = clock64(), g1 = sg_globaltimer();
-    p.stats[2 * blockIdx.x] = bad;
-    p.stats[2 * blockIdx.x + 1] = seen;
-    if (blockIdx.x == 0) {
-        unsigned long long *c = p.stats + 2 * gridDim.x;
-        c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
-    }
+    sg_ingest_stats(p.stats, bad, seen, c0, g0);
 }
 
 // ------------------------------------------------------------------------------------ fence under bulk copies

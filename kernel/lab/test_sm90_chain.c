@@ -105,13 +105,22 @@ static void hop_table(int sms, int H) {
     free(in);
 }
 
+/* Tables 2 and 4: the columns, and one run's row (its stage described by `what`). */
+static void ingest_columns(const char *what) {
+    printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", what, "us", "GB/s/CTA", "GB/s total",
+           "CTA0 GB/s", "MHz");
+}
+static void ingest_row(int src, int N, const char *what, const sg_chain_ingest_result *r) {
+    printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, what, r->us, r->gbs_cta, r->gbs_total,
+           r->gbs_cta0, r->mhz);
+}
+
 static void ingest_table(int sms, long long R) {
     printf("\nTABLE 2: L2 -> SM ingest, %lld MB per CTA, median of 5 launches (CUDA events, after a warm-up launch).\n"
            "  shared: all CTAs cycle through one 1.25 MB region; L2: own regions, <= 24 MB in all, resident; DRAM: "
            "own regions of a 2 GB buffer, read once.\n  ring: stages x KB (bytes in flight per SM); CTA0 GB/s: CTA "
            "0's own %%globaltimer span; MHz: CTA 0's clock64 / %%globaltimer; +f: a proxy fence per stage.\n", R >> 20);
-    printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", "ring", "us", "GB/s/CTA", "GB/s total",
-           "CTA0 GB/s", "MHz");
+    ingest_columns("ring");
     static const int Ns[8] = {1, 4, 12, 24, 48, 66, 96, 132};
     /* stages, KB, proxy fence per stage: bytes in flight and piece size without the fence; two with it (the first
      * run's only kind: ~350 ns a piece whatever the ring). 4 x 48 KB: the megakernel's small-launch ring. */
@@ -132,8 +141,7 @@ static void ingest_table(int sms, long long R) {
                     continue;
                 }
                 snprintf(ring, sizeof ring, "%dx%d%s", S, B / KB, fence ? "+f" : "");
-                printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, ring, r.us, r.gbs_cta,
-                       r.gbs_total, r.gbs_cta0, r.mhz);
+                ingest_row(src, N, ring, &r);
                 fflush(stdout);
             }
         }
@@ -174,8 +182,7 @@ static void tingest_table(int sms, long long R) {
            "median of 5 launches.\n  copy: copies per stage x (K blocks per copy) x box rows; 6x1x64 is the "
            "megakernel's 64 x 64 task today (A and W boxes of 8 KB), 3x1x128 its 128-row boxes.\n  Sources as table "
            "2 (a CTA's panel: box rows x the region's K blocks).\n", R >> 20);
-    printf("%-7s %5s %9s %8s %10s %11s %10s %7s\n", "source", "CTAs", "copy", "us", "GB/s/CTA", "GB/s total",
-           "CTA0 GB/s", "MHz");
+    ingest_columns("copy");
     static const int Ns[5] = {1, 12, 48, 96, 132};
     static const int shapes[5][3] = {{6, 1, 64}, {2, 3, 64}, {1, 6, 64}, {3, 1, 128}, {1, 3, 128}};
     int failed = 0, runs = 0;
@@ -194,8 +201,7 @@ static void tingest_table(int sms, long long R) {
                     continue;
                 }
                 snprintf(shape, sizeof shape, "%dx%dx%d", copies, blocks, rows);
-                printf("%-7s %5d %9s %8.1f %10.1f %11.1f %10.1f %7.0f\n", k_src[src], N, shape, r.us, r.gbs_cta,
-                       r.gbs_total, r.gbs_cta0, r.mhz);
+                ingest_row(src, N, shape, &r);
                 fflush(stdout);
             }
         }
