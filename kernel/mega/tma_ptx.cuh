@@ -2,7 +2,7 @@
 // Hopper (sm_90a) and Blackwell (sm_100a) kernels, the skeleton (mega_kernel.cuh) and the lab kernels share.
 //
 // One thin wrapper per instruction, no policy: mbarrier (init, arrive, expect_tx, parity wait with a debug
-// timeout), TMA 2D tile loads and small bulk copies that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
+// timeout), TMA 2D (and 3D) tile loads and small bulk copies that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
 // async-groups, the proxy fences, the release / acquire counter operations and named barriers. Each exists on
 // sm_90 and later, so this header carries no per-architecture guard; the MMA instructions are in each
 // architecture's own header (kernel/sm90/sm90_ptx.cuh: wgmma; kernel/sm100/sm100_ptx.cuh: tcgen05).
