@@ -526,12 +526,12 @@ extern "C" int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ing
     const long long N = c->ctas, S = c->stages, R = c->bytes, box = (long long)c->box_rows * 128;
     const long long bps = (long long)c->copies * c->blocks, BT = bps * box, B = BT + c->bulk;
     if (N < 1 || N > sms || c->source < 0 || c->source > 2 || (c->box_rows != 64 && c->box_rows != 128) ||
-        c->blocks < 1 || c->blocks > 8 || c->copies < 1 || c->bulk < 0 || c->bulk % 16 || S < 1 ||
+        c->blocks < 1 || c->blocks > 8 || c->copies < 1 || c->bulk < 0 || c->bulk % 1024 || S < 1 ||
         S > SG_INGEST_MAX_STAGES ||
         S * B > SG_CHAIN_MAX_BYTES || R < B || R % B || R / B > 0x7fffffff || c->reps < 1) {
         snprintf(err, errlen, "sm90 chain tingest: bad config N %lld source %d box rows %d blocks %d copies %d S %lld "
-                 "R %lld (need N 1 .. %d, box rows 64 or 128, blocks 1 .. 8, S 1 .. %d, S B <= %d, R a multiple of "
-                 "B)", N, c->source, c->box_rows, c->blocks, c->copies, S, R, sms, SG_INGEST_MAX_STAGES,
+                 "R %lld (need N 1 .. %d, box rows 64 or 128, blocks 1 .. 8, bulk a multiple of 1 KB, S 1 .. %d, "
+                 "S B <= %d, R a multiple of B)", N, c->source, c->box_rows, c->blocks, c->copies, S, R, sms, SG_INGEST_MAX_STAGES,
                  SG_CHAIN_MAX_BYTES);
         return -1;
     }

@@ -108,10 +108,11 @@ typedef struct sg_chain_tingest_cfg {
     int stages;            /* S: 1 .. 32, S * B <= SG_CHAIN_MAX_BYTES */
     long long bytes;       /* R per CTA: a multiple of B */
     int reps;              /* >= 1 */
-    int bulk;              /* 0, or bytes (a multiple of 16) of one 1-D bulk copy added to each stage after its tensor
-                              copies, from a second buffer of the same pattern (SHARED: one 1.25 MB region for all;
-                              L2: own regions <= 12 MB in all; DRAM: read once): are the two paths one limit or two?
-                              B then counts it too; its checked word as experiment 2's */
+    int bulk;              /* 0, or bytes (a multiple of 1 KB, so the next stage's boxes stay 1024-byte aligned)
+                              of one 1-D bulk copy added to each stage after its tensor copies, from a second buffer
+                              of the same pattern (SHARED: one 1.25 MB region for all; L2: own regions <= 12 MB in
+                              all; DRAM: read once): are the two paths one limit or two? B then counts it too; its
+                              checked word as experiment 2's */
 } sg_chain_tingest_cfg;
 
 int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *cfg, sg_chain_ingest_result *res, char *err, size_t errlen);

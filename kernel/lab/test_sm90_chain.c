@@ -354,6 +354,9 @@ int main(int argc, char **argv) {
     sg_chain_tingest_cfg tbad = {1, SG_INGEST_L2, 96, 1, 6, 4, 48 * KB * 8, 1, 0};
     CHECK(sg_sm90_chain_tingest(&tbad, &ir, err, sizeof err) == -1, "sm90 tensor ingest rejects 96-row boxes (%s)",
           err);
+    sg_chain_tingest_cfg tbad2 = {1, SG_INGEST_L2, 64, 3, 1, 4, 48 * KB * 8, 1, 512};
+    CHECK(sg_sm90_chain_tingest(&tbad2, &ir, err, sizeof err) == -1,
+          "sm90 tensor ingest rejects a bulk copy that would misalign the next stage's boxes (%s)", err);
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
     if (bench && !quick) {
         fence_table(sms);
