@@ -195,8 +195,9 @@ __device__ __forceinline__ uint32_t sg_mega_produce_bias(const sg_mega_params &p
                                                          sg_ring &bq) {
     const bool f8 = sg_mega_fp8row<Arch>(p, k);
     // an FP8ROW task's bias comes interleaved with its column scales (sg_mega_params.w1sf, w2sf): 2 tn floats
-    const float *bias = !f8 ? sg_mega_bias(p, k)
-                      : k.kind == SG_MT_FC1 ? reinterpret_cast<const float *>(p.w1sf) + 2 * ((size_t)k.layer * SG_MEGA_F + n0)
+    const float *bias = !f8                 ? sg_mega_bias(p, k)
+                      : k.kind == SG_MT_FC1 ? reinterpret_cast<const float *>(p.w1sf) +
+                                                  2 * ((size_t)k.layer * SG_MEGA_F + n0)
                                             : p.w2sf + 2 * ((size_t)k.layer * SG_MEGA_D + n0);
     const uint32_t s = bq.stage, b = (f8 ? 2 : 1) * tn * (uint32_t)sizeof(float);
     const uint32_t rs = (f8 ? 1u : 0u) + (sg_mega_h8<Arch>(p, k) ? 1u : 0u);  // row-scale arrays to come

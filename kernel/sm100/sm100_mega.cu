@@ -173,8 +173,8 @@ struct sg_sm100_arch {
 
     template <bool PROF>
     static __device__ __forceinline__ void gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
-                                                     const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
-                                                     const sg_mega_out &out, uint32_t &ophase) {
+                                                const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
+                                                const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
         // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
         const bool mx = p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1;
@@ -261,7 +261,6 @@ struct sg_sm100_arch {
         // Every thread's TMEM reads are done before thread 0 issues the next task's first MMA into the same columns.
         sg_tc_fence_before();
         sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
-        return;
     }
 
     // All 8 consumer warps share the task's MMAs, so the stages go back only when both warpgroups are done.

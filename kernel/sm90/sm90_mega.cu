@@ -82,16 +82,16 @@ __device__ __forceinline__ void sg_mega_stage_f32(const float (&acc)[N], uint8_t
     }
 }
 
-// FP8ROW FC1's output on a layer whose FC2 runs in FP8 (sg_mega_h8): a warpgroup's 64 rows x 2 R columns of H (the
-// accumulator after the dequantisation, before GELU) as E4M3 codes of GELU(acc) / hs[row], into the staging buffer
-// (R = 128: a wide task's 64 x 256 part) as two TMA boxes of 64 16-bit elements (128 E4M3) x 64 rows, 8 KB apart, with
-// 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)); a register pair is two adjacent columns, one 16-bit store.
-// rsa: the 32-bit shared address of the warpgroup's 64 output row scales.
 // Two adjacent columns of H as E4M3 codes: GELU, then the row's 1 / hs (x in the low byte).
 __device__ __forceinline__ uint16_t sg_sm90_h8x2(float a, float b, float inv) {
     return sg_fp8x2(sg_mega_gelu(a) * inv, sg_mega_gelu(b) * inv);
 }
 
+// FP8ROW FC1's output on a layer whose FC2 runs in FP8 (sg_mega_h8): a warpgroup's 64 rows x 2 R columns of H (the
+// accumulator after the dequantisation, before GELU) as E4M3 codes of GELU(acc) / hs[row], into the staging buffer
+// (R = 128: a wide task's 64 x 256 part) as two TMA boxes of 64 16-bit elements (128 E4M3) x 64 rows, 8 KB apart, with
+// 128-byte swizzle (16-byte chunk c of row r at c ^ (r % 8)); a register pair is two adjacent columns, one 16-bit store.
+// rsa: the 32-bit shared address of the warpgroup's 64 output row scales.
 template <int R>
 __device__ __forceinline__ void sg_sm90_stage_h8(const float (&acc)[R], uint8_t *buf, uint32_t rsa) {
     static_assert(R == 128, "a wide part: 256 E4M3 columns, two boxes");
@@ -240,8 +240,8 @@ struct sg_sm90_arch {
     // narrow (128 x 128): 64 x 128, rows 64 w.. (A's rows 64 w.., the stage's only W rows, m64n128k16).
     template <bool PROF>
     static __device__ __forceinline__ void gemm(const sg_mega_params &p, const sg_mega_task &k, int w,
-                                                     const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
-                                                     const sg_mega_out &out, uint32_t &ophase) {
+                                                const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
+                                                const sg_mega_out &out, uint32_t &ophase) {
         const int shape = sg_mega_shape(k.kind, p.narrow);
         // The FP8 kernel has no narrow (128 x 128) launches (mega_gpu.cu): their FP8 FC1 and FC2 copies besides the
         // others' spilled its consumers' state (ptxas, 168 registers); a trap, should the host ever send one.
@@ -279,8 +279,8 @@ struct sg_sm90_arch {
     // m64nNk32 a block, accumulators from zero, and the scales and bias applied after the K loop.
     template <bool PROF, int S, int F>
     static __device__ __forceinline__ void gemm_half(const sg_mega_params &p, const sg_mega_task &k, int w,
-                                                          const float *bias, ctx &, const sg_ring_smem &sm,
-                                                          sg_ring &ring, const sg_mega_out &out, uint32_t &ophase) {
+                                                     const float *bias, ctx &, const sg_ring_smem &sm, sg_ring &ring,
+                                                     const sg_mega_out &out, uint32_t &ophase) {
         constexpr bool FP8 = F != 0;
         const int tid = threadIdx.x % 128;
         constexpr int R = S == 3 ? 16 : S == 2 ? 32 : S == 1 ? 64 : 128;  // accumulator registers: 2 R columns
