@@ -166,6 +166,16 @@ __device__ __forceinline__ void sg_mega_stage_f32_halves(const float (&acc)[R], 
     sg_mega_out_end(out, ophase, R, 0, true);
 }
 
+// A small batch's part's place (x: first column, y: first row), which thread 0 of warpgroup w wrote into out.part
+// before the K loop: read by every thread between two of the warpgroup's barriers (after the write, and before
+// thread 0 writes the next task's), so nothing about it stays live in registers beside the accumulators.
+__device__ __forceinline__ void sg_sm90_part_place(const sg_mega_out &out, int w, int &x, int &y) {
+    sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+    x = out.part->x;
+    y = out.part->y;
+    sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+}
+
 // Adds a warpgroup's 64 rows x 2 R fp32 columns straight from the accumulators into the residual stream h [rows,
 // 768] at (row0, col0) with red.global.add.v2.f32 (in L2; one adder per element per stage, so the sums are
 // deterministic, and equal to the TMA reduce-add's bit for bit, measured: v31). For the small batches' tasks (64 x
@@ -373,12 +383,9 @@ struct sg_sm90_arch {
                 sg_mega_stage_f32<R, 0>(acc, out.buf);
                 sg_mega_out_end(out, ophase, 0, 0, true);
             }
-        } else {  // fp32, small batches: added into h from the registers, at the part's place (thread 0 wrote it
-                  // before the K loop: read after a barrier of the warpgroup, so nothing about it stays live in
-                  // registers beside the accumulators)
-            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
-            const int x = out.part->x, y = out.part->y;
-            sg_named_bar(SG_MEGA_BAR_WG + w, 128);  // read by all before thread 0 writes the next task's
+        } else {  // fp32, small batches: added into h from the registers, at the part's place
+            int x, y;
+            sg_sm90_part_place(out, w, x, y);
             sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
             sg_mega_out_signal(out, ophase);
         }
@@ -420,9 +427,8 @@ struct sg_sm90_arch {
         } else if constexpr (S == 0) {
             sg_mega_stage_f32_halves(acc, out, ophase);
         } else {
-            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
-            const int x = out.part->x, y = out.part->y;
-            sg_named_bar(SG_MEGA_BAR_WG + w, 128);
+            int x, y;
+            sg_sm90_part_place(out, w, x, y);
             if constexpr (S == 3) sg_sm90_fp8row_dequant(acc, bsa, slot + 4u * (SG_MEGA_SLOT_RS + (y & 127)));
             sg_mega_add_f32(acc, p.h, y, x, p.n * SG_MEGA_T);
             sg_mega_out_signal(out, ophase);
