@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
@@ -55,18 +56,25 @@ __device__ __forceinline__ void sg_lab_ring_init(uint64_t *full, uint64_t *empty
 // 128 x 128 x 64 block instead of 32 KB. Measured (H100, session 9): correct, but its main loop no faster than the
 // plain ping-pong's (~650 TFLOP/s; docs/perf-notes.md), so the L2 pull was not the bound. A row tile past M (an
 // odd count) is zero-filled by TMA and its rows dropped.
+// PP = 0 with MC = 1 (BN = 256, session 16): the megakernel's cooperative 128 x 256 task in 2-CTA clusters, each
+// producer multicasting its 128-row half of every W block into both CTAs (mapW: 128-row boxes), so an SM pulls A
+// 16 KB + W 16 KB per K block instead of 48 KB; every stage is freed by both CTAs' two consumers (empty[] count 4).
+// Measured (H100, session 16, M = 196 x 1,024, `test_sm90_lab --power` under scripts/energy_trace.py): 0.96-1.01x the
+// plain schedule's time and the same energy within 2 % (main loops alone -1 to -5 %): the L2's reads of W are not
+// where a GEMM's time or energy goes. ptxas spills 12 bytes in this instantiation, outside the K loop (the kernel's
+// set-up and the producer's tile loop; the K loop has no local memory).
 // ST: the ring's depth (the cooperative schedules also run with the megakernel's 3; default SG_GEMM_STAGES).
 template <int BN, int PP, int MC = 0, int ST = SG_GEMM_STAGES>
 __global__ void __launch_bounds__(SG_LAB_THREADS, 1)
 sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
                         int N, int K, sg_sm90_epilogue ep) {
     static_assert(!PP || BN == 128, "ping-pong holds a 128 x 128 tile per warpgroup");
-    static_assert(!MC || PP, "the multicast schedule is a ping-pong one");
+    static_assert(!MC || PP || BN == 256, "the multicast schedules: ping-pong 128 x 128, cooperative 128 x 256");
     static_assert(ST == SG_GEMM_STAGES || !PP, "another ring depth only for the cooperative schedules");
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_GEMM_STAGES], empty[SG_GEMM_STAGES];
     sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
-    sg_lab_ring_init(full, empty, PP ? 1 + MC : 2, ST);  // MC: the peer's consumer frees a stage too
+    sg_lab_ring_init(full, empty, (PP ? 1 : 2) * (1 + MC), ST);  // MC: the peer's consumers free a stage too
     if (MC) sg_cluster_sync();  // the peer's barriers exist before any multicast or remote arrival reaches them
     const int rank = MC ? (int)sg_cluster_rank() : 0, first = MC ? (int)sg_cluster_id() : (int)blockIdx.x,
               step = MC ? (int)sg_cluster_count() : (int)gridDim.x;
@@ -93,7 +101,7 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
         for (int tile = first; tile < tiles; tile += step, j++) {
             const int m0 = ((MC ? 2 : 1) * (tile / tiles_n) + rank) * SG_GEMM_BM, n0 = (tile % tiles_n) * BN;
             if (!PP) {
-                sg_sm90_gemm_consume<BN, ST>(wg - 1, m0, n0, M, K, ep, sm, ring);
+                sg_sm90_gemm_consume<BN, ST, MC != 0>(wg - 1, m0, n0, M, K, ep, sm, ring);
             } else if ((j & 1) == wg - 1) {
                 if (j > 0) sg_named_bar(SG_PP_BAR + (wg - 1), 256);  // the other warpgroup's K loop is done
                 const int next = tile + step < tiles ? SG_PP_BAR + (2 - wg) : -1;
@@ -414,11 +422,13 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int bn = a->bn ? a->bn : SG_GEMM_BN;
     const int pp = a->pingpong, wg64 = pp == 3 || pp == 4;  // 3, 4: 64 x 256 warpgroup tiles
     const int st = a->stages ? a->stages : SG_GEMM_STAGES;
-    if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 4 || ((pp == 1 || pp == 2) && bn != 128) ||
-        (wg64 && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || pp)) || a->N < bn || a->N % bn ||
+    const int mc = pp == 2 || pp == 4 || pp == 5;  // 2-CTA clusters, the W block multicast
+    if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 5 || ((pp == 1 || pp == 2) && bn != 128) ||
+        ((wg64 || pp == 5) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || pp)) || a->N < bn || a->N % bn ||
         a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
-                 "256, schedule 0-4, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4) only with 256, "
+                 "256, schedule 0-5, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4) and the "
+                 "cooperative multicast (5) only with 256, "
                  "a 3-stage ring only for schedule 0, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn, pp,
                  SG_GEMM_BK);
         return -1;
@@ -431,7 +441,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     SG_CK(cudaMalloc(&dout, out_bytes));
     SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
     const CUtensorMap mA = sg_tmap_bf16(dA, M, K, wg64 ? 64 : SG_GEMM_BM, SG_GEMM_BK);
-    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, pp == 2 || pp == 4 ? bn / 2 : bn, SG_GEMM_BK);  // multicast: halves
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, mc ? bn / 2 : bn, SG_GEMM_BK);  // multicast: halves
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
     const int smem = (wg64 ? SG_LAB64_SMEM : st * SG_GEMM_STAGE_BYTES(bn)) + 1024;  // + 1024: ring alignment
@@ -451,8 +461,9 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute cluster[1];
-    if (pp == 2 || pp == 4) {  // 2-CTA clusters: one per pair of row tiles and column tile, at most the SMs' pairs
+    if (mc) {  // 2-CTA clusters: one per pair of row tiles and column tile, at most the SMs' pairs
         if (pp == 2) kern = sg_sm90_lab_gemm_kernel<128, 1, 1>;
+        if (pp == 5) kern = sg_sm90_lab_gemm_kernel<256, 0, 1>;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         const int units = (int)(((M + bm - 1) / bm + 1) / 2 * (N / bn));
         grid = 2 * (units < sg_sm_count() / 2 ? units : sg_sm_count() / 2);
@@ -466,7 +477,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
         cfg.numAttrs = 1;
     }
     auto launch = [&] {
-        if (pp == 2 || pp == 4)
+        if (mc)
             SG_CK(cudaLaunchKernelEx(&cfg, kern, mA, mW, (int)M, (int)N, (int)K, ep));
         else
             kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
@@ -479,7 +490,12 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     } else if (a->out_bf16 == 0) {
         SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
     }
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    a->t0 = ts.tv_sec + 1e-9 * ts.tv_nsec;
     a->us = sg_lab_time_us(a->reps, launch);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    a->t1 = ts.tv_sec + 1e-9 * ts.tv_nsec;
     a->tflops = a->reps > 0 ? 2.0 * M * N * K / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dA));
     SG_CK(cudaFree(dW));

@@ -32,11 +32,13 @@ typedef struct sg_sm90_lab_gemm_args {
                                   work on one tile; 2: ping-pong in 2-CTA clusters, the CTAs of a cluster on row
                                   tiles 2p, 2p + 1 of the same columns, each multicasting half the W block into
                                   both (needs bn 128); 3: consumer warpgroups take alternate 64 x 256 tiles
-                                  (m64n256k16; needs bn 256); 4: 3 in 2-CTA clusters with the W block multicast */
+                                  (m64n256k16; needs bn 256); 4: 3 in 2-CTA clusters with the W block multicast;
+                                  5: 0 (the megakernel's 128 x 256 task) in 2-CTA clusters, W multicast (bn 256) */
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */
     int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedule 0 only) */
+    double t0, t1;             /* out: CLOCK_REALTIME seconds around the timed launches (an energy trace's window) */
 } sg_sm90_lab_gemm_args;
 
 /* Attention of B images x 12 heads: qkv [B*196, 2304] (Q | K | V, head h at column 64 h of each),

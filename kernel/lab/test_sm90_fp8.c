@@ -214,7 +214,7 @@ static void bf16_time(const char *name, int M, int N, int K, int gelu, int resid
         for (size_t i = 0; i < (size_t)M * N; i++) res[i] = frand(-2, 2);
     char err[512] = "";
     for (int probe = 0; probe < 2; probe++) {
-        sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, probe ? 2 : out_bf16, out, 128, 1, 20, 0, 0, 0};
+        sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, probe ? 2 : out_bf16, out, 128, 1, 20, 0, 0, 0, 0, 0};
         if (sg_sm90_lab_gemm(&a, err, sizeof err) != 0)
             CHECK(0, "sm90 bf16 gemm %s for comparison: %s", name, err);
         else

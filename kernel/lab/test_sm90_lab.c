@@ -12,6 +12,9 @@
  *   test_sm90_lab --quick    the smallest cases only (for compute-sanitizer)
  *   test_sm90_lab --bench    also M = 196 x 128 timings (rows sampled for the check), main-loop-only probes,
  *                            and 10,000 mixed-size launches of the persistent MLP skeleton
+ *   test_sm90_lab --power    only the 128 x 256 task plain and in 2-CTA clusters with the W block multicast, at
+ *                            M = 196 x 1,024, ~1.3 s of launches each, with WINDOW lines for
+ *                            scripts/energy_trace.py (energy per launch)
  */
 #include <math.h>
 #include <stdint.h>
@@ -65,9 +68,12 @@ static errs compare(const float *got, const double *ref, int rows, int row_step,
 static const char *schedule(int pp) {
     static const char *names[] = {"", " ping-pong", " ping-pong 2-CTA multicast",
                                   " ping-pong of 64 x 256 warpgroup tiles",
-                                  " ping-pong of 64 x 256 warpgroup tiles, 2-CTA multicast"};
+                                  " ping-pong of 64 x 256 warpgroup tiles, 2-CTA multicast",
+                                  " cooperative, 2-CTA W multicast"};
     return names[pp];
 }
+
+static int g_windows; /* --power: print each timed run's WINDOW line */
 
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
@@ -95,7 +101,7 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
             if (res) s += res[(size_t)r * N + n];
             ref[(size_t)r * N + n] = s;
         }
-    sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, out_bf16, out, bn, pp, reps, 0, 0, stages};
+    sg_sm90_lab_gemm_args a = {M, N, K, A, W, bias, gelu, res, out_bf16, out, bn, pp, reps, 0, 0, stages, 0, 0};
     char err[512] = "";
     const int rc = sg_sm90_lab_gemm(&a, err, sizeof err);
     if (rc != 0) {
@@ -115,23 +121,27 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
         if (reps > 0)
             printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s: %.1f us, %.0f TFLOP/s\n", name, M, N, K, bn,
                    schedule(pp), a.us, a.tflops);
+        if (reps > 0 && g_windows)  /* for scripts/energy_trace.py: the timed launches' wall-clock window */
+            printf("WINDOW %s-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     }
     free(A); free(W); free(bias); free(res); free(out); free(ref);
 }
 
 /* Timing probe: the GEMM main loop with the epilogue's stores switched off (out_bf16 = 2); nothing to check.
  * stages: the ring's depth (0: the lab's 4; 3: the megakernel's). */
-static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp, int stages) {
+static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp, int stages, int reps) {
     float *A = alloc_f((size_t)M * K), *W = alloc_f((size_t)N * K), dummy = 0;
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = frand(-1, 1);
     for (size_t i = 0; i < (size_t)N * K; i++) W[i] = frand(-0.03f, 0.03f);
-    sg_sm90_lab_gemm_args a = {M, N, K, A, W, NULL, 0, NULL, 2, &dummy, bn, pp, 20, 0, 0, stages};
+    sg_sm90_lab_gemm_args a = {M, N, K, A, W, NULL, 0, NULL, 2, &dummy, bn, pp, reps, 0, 0, stages, 0, 0};
     char err[512] = "";
     if (sg_sm90_lab_gemm(&a, err, sizeof err) != 0)
         CHECK(0, "sm90 gemm probe %s: %s", name, err);
     else
         printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s main loop only (no stores): %.1f us, %.0f "
                "TFLOP/s\n", name, M, N, K, bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
+    if (g_windows)
+        printf("WINDOW %s-main-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     free(A); free(W);
 }
 
@@ -281,6 +291,7 @@ static void mlp_case(int B, int pp, int ticket, int row_step, int stress, int re
 int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int bench = argc > 1 && !strcmp(argv[1], "--bench");
+    const int power = argc > 1 && !strcmp(argv[1], "--power");
     char err[512] = "";
 
     sg_backend_opts o = {SG_BACKEND_SM90, 0, 8, 0, SG_PRECISION_BF16};
@@ -296,14 +307,38 @@ int main(int argc, char **argv) {
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 
-    sg_sm90_lab_gemm_args bad = {196, 100, 768, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0};
+    if (power) {
+        /* The megakernel's 128 x 256 task with and without the 2-CTA W multicast at 1,024 images, each GEMM ~1.3 s
+         * of back-to-back launches (long enough for an energy counter's resolution), in the order plain, multicast,
+         * plain, multicast so that a drift shows between rounds; sampled rows checked. */
+        const int M = T_TOK * 1024;
+        g_windows = 1;
+        for (int round = 0; round < 2; round++)
+            for (int pp = 0; pp <= 5; pp += 5) {
+                gemm_case("qkv", M, 2304, 768, 0, 0, 1, 256, pp, 997, 800, 0);
+                gemm_case("out-proj", M, 768, 768, 0, 1, 0, 256, pp, 997, 1600, 0);
+                gemm_case("fc1", M, 3072, 768, 1, 0, 1, 256, pp, 997, 600, 0);
+                gemm_case("fc2", M, 768, 3072, 0, 1, 0, 256, pp, 997, 800, 0);
+            }
+        /* The main loops alone (no epilogue): the K loop's own energy per FLOP beside the vendor's whole GEMMs
+         * (scripts/gemm_energy.py). */
+        for (int pp = 0; pp <= 5; pp += 5) {
+            gemm_probe("qkv", M, 2304, 768, 256, pp, 0, 1200);
+            gemm_probe("fc2", M, 768, 3072, 256, pp, 0, 1000);
+        }
+        return CHECK_DONE();
+    }
+    sg_sm90_lab_gemm_args bad = {196, 100, 768, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
     float dummy = 0;
     bad.A = bad.W = &dummy;
     bad.out = &dummy;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects N=100 (%s)", err);
     bad.N = 768;
+    bad.pingpong = 6;
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 6 (%s)", err);
     bad.pingpong = 5;
-    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 5 (%s)", err);
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects the cooperative multicast schedule "
+          "with 128-wide tiles (%s)", err);
     bad.pingpong = 3;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects 64 x 256 warpgroup tiles with 128-wide "
           "tiles (%s)", err);
@@ -314,9 +349,10 @@ int main(int argc, char **argv) {
 
     /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong), (128,
      * ping-pong in 2-CTA clusters with the W block multicast), (256, ping-pong of 64 x 256 warpgroup tiles), (256,
-     * the same in 2-CTA clusters with the W block multicast). */
-    enum { NMODES = 6 };
-    const int modes[NMODES][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}, {256, 3}, {256, 4}};
+     * the same in 2-CTA clusters with the W block multicast), (256, cooperative in 2-CTA clusters with the W block
+     * multicast). */
+    enum { NMODES = 7 };
+    const int modes[NMODES][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}, {256, 3}, {256, 4}, {256, 5}};
     const int Bs[2] = {1, 8};
     for (int i = 0; i < (quick ? 1 : 2); i++) {
         const int M = T_TOK * Bs[i];
@@ -356,15 +392,15 @@ int main(int argc, char **argv) {
         }
         /* Main loop alone (no epilogue stores): how much of each GEMM's time the epilogue costs. */
         for (int md = 0; md < NMODES; md++) {
-            gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1], 0);
-            gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1], 0);
-            gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1], 0);
+            gemm_probe("qkv", M, 2304, 768, modes[md][0], modes[md][1], 0, 20);
+            gemm_probe("out-proj", M, 768, 768, modes[md][0], modes[md][1], 0, 20);
+            gemm_probe("fc2", M, 768, 3072, modes[md][0], modes[md][1], 0, 20);
         }
         /* The megakernel's ring depth (3 stages of 48 KB) under the cooperative 128 x 256 schedule: is FC2's
          * slower K loop there (A from DRAM) a matter of bytes in flight? */
-        gemm_probe("qkv", M, 2304, 768, 256, 0, 3);
-        gemm_probe("out-proj", M, 768, 768, 256, 0, 3);
-        gemm_probe("fc2", M, 768, 3072, 256, 0, 3);
+        gemm_probe("qkv", M, 2304, 768, 256, 0, 3, 20);
+        gemm_probe("out-proj", M, 768, 768, 256, 0, 3, 20);
+        gemm_probe("fc2", M, 768, 3072, 256, 0, 3, 20);
         attn_case(128, 13, 20);
         ln_case(128, 20);
         for (int pp = 0; pp < 2; pp++)

@@ -119,8 +119,10 @@ __device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int 
 
 // Cooperative consumer of one tile: all 128 threads of consumer warpgroup `wg` (0 or 1), which owns rows
 // [m0 + 64 wg, m0 + 64 wg + 64); both warpgroups work on the same tile (empty[] count 2). Runs the K loop and
-// the fused epilogue.
-template <int BN, int STAGES = SG_GEMM_STAGES>
+// the fused epilogue. MC: the lab's 2-CTA cluster (W multicast) whose peer CTA writes into this ring too, so each
+// stage is freed there as well (empty[] count 4; the peer's rank read where it is used, which keeps it out of the
+// K loop's registers).
+template <int BN, int STAGES = SG_GEMM_STAGES, bool MC = false>
 __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
                                                      const sg_ring_smem &sm, sg_ring &ring) {
     float acc[BN / 2];
@@ -146,13 +148,13 @@ __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int
         sg_wgmma_fence_regs(acc);
         // The previous block's MMAs are complete once at most this block's group is pending: free its stage.
         sg_wgmma_wait<1>();
-        if (k0 > 0 && t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+        if (k0 > 0 && t == 0) sg_ring_free(sm, prev_stage, MC ? (int)(sg_cluster_rank() ^ 1u) : -1);
         prev_stage = ring.stage;
         sg_ring_next(ring, STAGES);
     }
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(acc);
-    if (t == 0) sg_mbar_arrive(&sm.empty[prev_stage]);
+    if (t == 0) sg_ring_free(sm, prev_stage, MC ? (int)(sg_cluster_rank() ^ 1u) : -1);
     sg_sm90_gemm_epilogue<BN>(acc, m0 + 64 * wg, n0, M, ep);
 }
 
