@@ -58,6 +58,18 @@ else
         bash -c "[ $rc -eq 1 ] && grep -qi 'hash' <<<\"\$0\" && [ -z \"\$(ls -A '$T/tools/bin' 2>/dev/null)\" ]" "$err"
 fi
 
+# --- energy_trace.py (session 16's energy measurements): its window arithmetic on a synthetic trace, and where the
+# driver's NVML is absent (CI), a clean exit 2 that runs nothing
+out=$("$PY" "$SG_ROOT/scripts/energy_trace.py" --selftest 2>&1); rc=$?
+check "energy_trace.py --selftest ($out)" bash -c "[ $rc -eq 0 ] && grep -q '^PASS' <<<\"\$0\"" "$out"
+if "$PY" -c 'import ctypes; ctypes.CDLL("libnvidia-ml.so.1")' 2>/dev/null; then
+    skip "energy_trace.py without NVML: this machine has the driver's NVML"
+else
+    err=$("$PY" "$SG_ROOT/scripts/energy_trace.py" "$T/trace.csv" -- touch "$T/ran" 2>&1); rc=$?
+    check "energy_trace.py without NVML: exit 2, says so, runs nothing, writes no trace ($err)" \
+        bash -c "[ $rc -eq 2 ] && grep -q 'no NVML' <<<\"\$0\" && [ ! -e '$T/ran' ] && [ ! -e '$T/trace.csv' ]" "$err"
+fi
+
 # --- no package registry's host name anywhere in the tree (the patterns are split so this file passes too)
 hosts="python""hosted|pypi""\.org|pypi""\.python|registry""\.npmjs|crates""\.io|rubygems""\.org|proxy""\.golang"
 found=$(cd "$SG_ROOT" && git ls-files -z 2>/dev/null | xargs -0 grep -l -i -E "$hosts" 2>/dev/null)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/gpu.h"
 #include "kernel/model.h"
@@ -43,16 +44,25 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (char *s = strtok(argv[2], ","); s; s = strtok(NULL, ",")) {
         const int n = atoi(s);
-        /* replays: enough for a stable median without spending more than a couple of seconds at n = 1024 */
-        const int iters = n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
+        /* replays: enough for a stable median without spending more than a couple of seconds at n = 1024;
+         * SG_GRAPH_ITERS overrides (scripts/energy_trace.py's runs: two counts, whose energies differ by the
+         * extra replays alone) */
+        const char *it = getenv("SG_GRAPH_ITERS");
+        const int iters = it && atoi(it) > 0 ? atoi(it) : n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
         double ms = 0;
+        struct timespec w0, w1;
+        clock_gettime(CLOCK_REALTIME, &w0);
         if (n < 1 || sg_cuda_time_graph(m, 0, backend, n, iters, &ms, err, sizeof err) != 0) {
             fprintf(stderr, "batch %s: %s\n", s, n < 1 ? "bad batch size" : err);
             rc = 1;
             continue;
         }
+        clock_gettime(CLOCK_REALTIME, &w1);
         printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", backend, n, ms,
                n / ms * 1e3);
+        if (getenv("SG_GRAPH_WINDOW"))  /* the whole call (set-up, capture, replays): WINDOW NAME T0 T1 REPLAYS 0 */
+            printf("WINDOW %s-%d-x%d %.6f %.6f %d 0\n", backend, n, iters, w0.tv_sec + 1e-9 * w0.tv_nsec,
+                   w1.tv_sec + 1e-9 * w1.tv_nsec, iters);
         fflush(stdout);
     }
     sg_model_free(m);
