@@ -13,6 +13,8 @@
 //                          of the same bytes in the same shared-memory layout.
 //   sg_chain_fence_kernel  what a consumer's fence.proxy.async.shared::cta costs while its CTA's bulk copies are in
 //                          flight (the megakernel's epilogue fences each staged piece while the producer loads).
+//   sg_chain_mma_kernel    one step of a chain of dependent m64nNk16 wgmma, operands already in shared memory: the
+//                          floor of a small GEMM task's K loop (K / 16 such steps per output, in a fixed order).
 // All run one CTA per SM: SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
 // The C API and the exact addressing are in sm90_chain_lab.h; the driver is kernel/lab/test_sm90_chain.c.
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "sm90_chain_lab.h"
 #include "../mega/mega_sync.cuh"
 #include "../mega/tmap.cuh"
+#include "../sm90/sm90_ptx.cuh"
 #include "lab_cuda.cuh"
 
 #define SG_CHAIN_THREADS 128
@@ -326,6 +329,82 @@ __global__ void __launch_bounds__(SG_FENCE_THREADS, 1) sg_chain_fence_kernel(sg_
             c[0] = c0, c[1] = g0, c[2] = c1, c[3] = g1;
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------------ wgmma chain
+// Experiment 6 (sm90_chain_lab.h). The tiles are written with ordinary stores in the 128-byte swizzle TMA would
+// use (16-byte chunk c of row r at c ^ (r % 8)), fenced for the async proxy the wgmma reads through.
+__device__ __forceinline__ float sg_mma_a(int r, int k) { return (float)((3 * r + k) % 7 - 3); }
+__device__ __forceinline__ float sg_mma_b(int j, int k) { return (float)((5 * j + k) % 5 - 2); }
+__device__ __forceinline__ void sg_mma_fill(uint8_t *tile, int rows, float (*f)(int, int)) {
+    for (int e = threadIdx.x; e < rows * 64; e += blockDim.x) {
+        const int r = e / 64, k = e % 64;
+        *reinterpret_cast<__nv_bfloat16 *>(tile + r * 128 + ((((k / 8) ^ (r % 8)) * 16)) + (k % 8) * 2) =
+            __float2bfloat16(f(r, k));
+    }
+}
+template <int N>
+__device__ __forceinline__ void sg_mma_step(float (&d)[N / 2], uint64_t da, uint64_t db) {
+    if constexpr (N == 32) sg_wgmma_ss_n32(d, da, db, 1);
+    else if constexpr (N == 64) sg_wgmma_ss_n64(d, da, db, 1);
+    else if constexpr (N == 128) sg_wgmma_ss_n128(d, da, db, 1);
+    else sg_wgmma_ss_n256(d, da, db, 1);
+}
+// out: [wg][chain][64][N] floats; cyc: [wg] clock64 ticks of the chain, t_ns: [wg] %globaltimer ns.
+// G: steps per commit, a compile-time constant (a multiple of 4) so the group's wgmma are straight-line code: with a
+// run-time inner loop ptxas inserts its own warpgroup.arrive between them (C7519), which serialises the chain.
+template <int N, int CH, int G>
+__global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *out, long long *cyc, long long *t_ns) {
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *ta = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint8_t *tb = ta + 64 * 128;
+    sg_mma_fill(ta, 64, sg_mma_a);
+    sg_mma_fill(tb, N, sg_mma_b);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+    float acc[CH][N / 2];
+#pragma unroll
+    for (int c = 0; c < CH; c++)
+#pragma unroll
+        for (int i = 0; i < N / 2; i++) acc[c][i] = 0.0f;
+    const uint64_t da = sg_smem_desc(ta, 16, 1024), db = sg_smem_desc(tb, 16, 1024);
+    const long long c0 = clock64();
+    const unsigned long long g0 = sg_globaltimer();
+    static_assert(G % 4 == 0, "a group is whole K blocks: its step j uses k16 slice j % 4");
+    for (int s0 = 0; s0 < steps; s0 += G) {
+#pragma unroll
+        for (int c = 0; c < CH; c++) sg_wgmma_fence_regs(acc[c]);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < G; j++) {
+            const int kk = j & 3;  // +32 bytes per k16 slice = +2 in the descriptors' address field
+#pragma unroll
+            for (int c = 0; c < CH; c++) sg_mma_step<N>(acc[c], da + 2 * kk, db + 2 * kk);
+        }
+        sg_wgmma_commit();
+#pragma unroll
+        for (int c = 0; c < CH; c++) sg_wgmma_fence_regs(acc[c]);
+        sg_wgmma_wait<1>();
+    }
+    sg_wgmma_wait<0>();
+#pragma unroll
+    for (int c = 0; c < CH; c++) sg_wgmma_fence_regs(acc[c]);
+    const long long c1 = clock64();
+    const unsigned long long g1 = sg_globaltimer();
+    if (t == 0) {
+        cyc[wg] = c1 - c0;
+        t_ns[wg] = (long long)(g1 - g0);
+    }
+    const int warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int c = 0; c < CH; c++)
+#pragma unroll
+        for (int k = 0; k < N / 2; k++) {  // register k: row 16 warp + lane / 4 + 8 ((k / 2) % 2), column 8 (k / 4)
+                                            // + 2 (lane % 4) + k % 2
+            const int row = 16 * warp + lane / 4 + 8 * ((k / 2) % 2), col = 8 * (k / 4) + 2 * (lane % 4) + k % 2;
+            out[((size_t)(wg * CH + c) * 64 + row) * N + col] = acc[c][k];
+        }
 }
 
 __global__ void sg_chain_fill(unsigned *p, size_t n) {
@@ -640,5 +719,72 @@ extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_r
     r->mhz = ns > 0 ? 1000.0 * clk / ns : 0;
     SG_CK(cudaFree(buf));
     SG_CK(cudaFree(p.out));
+    return 0;
+}
+
+extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *err, size_t errlen) {
+    if (sg_sm90_chain_available(err, errlen) <= 0) return -1;
+    const int n = c->n;
+    if ((n != 32 && n != 64 && n != 128 && n != 256) || c->wgs < 1 || c->wgs > 2 || c->chains < 1 || c->chains > 2 ||
+        (c->chains == 2 && n > 128) || (c->group != 4 && c->group != 12) || c->steps < c->group ||
+        c->steps % c->group || c->steps > 4096 || c->reps < 1) {
+        snprintf(err, errlen, "sm90 mma chain: n %d (32, 64, 128, 256), %d warpgroups (1-2), %d chains (1-2; 2 only "
+                 "for n <= 128), %d steps in groups of %d (4 or 12, steps a multiple, <= 4096), %d reps", n, c->wgs,
+                 c->chains, c->steps, c->group, c->reps);
+        return -1;
+    }
+    typedef void (*mma_kernel)(int, float *, long long *, long long *);
+    static const mma_kernel k4[4][2] = {{sg_chain_mma_kernel<32, 1, 4>, sg_chain_mma_kernel<32, 2, 4>},
+                                        {sg_chain_mma_kernel<64, 1, 4>, sg_chain_mma_kernel<64, 2, 4>},
+                                        {sg_chain_mma_kernel<128, 1, 4>, sg_chain_mma_kernel<128, 2, 4>},
+                                        {sg_chain_mma_kernel<256, 1, 4>, nullptr}};
+    static const mma_kernel k12[4][2] = {{sg_chain_mma_kernel<32, 1, 12>, sg_chain_mma_kernel<32, 2, 12>},
+                                         {sg_chain_mma_kernel<64, 1, 12>, sg_chain_mma_kernel<64, 2, 12>},
+                                         {sg_chain_mma_kernel<128, 1, 12>, sg_chain_mma_kernel<128, 2, 12>},
+                                         {sg_chain_mma_kernel<256, 1, 12>, nullptr}};
+    const int ni = n == 32 ? 0 : n == 64 ? 1 : n == 128 ? 2 : 3;
+    const mma_kernel kern = (c->group == 4 ? k4 : k12)[ni][c->chains - 1];
+    const size_t words = (size_t)c->wgs * c->chains * 64 * n;
+    float *d_out;
+    long long *d_cyc, *d_ns;
+    SG_CK(cudaMalloc(&d_out, words * sizeof(float)));
+    SG_CK(cudaMalloc(&d_cyc, 2 * sizeof(long long)));
+    SG_CK(cudaMalloc(&d_ns, 2 * sizeof(long long)));
+    const int smem = 1024 + 64 * 128 + n * 128;
+    std::vector<double> per_step;
+    long long cyc[2] = {0, 0}, ns[2] = {0, 0};
+    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
+        SG_CK(cudaMemset(d_out, 0xFF, words * sizeof(float)));  // NaN: an unwritten value cannot pass
+        kern<<<1, 128 * c->wgs, smem>>>(c->steps, d_out, d_cyc, d_ns);
+        SG_CK(cudaGetLastError());
+        SG_CK(cudaDeviceSynchronize());
+        SG_CK(cudaMemcpy(cyc, d_cyc, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
+        SG_CK(cudaMemcpy(ns, d_ns, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
+        if (rep > 0) per_step.push_back((double)std::max(cyc[0], c->wgs > 1 ? cyc[1] : 0) / c->steps);
+    }
+    std::vector<float> out(words);
+    SG_CK(cudaMemcpy(out.data(), d_out, words * sizeof(float), cudaMemcpyDeviceToHost));
+    // The CPU's sums: the k16 slice s % 4 of the tiles at step s, so each slice counts steps / 4 times (or one
+    // more for the first steps % 4 slices).
+    long long bad = 0;
+    for (int g = 0; g < c->wgs * c->chains; g++)
+        for (int row = 0; row < 64; row++)
+            for (int col = 0; col < n; col++) {
+                double sum = 0;
+                for (int sl = 0; sl < 4; sl++) {
+                    const int times = c->steps / 4 + (sl < c->steps % 4);
+                    double dot = 0;
+                    for (int k = 16 * sl; k < 16 * sl + 16; k++)
+                        dot += (double)((3 * row + k) % 7 - 3) * ((5 * col + k) % 5 - 2);
+                    sum += times * dot;
+                }
+                if (out[((size_t)g * 64 + row) * n + col] != (float)sum) bad++;
+            }
+    r->cycles_per_step = sg_median(per_step);
+    r->mhz = ns[0] > 0 ? (double)cyc[0] / ns[0] * 1000.0 : 0;
+    r->bad = bad;
+    SG_CK(cudaFree(d_out));
+    SG_CK(cudaFree(d_cyc));
+    SG_CK(cudaFree(d_ns));
     return 0;
 }

@@ -6,7 +6,8 @@
  * the schedule: the cost of one hand-off between SMs (release -> acquire -> bulk copy of what the previous stage
  * wrote -> stores -> release) and the rate at which one SM (or N SMs at once) can pull bytes from L2. These
  * entry points measure both, the ingest with bulk copies and with tensor maps, and a proxy fence's cost
- * (kernel/lab/sm90_chain_lab.cu; driver kernel/lab/test_sm90_chain.c; standalone run scripts/sm90-chain-lab.sh). Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in
+ * (kernel/lab/sm90_chain_lab.cu; driver kernel/lab/test_sm90_chain.c; standalone run scripts/sm90-chain-lab.sh),
+ * and how long one step of a dependent wgmma chain takes (experiment 6: the floor of a small task's K loop). Lab code (kernel/lab/lab.h): in build/liblab.a, linked only into the lab tests; in
  * builds without CUDA the stubs of lab_no_gpu.c refuse.
  *
  * All kernels run one CTA per SM (128 threads, ~200 KB of dynamic shared memory so no second CTA fits).
@@ -139,6 +140,33 @@ typedef struct sg_chain_fence_result {
 } sg_chain_fence_result;
 
 int sg_sm90_chain_fence(const sg_chain_fence_cfg *cfg, sg_chain_fence_result *res, char *err, size_t errlen);
+
+/* Experiment 6: how long one step of a chain of dependent wgmma takes: the floor of a small task's K loop. At batch 1
+ * a GEMM task sums each output over K in K/16 dependent m64nNk16 steps on one SM (the same order at every batch size:
+ * the rows' bit-identity), so its K loop cannot be shorter than K/16 such steps, whatever the operands' bytes cost.
+ * One CTA; `wgs` warpgroups (1 or 2), each running `chains` independent accumulators (1 or 2; 2 only for n <= 128)
+ * through `steps` steps of m64nNk16 (bf16 in, fp32 accumulate) from an A tile [64 x 64] and a B tile [n x 64]
+ * already in shared memory (128-byte swizzle, as TMA lays them out), the k16 slice cycling through the tile's four;
+ * a commit every `group` steps followed by wait_group 1 (the megakernel's K loop: a wide task commits every 4 steps,
+ * a 64 x 64 task every 12). A[r][k] = (3 r + k) % 7 - 3 and B[j][k] = (5 j + k) % 5 - 2, so every sum is a small
+ * integer and the accumulators are checked exactly. Reported: clock64 cycles per step (the slower warpgroup; a step
+ * is one instruction per chain), the SM clock (clock64 against %globaltimer), wrong accumulator values. */
+typedef struct sg_chain_mma_cfg {
+    int n;                 /* 32, 64, 128 or 256 */
+    int wgs;               /* 1 or 2 */
+    int chains;            /* 1 or 2 (2: n <= 128) */
+    int steps;             /* >= group, a multiple of it, <= 4096 */
+    int group;             /* steps per commit: 4 or 12 */
+    int reps;              /* launches; the median is reported */
+} sg_chain_mma_cfg;
+
+typedef struct sg_chain_mma_result {
+    double cycles_per_step; /* median over the launches */
+    double mhz;             /* the last launch's SM clock */
+    long long bad;          /* accumulator values that differ from the CPU's sums, last launch: must be 0 */
+} sg_chain_mma_result;
+
+int sg_sm90_chain_mma(const sg_chain_mma_cfg *cfg, sg_chain_mma_result *res, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,15 @@
 /* kernel/lab/test_sm90_chain.c — the hop-latency, L2-ingest and proxy-fence microbenchmarks
- * (kernel/lab/sm90_chain_lab.cu): correctness first, then with --bench the tables (the proxy fence's cost, hop
- * latency, L2 ingest by bulk copies and by tensor maps) that bound the megakernel's batch-1 latency.
+ * (kernel/lab/sm90_chain_lab.cu): correctness first, then with --bench the tables (the wgmma chain's step, the
+ * proxy fence's cost, hop latency, L2 ingest by bulk copies and by tensor maps) that bound the megakernel's batch-1
+ * latency.
  *
  * Checks: a chain's data (region k of the chain must equal region 0 + k in every u32 word, the regions poisoned
  * before each launch, so a hop that read before the previous hop's stores were visible to its bulk copy, a
  * missing fence or a hop run out of order, breaks every later region), the pair and spread placements, both
  * wait variants; the ingest kernel's checked words (one per chunk, against the buffer's pattern) and chunk count
  * for each source, with and without a proxy fence per stage; the tensor-map ingest's checked words (through the
- * swizzle) for 2D and 3D boxes of 64 and 128 rows, alone and beside a bulk copy, and each source; the fence kernel's staging words and copies; and
- * that bad configurations are refused. Without CUDA in the build, or without a compute
+ * swizzle) for 2D and 3D boxes of 64 and 128 rows, alone and beside a bulk copy, and each source; the fence kernel's staging words and copies; the
+ * wgmma chain's accumulators (exact integer sums); and that bad configurations are refused. Without CUDA in the build, or without a compute
  * capability 9.x GPU, it prints SKIP.
  *   test_sm90_chain                  the checks
  *   test_sm90_chain --quick          the smallest checks (for compute-sanitizer)
@@ -286,6 +287,48 @@ static void fence_check(int ctas, int iters) {
     }
 }
 
+/* Experiment 6: one chain configuration; every accumulator must equal the CPU's integer sums. */
+static void mma_check(int n, int wgs, int chains, int group) {
+    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 2};
+    sg_chain_mma_result r;
+    char err[512] = "";
+    if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 mma chain n %d: %s", n, err);
+        return;
+    }
+    CHECK(r.bad == 0 && r.cycles_per_step > 0, "sm90 mma chain: 192 steps of m64n%dk16, %d warpgroup(s) x %d "
+          "chain(s), a commit every %d: %lld of %d accumulators wrong, %.1f cycles a step", n, wgs, chains, group,
+          r.bad, wgs * chains * 64 * n, r.cycles_per_step);
+}
+
+/* Table 6: cycles per step of a dependent wgmma chain, operands in shared memory (the floor of a small task's K
+ * loop: at batch 1 FC2's 64 x 64 task is two warpgroups of one m64n32k16 chain of 192 steps, a commit every 12). */
+static void mma_table(void) {
+    printf("\nTABLE 6: a chain of dependent m64nNk16 wgmma (bf16, fp32 accumulators), operands already in shared "
+           "memory, 192 steps (K = 3,072),\n  one CTA; warpgroups x independent chains each; a commit every G steps "
+           "then wait_group 1. Median of 5 launches.\n");
+    printf("%-5s %-4s %-7s %-3s %12s %10s %14s %14s\n", "N", "WGs", "chains", "G", "cycles/step", "ns/step",
+           "MACs/cycle/SM", "192 steps, us");
+    static const int ns[4] = {32, 64, 128, 256}, cfgs[4][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}}, gs[2] = {12, 4};
+    for (int gi = 0; gi < 2; gi++)
+        for (int ni = 0; ni < 4; ni++)
+            for (int ci = 0; ci < 4; ci++) {
+                const int n = ns[ni], wgs = cfgs[ci][0], ch = cfgs[ci][1];
+                if (ch == 2 && n > 128) continue;
+                sg_chain_mma_cfg c = {n, wgs, ch, 192, gs[gi], 5};
+                sg_chain_mma_result r = {0, 0, 0};
+                char err[512] = "";
+                if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
+                    CHECK(0, "sm90 mma chain bench n %d: %s (%lld wrong)", n, err, r.bad);
+                    continue;
+                }
+                const double ns_step = r.mhz > 0 ? r.cycles_per_step / r.mhz * 1000 : 0;
+                printf("%-5d %-4d %-7d %-3d %12.1f %10.1f %14.0f %14.2f\n", n, wgs, ch, gs[gi], r.cycles_per_step,
+                       ns_step, wgs * ch * 64.0 * n * 16 / r.cycles_per_step, 192 * ns_step / 1000);
+                fflush(stdout);
+            }
+}
+
 int main(int argc, char **argv) {
     int quick = 0, bench = 0, H = 2000;
     long long mb = 8;
@@ -358,7 +401,19 @@ int main(int argc, char **argv) {
     CHECK(sg_sm90_chain_tingest(&tbad2, &ir, err, sizeof err) == -1,
           "sm90 tensor ingest rejects a bulk copy that would misalign the next stage's boxes (%s)", err);
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
+    /* The wgmma chain: every shape and placement the table times, each accumulator against the CPU. */
+    mma_check(32, 2, 1, 12);
+    if (!quick) {
+        mma_check(64, 1, 2, 4);
+        mma_check(128, 2, 2, 12);
+        mma_check(256, 1, 1, 4);
+        mma_check(32, 1, 2, 4);
+    }
+    sg_chain_mma_cfg mbad = {256, 1, 2, 192, 4, 1};
+    sg_chain_mma_result mr;
+    CHECK(sg_sm90_chain_mma(&mbad, &mr, err, sizeof err) == -1, "sm90 mma chain rejects two n256 chains (%s)", err);
     if (bench && !quick) {
+        mma_table();
         fence_table(sms);
         hop_table(sms, H);
         ingest_table(sms, mb << 20);
