@@ -756,7 +756,9 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
     Arch::cta_begin();
     __syncthreads();
     const sg_ring_smem sm = {ring, full, empty};
-    const int wg = threadIdx.x / 128;
+    // Broadcast from lane 0, so the compiler knows the role branch is warp-uniform and can keep what the consumers
+    // compute from uniform values (their ring stage, the wgmma descriptors) in uniform registers (v55).
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
     if (wg < SG_MEGA_WGS) {
         const sg_mega_out out = {outbuf + wg * obytes, &sready[wg], &sfree[wg], &sdesc[wg],
                                  &sdesc[SG_MEGA_WGS + wg]};

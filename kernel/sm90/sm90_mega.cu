@@ -307,7 +307,12 @@ struct sg_sm90_arch {
         const int n = sg_mega_gemm_k(k.kind) / (FP8 ? 2 : 1) / (BLOCKS * SG_GEMM_BK);
         for (int left = n; left > 0; left--) {
             sg_mbar_wait(&sm.full[ring.stage], ring.phase);
-            const uint8_t *a = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+            // Small tasks (v55): the stage index broadcast from lane 0, so the descriptors below are computed in
+            // uniform registers and the m64n32 / m64n64 steps issue back to back; computed per thread, each step
+            // waited on four R2UR and 64-bit adds (FC2's K loop at batch 1 ~1.6x its MMA floor, perf-notes session
+            // 16). Wide tasks keep ring.stage: their steps are long enough to hide it, and the FP8 kernel spilled.
+            const uint32_t st = S >= 2 ? __shfl_sync(0xffffffffu, ring.stage, 0) : ring.stage;
+            const uint8_t *a = sm.stages + st * SG_MEGA_STAGE_BYTES;
             // this warpgroup's 64 A rows (a 64 x 64 task: all 64 of them) and the stage's W rows from the start
             const uint64_t da = sg_smem_desc(a + (S == 3 ? 0 : w * 64 * 128), 16, 1024);
             const uint64_t db = sg_smem_desc(a + SG_MEGA_A_BYTES, 16, 1024);
