@@ -29,8 +29,9 @@ T, D, H, DH, FF = 196, 768, 12, 64, 3072
 REPS = 20
 
 
-def op_time_ms(fn, replays):
-    """Median GPU time of one fn() call: REPS calls captured in one CUDA graph, replayed `replays` times."""
+def capture(fn):
+    """fn() three times on a side stream (warm-up, as graph capture wants), then REPS calls captured in one CUDA
+    graph, replayed three times; returns the graph (scripts/gemm_energy.py replays it too)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -44,6 +45,12 @@ def op_time_ms(fn, replays):
     for _ in range(3):
         g.replay()
     torch.cuda.synchronize()
+    return g
+
+
+def op_time_ms(fn, replays):
+    """Median GPU time of one fn() call: REPS calls captured in one CUDA graph, replayed `replays` times."""
+    g = capture(fn)
     ts = []
     for _ in range(replays):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

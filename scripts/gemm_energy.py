@@ -19,22 +19,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gemm_bounds as gb  # noqa: E402  (its op factories and shapes)
 
-REPS = 20
-
-
 def run(name, fn, flop, seconds):
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(g):
-        for _ in range(REPS):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
+    g = gb.capture(fn)  # gb.REPS calls a replay
     t0 = time.time()
     n = 0
     while time.time() - t0 < seconds:
@@ -43,7 +29,7 @@ def run(name, fn, flop, seconds):
         n += 4
         torch.cuda.synchronize()
     t1 = time.time()
-    print(f"WINDOW {name} {t0:.6f} {t1:.6f} {n * REPS} {flop:.6e}", flush=True)
+    print(f"WINDOW {name} {t0:.6f} {t1:.6f} {n * gb.REPS} {flop:.6e}", flush=True)
     time.sleep(1.0)  # let the card cool back to its idle clock between ops
 
 
