@@ -407,6 +407,93 @@ __global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *
         }
 }
 
+// Experiment 6's second kernel: the megakernel's small-task K loop around the same chain (FC2's 64 x 64 task at batch
+// 1: two warpgroups, m64n32k16 each, three K blocks a 48 KB stage, a 4-stage ring), so the loop's own cost shows
+// beside table 6's bare chain. The stages are filled once (every K block the same A / W tiles, so the sums are table
+// 6's); a producer thread (warp 8) waits each stage's empty barrier and arrives on its full one with no copy, as the
+// megakernel's producer does with the bytes already there; the consumers wait full, build the stage's descriptors,
+// run its 12 steps, commit, wait_group 1 and free the previous stage. UNIFORM: the warpgroup and stage indices
+// broadcast from lane 0 (v55) or per thread (before v55).
+#define SG_MMA_RING_STAGES 4
+#define SG_MMA_STAGE (48 * 1024)
+#define SG_MMA_BLOCK (16 * 1024)  // a K block: A 64 x 64 bf16, then W 64 x 64
+template <bool UNIFORM>
+__global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_total, float *out, long long *cyc,
+                                                                  long long *t_ns) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_MMA_RING_STAGES], empty[SG_MMA_RING_STAGES];
+    uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    for (int b = 0; b < SG_MMA_RING_STAGES * 3; b++) {
+        uint8_t *blk = ring + (b / 3) * SG_MMA_STAGE + (b % 3) * SG_MMA_BLOCK;
+        sg_mma_fill(blk, 64, sg_mma_a);
+        sg_mma_fill(blk + 8192, 64, sg_mma_b);
+    }
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_MMA_RING_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], 2);
+        }
+        sg_fence_mbar_init();
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const int wg = UNIFORM ? __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) : (int)threadIdx.x / 128;
+    const int t = threadIdx.x % 128;
+    if (wg == 2) {  // the producer
+        if (threadIdx.x == 256)
+            for (int i = 0; i < stages_total; i++) {
+                const int s = i % SG_MMA_RING_STAGES;
+                sg_mbar_wait(&empty[s], ((i / SG_MMA_RING_STAGES) & 1) ^ 1u);
+                sg_mbar_arrive(&full[s]);
+            }
+        return;
+    }
+    float acc[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) acc[i] = 0.0f;
+    uint32_t stage = 0, phase = 0;
+    const long long c0 = clock64();
+    const unsigned long long g0 = sg_globaltimer();
+    for (int left = stages_total; left > 0; left--) {
+        sg_mbar_wait(&full[stage], phase);
+        const uint32_t st = UNIFORM ? __shfl_sync(0xffffffffu, stage, 0) : stage;
+        const uint8_t *a = ring + st * SG_MMA_STAGE;
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            const uint8_t *blk = a + j * SG_MMA_BLOCK;
+            const uint64_t dj = sg_smem_desc(blk, 16, 1024), dw = sg_smem_desc(blk + 8192 + wg * 32 * 128, 16, 1024);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
+        }
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_wait<1>();
+        if (left < stages_total && t == 0)
+            sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+        if (++stage == SG_MMA_RING_STAGES) {
+            stage = 0;
+            phase ^= 1u;
+        }
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc);
+    if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+    const long long c1 = clock64();
+    const unsigned long long g1 = sg_globaltimer();
+    if (t == 0) {
+        cyc[wg] = c1 - c0;
+        t_ns[wg] = (long long)(g1 - g0);
+    }
+    const int warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int k = 0; k < 16; k++) {  // warpgroup wg's 32 columns are B rows 32 wg..: out [wg][64][32]
+        const int row = 16 * warp + lane / 4 + 8 * ((k / 2) % 2), col = 8 * (k / 4) + 2 * (lane % 4) + k % 2;
+        out[((size_t)wg * 64 + row) * 32 + col] = acc[k];
+    }
+}
+
 __global__ void sg_chain_fill(unsigned *p, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         p[i] = sg_ingest_word(i);
@@ -722,11 +809,61 @@ extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_r
     return 0;
 }
 
+// Experiment 6's ring variant (sg_chain_mma_ring_kernel): FC2's 64 x 64 task at batch 1, checked as table 6's chains
+// (warpgroup w's columns are B rows 32 w ..).
+static int sg_chain_mma_ring(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *, size_t) {
+    const int stages_total = c->steps / 12;
+    void (*kern)(int, float *, long long *, long long *) =
+        c->ring == 1 ? sg_chain_mma_ring_kernel<true> : sg_chain_mma_ring_kernel<false>;
+    const int smem = 1024 + SG_MMA_RING_STAGES * SG_MMA_STAGE;
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const size_t words = 2 * 64 * 32;
+    float *d_out;
+    long long *d_cyc, *d_ns;
+    SG_CK(cudaMalloc(&d_out, words * sizeof(float)));
+    SG_CK(cudaMalloc(&d_cyc, 2 * sizeof(long long)));
+    SG_CK(cudaMalloc(&d_ns, 2 * sizeof(long long)));
+    std::vector<double> per_step;
+    long long cyc[2] = {0, 0}, ns[2] = {0, 0};
+    for (int rep = 0; rep <= c->reps; rep++) {
+        SG_CK(cudaMemset(d_out, 0xFF, words * sizeof(float)));
+        kern<<<1, 288, smem>>>(stages_total, d_out, d_cyc, d_ns);
+        SG_CK(cudaGetLastError());
+        SG_CK(cudaDeviceSynchronize());
+        SG_CK(cudaMemcpy(cyc, d_cyc, 2 * sizeof(long long), cudaMemcpyDeviceToHost));
+        SG_CK(cudaMemcpy(ns, d_ns, 2 * sizeof(long long), cudaMemcpyDeviceToHost));
+        if (rep > 0) per_step.push_back((double)std::max(cyc[0], cyc[1]) / c->steps);
+    }
+    std::vector<float> out(words);
+    SG_CK(cudaMemcpy(out.data(), d_out, words * sizeof(float), cudaMemcpyDeviceToHost));
+    long long bad = 0;
+    for (int w = 0; w < 2; w++)
+        for (int row = 0; row < 64; row++)
+            for (int col = 0; col < 32; col++) {
+                double sum = 0;
+                for (int sl = 0; sl < 4; sl++) {
+                    double dot = 0;
+                    for (int k = 16 * sl; k < 16 * sl + 16; k++)
+                        dot += (double)((3 * row + k) % 7 - 3) * ((5 * (32 * w + col) + k) % 5 - 2);
+                    sum += (c->steps / 4) * dot;
+                }
+                if (out[((size_t)w * 64 + row) * 32 + col] != (float)sum) bad++;
+            }
+    r->cycles_per_step = sg_median(per_step);
+    r->mhz = ns[0] > 0 ? (double)cyc[0] / ns[0] * 1000.0 : 0;
+    r->bad = bad;
+    SG_CK(cudaFree(d_out));
+    SG_CK(cudaFree(d_cyc));
+    SG_CK(cudaFree(d_ns));
+    return 0;
+}
+
 extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *err, size_t errlen) {
     if (sg_sm90_chain_available(err, errlen) <= 0) return -1;
     const int n = c->n;
     if ((n != 32 && n != 64 && n != 128 && n != 256) || c->wgs < 1 || c->wgs > 2 || c->chains < 1 || c->chains > 2 ||
         (c->chains == 2 && n > 128) || (c->group != 4 && c->group != 12) || c->steps < c->group ||
+        (c->ring && (n != 32 || c->wgs != 2 || c->chains != 1 || c->group != 12 || c->ring > 2)) ||
         c->steps % c->group || c->steps > 4096 || c->reps < 1) {
         snprintf(err, errlen, "sm90 mma chain: n %d (32, 64, 128, 256), %d warpgroups (1-2), %d chains (1-2; 2 only "
                  "for n <= 128), %d steps in groups of %d (4 or 12, steps a multiple, <= 4096), %d reps", n, c->wgs,
@@ -734,6 +871,7 @@ extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result 
         return -1;
     }
     typedef void (*mma_kernel)(int, float *, long long *, long long *);
+    if (c->ring) return sg_chain_mma_ring(c, r, err, errlen);
     static const mma_kernel k4[4][2] = {{sg_chain_mma_kernel<32, 1, 4>, sg_chain_mma_kernel<32, 2, 4>},
                                         {sg_chain_mma_kernel<64, 1, 4>, sg_chain_mma_kernel<64, 2, 4>},
                                         {sg_chain_mma_kernel<128, 1, 4>, sg_chain_mma_kernel<128, 2, 4>},

@@ -158,6 +158,10 @@ typedef struct sg_chain_mma_cfg {
     int steps;             /* >= group, a multiple of it, <= 4096 */
     int group;             /* steps per commit: 4 or 12 */
     int reps;              /* launches; the median is reported */
+    int ring;              /* 0: the bare chain; 1, 2: the megakernel's small-task loop around it (FC2's 64 x 64 task:
+                              n 32, 2 warpgroups, 1 chain, group 12: three K blocks a 48 KB stage of a 4-stage ring
+                              with full / empty barriers and a producer thread arriving without copies), the stage
+                              index broadcast from lane 0 (1, v55) or per thread (2) */
 } sg_chain_mma_cfg;
 
 typedef struct sg_chain_mma_result {

@@ -288,8 +288,22 @@ static void fence_check(int ctas, int iters) {
 }
 
 /* Experiment 6: one chain configuration; every accumulator must equal the CPU's integer sums. */
+/* The ring variant (FC2's 64 x 64 task inside the megakernel's small-task loop), checked the same way. */
+static void mma_ring_check(int ring) {
+    sg_chain_mma_cfg c = {32, 2, 1, 192, 12, 2, ring};
+    sg_chain_mma_result r = {0, 0, 0};
+    char err[512] = "";
+    if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 mma ring %d: %s", ring, err);
+        return;
+    }
+    CHECK(r.bad == 0 && r.cycles_per_step > 0, "sm90 mma chain in the megakernel's small-task loop (stage index %s): "
+          "%lld of 4096 accumulators wrong, %.1f cycles a step", ring == 1 ? "uniform" : "per thread", r.bad,
+          r.cycles_per_step);
+}
+
 static void mma_check(int n, int wgs, int chains, int group) {
-    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 2};
+    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 2, 0};
     sg_chain_mma_result r;
     char err[512] = "";
     if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0) {
@@ -315,7 +329,7 @@ static void mma_table(void) {
             for (int ci = 0; ci < 4; ci++) {
                 const int n = ns[ni], wgs = cfgs[ci][0], ch = cfgs[ci][1];
                 if (ch == 2 && n > 128) continue;
-                sg_chain_mma_cfg c = {n, wgs, ch, 192, gs[gi], 5};
+                sg_chain_mma_cfg c = {n, wgs, ch, 192, gs[gi], 5, 0};
                 sg_chain_mma_result r = {0, 0, 0};
                 char err[512] = "";
                 if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
@@ -327,6 +341,22 @@ static void mma_table(void) {
                        ns_step, wgs * ch * 64.0 * n * 16 / r.cycles_per_step, 192 * ns_step / 1000);
                 fflush(stdout);
             }
+    /* FC2's 64 x 64 task (n 32, 2 warpgroups, G 12) inside the megakernel's small-task loop: a 4-stage ring of
+     * 48 KB stages, full / empty barriers, a producer thread arriving without copies. */
+    for (int ring = 1; ring <= 2; ring++) {
+        sg_chain_mma_cfg c = {32, 2, 1, 192, 12, 5, ring};
+        sg_chain_mma_result r = {0, 0, 0};
+        char err[512] = "";
+        if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
+            CHECK(0, "sm90 mma ring bench %d: %s (%lld wrong)", ring, err, r.bad);
+            continue;
+        }
+        const double ns_step = r.mhz > 0 ? r.cycles_per_step / r.mhz * 1000 : 0;
+        printf("32    2    1       12 %12.1f %10.1f %14.0f %14.2f  in the megakernel's ring, stage index %s\n",
+               r.cycles_per_step, ns_step, 2 * 64.0 * 32 * 16 / r.cycles_per_step, 192 * ns_step / 1000,
+               ring == 1 ? "uniform (v55)" : "per thread (before v55)");
+        fflush(stdout);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -403,13 +433,15 @@ int main(int argc, char **argv) {
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
     /* The wgmma chain: every shape and placement the table times, each accumulator against the CPU. */
     mma_check(32, 2, 1, 12);
+    mma_ring_check(1);
     if (!quick) {
+        mma_ring_check(2);
         mma_check(64, 1, 2, 4);
         mma_check(128, 2, 2, 12);
         mma_check(256, 1, 1, 4);
         mma_check(32, 1, 2, 4);
     }
-    sg_chain_mma_cfg mbad = {256, 1, 2, 192, 4, 1};
+    sg_chain_mma_cfg mbad = {256, 1, 2, 192, 4, 1, 0};
     sg_chain_mma_result mr;
     CHECK(sg_sm90_chain_mma(&mbad, &mr, err, sizeof err) == -1, "sm90 mma chain rejects two n256 chains (%s)", err);
     if (bench && !quick) {
