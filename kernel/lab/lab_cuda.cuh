@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <cuda_runtime.h>
 
 #define SG_CK(call)                                                                                   \
@@ -54,5 +55,12 @@ static double sg_lab_time_us(int reps, F launch) {
     SG_CK(cudaEventDestroy(e0));
     SG_CK(cudaEventDestroy(e1));
     return 1000.0 * ms / reps;
+}
+
+// Wall-clock seconds (CLOCK_REALTIME): the window a timed run announces to scripts/energy_trace.py.
+static inline double sg_lab_wall_s() {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 #endif

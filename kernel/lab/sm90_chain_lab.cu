@@ -343,6 +343,27 @@ __device__ __forceinline__ void sg_mma_fill(uint8_t *tile, int rows, float (*f)(
             __float2bfloat16(f(r, k));
     }
 }
+// The end of a timed chain: thread 0 of warpgroup wg records its clock64 ticks and %globaltimer ns since (c0, g0).
+__device__ __forceinline__ void sg_mma_stamp(int wg, long long c0, unsigned long long g0, long long *cyc,
+                                             long long *t_ns) {
+    const long long c1 = clock64();
+    const unsigned long long g1 = sg_globaltimer();
+    if (threadIdx.x % 128 == 0) {
+        cyc[wg] = c1 - c0;
+        t_ns[wg] = (long long)(g1 - g0);
+    }
+}
+// A warpgroup's 64 x 2R accumulator tile into out (row stride ld): register k is row 16 warp + lane / 4 + 8 ((k / 2)
+// % 2), column 8 (k / 4) + 2 (lane % 4) + k % 2.
+template <int R>
+__device__ __forceinline__ void sg_mma_store(const float (&acc)[R], float *out, int ld) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int row = 16 * warp + lane / 4 + 8 * ((k / 2) % 2), col = 8 * (k / 4) + 2 * (lane % 4) + k % 2;
+        out[(size_t)row * ld + col] = acc[k];
+    }
+}
 template <int N>
 __device__ __forceinline__ void sg_mma_step(float (&d)[N / 2], uint64_t da, uint64_t db) {
     if constexpr (N == 32) sg_wgmma_ss_n32(d, da, db, 1);
@@ -362,7 +383,7 @@ __global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *
     sg_mma_fill(tb, N, sg_mma_b);
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+    const int wg = threadIdx.x / 128;
     float acc[CH][N / 2];
 #pragma unroll
     for (int c = 0; c < CH; c++)
@@ -390,21 +411,9 @@ __global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *
     sg_wgmma_wait<0>();
 #pragma unroll
     for (int c = 0; c < CH; c++) sg_wgmma_fence_regs(acc[c]);
-    const long long c1 = clock64();
-    const unsigned long long g1 = sg_globaltimer();
-    if (t == 0) {
-        cyc[wg] = c1 - c0;
-        t_ns[wg] = (long long)(g1 - g0);
-    }
-    const int warp = t / 32, lane = t % 32;
+    sg_mma_stamp(wg, c0, g0, cyc, t_ns);
 #pragma unroll
-    for (int c = 0; c < CH; c++)
-#pragma unroll
-        for (int k = 0; k < N / 2; k++) {  // register k: row 16 warp + lane / 4 + 8 ((k / 2) % 2), column 8 (k / 4)
-                                            // + 2 (lane % 4) + k % 2
-            const int row = 16 * warp + lane / 4 + 8 * ((k / 2) % 2), col = 8 * (k / 4) + 2 * (lane % 4) + k % 2;
-            out[((size_t)(wg * CH + c) * 64 + row) * N + col] = acc[c][k];
-        }
+    for (int c = 0; c < CH; c++) sg_mma_store(acc[c], out + (size_t)(wg * CH + c) * 64 * N, N);
 }
 
 // Experiment 6's second kernel: the megakernel's small-task K loop around the same chain (FC2's 64 x 64 task at batch
@@ -480,18 +489,8 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
     sg_wgmma_wait<0>();
     sg_wgmma_fence_regs(acc);
     if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
-    const long long c1 = clock64();
-    const unsigned long long g1 = sg_globaltimer();
-    if (t == 0) {
-        cyc[wg] = c1 - c0;
-        t_ns[wg] = (long long)(g1 - g0);
-    }
-    const int warp = t / 32, lane = t % 32;
-#pragma unroll
-    for (int k = 0; k < 16; k++) {  // warpgroup wg's 32 columns are B rows 32 wg..: out [wg][64][32]
-        const int row = 16 * warp + lane / 4 + 8 * ((k / 2) % 2), col = 8 * (k / 4) + 2 * (lane % 4) + k % 2;
-        out[((size_t)wg * 64 + row) * 32 + col] = acc[k];
-    }
+    sg_mma_stamp(wg, c0, g0, cyc, t_ns);
+    sg_mma_store(acc, out + (size_t)wg * 64 * 32, 32);  // warpgroup wg's 32 columns are B rows 32 wg..
 }
 
 __global__ void sg_chain_fill(unsigned *p, size_t n) {
@@ -809,15 +808,16 @@ extern "C" int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_r
     return 0;
 }
 
-// Experiment 6's ring variant (sg_chain_mma_ring_kernel): FC2's 64 x 64 task at batch 1, checked as table 6's chains
-// (warpgroup w's columns are B rows 32 w ..).
-static int sg_chain_mma_ring(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *, size_t) {
-    const int stages_total = c->steps / 12;
-    void (*kern)(int, float *, long long *, long long *) =
-        c->ring == 1 ? sg_chain_mma_ring_kernel<true> : sg_chain_mma_ring_kernel<false>;
-    const int smem = 1024 + SG_MMA_RING_STAGES * SG_MMA_STAGE;
-    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const size_t words = 2 * 64 * 32;
+// Experiment 6's launches and check, for both kernels: `reps` timed launches after a warm-up (the output poisoned
+// with NaN before each, so an unwritten value cannot pass), then every accumulator of the last against the CPU's
+// integer sums. groups tiles of 64 x cols; column col of tile g used B row brow * g + col (0: the bare chain, whose
+// tiles all use B rows 0..; 32: the ring variant, whose warpgroup w owns B rows 32 w..). Step s uses k16 slice s % 4,
+// so each slice counts steps / 4 times, or once more for the first steps % 4 slices.
+typedef void (*sg_mma_kernel)(int, float *, long long *, long long *);
+static void sg_chain_mma_run(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, sg_mma_kernel kern, int arg,
+                             int threads, int smem, int groups, int cols, int brow) {
+    if (smem > 48 * 1024) SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const size_t words = (size_t)groups * 64 * cols;
     float *d_out;
     long long *d_cyc, *d_ns;
     SG_CK(cudaMalloc(&d_out, words * sizeof(float)));
@@ -825,29 +825,30 @@ static int sg_chain_mma_ring(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, 
     SG_CK(cudaMalloc(&d_ns, 2 * sizeof(long long)));
     std::vector<double> per_step;
     long long cyc[2] = {0, 0}, ns[2] = {0, 0};
-    for (int rep = 0; rep <= c->reps; rep++) {
+    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
         SG_CK(cudaMemset(d_out, 0xFF, words * sizeof(float)));
-        kern<<<1, 288, smem>>>(stages_total, d_out, d_cyc, d_ns);
+        kern<<<1, threads, smem>>>(arg, d_out, d_cyc, d_ns);
         SG_CK(cudaGetLastError());
         SG_CK(cudaDeviceSynchronize());
-        SG_CK(cudaMemcpy(cyc, d_cyc, 2 * sizeof(long long), cudaMemcpyDeviceToHost));
-        SG_CK(cudaMemcpy(ns, d_ns, 2 * sizeof(long long), cudaMemcpyDeviceToHost));
-        if (rep > 0) per_step.push_back((double)std::max(cyc[0], cyc[1]) / c->steps);
+        SG_CK(cudaMemcpy(cyc, d_cyc, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
+        SG_CK(cudaMemcpy(ns, d_ns, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
+        if (rep > 0) per_step.push_back((double)std::max(cyc[0], c->wgs > 1 ? cyc[1] : 0) / c->steps);
     }
     std::vector<float> out(words);
     SG_CK(cudaMemcpy(out.data(), d_out, words * sizeof(float), cudaMemcpyDeviceToHost));
     long long bad = 0;
-    for (int w = 0; w < 2; w++)
+    for (int g = 0; g < groups; g++)
         for (int row = 0; row < 64; row++)
-            for (int col = 0; col < 32; col++) {
+            for (int col = 0; col < cols; col++) {
                 double sum = 0;
                 for (int sl = 0; sl < 4; sl++) {
+                    const int times = c->steps / 4 + (sl < c->steps % 4);
                     double dot = 0;
                     for (int k = 16 * sl; k < 16 * sl + 16; k++)
-                        dot += (double)((3 * row + k) % 7 - 3) * ((5 * (32 * w + col) + k) % 5 - 2);
-                    sum += (c->steps / 4) * dot;
+                        dot += (double)((3 * row + k) % 7 - 3) * ((5 * (brow * g + col) + k) % 5 - 2);
+                    sum += times * dot;
                 }
-                if (out[((size_t)w * 64 + row) * 32 + col] != (float)sum) bad++;
+                if (out[((size_t)g * 64 + row) * cols + col] != (float)sum) bad++;
             }
     r->cycles_per_step = sg_median(per_step);
     r->mhz = ns[0] > 0 ? (double)cyc[0] / ns[0] * 1000.0 : 0;
@@ -855,7 +856,6 @@ static int sg_chain_mma_ring(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, 
     SG_CK(cudaFree(d_out));
     SG_CK(cudaFree(d_cyc));
     SG_CK(cudaFree(d_ns));
-    return 0;
 }
 
 extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *err, size_t errlen) {
@@ -866,63 +866,26 @@ extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result 
         (c->ring && (n != 32 || c->wgs != 2 || c->chains != 1 || c->group != 12 || c->ring > 2)) ||
         c->steps % c->group || c->steps > 4096 || c->reps < 1) {
         snprintf(err, errlen, "sm90 mma chain: n %d (32, 64, 128, 256), %d warpgroups (1-2), %d chains (1-2; 2 only "
-                 "for n <= 128), %d steps in groups of %d (4 or 12, steps a multiple, <= 4096), %d reps", n, c->wgs,
-                 c->chains, c->steps, c->group, c->reps);
+                 "for n <= 128), %d steps in groups of %d (4 or 12, steps a multiple, <= 4096), %d reps, ring %d (1-2: "
+                 "only n 32, 2 warpgroups, 1 chain, groups of 12)", n, c->wgs, c->chains, c->steps, c->group, c->reps,
+                 c->ring);
         return -1;
     }
-    typedef void (*mma_kernel)(int, float *, long long *, long long *);
-    if (c->ring) return sg_chain_mma_ring(c, r, err, errlen);
-    static const mma_kernel k4[4][2] = {{sg_chain_mma_kernel<32, 1, 4>, sg_chain_mma_kernel<32, 2, 4>},
-                                        {sg_chain_mma_kernel<64, 1, 4>, sg_chain_mma_kernel<64, 2, 4>},
-                                        {sg_chain_mma_kernel<128, 1, 4>, sg_chain_mma_kernel<128, 2, 4>},
-                                        {sg_chain_mma_kernel<256, 1, 4>, nullptr}};
-    static const mma_kernel k12[4][2] = {{sg_chain_mma_kernel<32, 1, 12>, sg_chain_mma_kernel<32, 2, 12>},
-                                         {sg_chain_mma_kernel<64, 1, 12>, sg_chain_mma_kernel<64, 2, 12>},
-                                         {sg_chain_mma_kernel<128, 1, 12>, sg_chain_mma_kernel<128, 2, 12>},
-                                         {sg_chain_mma_kernel<256, 1, 12>, nullptr}};
-    const int ni = n == 32 ? 0 : n == 64 ? 1 : n == 128 ? 2 : 3;
-    const mma_kernel kern = (c->group == 4 ? k4 : k12)[ni][c->chains - 1];
-    const size_t words = (size_t)c->wgs * c->chains * 64 * n;
-    float *d_out;
-    long long *d_cyc, *d_ns;
-    SG_CK(cudaMalloc(&d_out, words * sizeof(float)));
-    SG_CK(cudaMalloc(&d_cyc, 2 * sizeof(long long)));
-    SG_CK(cudaMalloc(&d_ns, 2 * sizeof(long long)));
-    const int smem = 1024 + 64 * 128 + n * 128;
-    std::vector<double> per_step;
-    long long cyc[2] = {0, 0}, ns[2] = {0, 0};
-    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
-        SG_CK(cudaMemset(d_out, 0xFF, words * sizeof(float)));  // NaN: an unwritten value cannot pass
-        kern<<<1, 128 * c->wgs, smem>>>(c->steps, d_out, d_cyc, d_ns);
-        SG_CK(cudaGetLastError());
-        SG_CK(cudaDeviceSynchronize());
-        SG_CK(cudaMemcpy(cyc, d_cyc, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
-        SG_CK(cudaMemcpy(ns, d_ns, c->wgs * sizeof(long long), cudaMemcpyDeviceToHost));
-        if (rep > 0) per_step.push_back((double)std::max(cyc[0], c->wgs > 1 ? cyc[1] : 0) / c->steps);
+    if (c->ring) {  // FC2's 64 x 64 task in the megakernel's loop: 256 consumers + the producer's warp
+        sg_chain_mma_run(c, r, c->ring == 1 ? sg_chain_mma_ring_kernel<true> : sg_chain_mma_ring_kernel<false>,
+                         c->steps / 12, 288, 1024 + SG_MMA_RING_STAGES * SG_MMA_STAGE, 2, 32, 32);
+        return 0;
     }
-    std::vector<float> out(words);
-    SG_CK(cudaMemcpy(out.data(), d_out, words * sizeof(float), cudaMemcpyDeviceToHost));
-    // The CPU's sums: the k16 slice s % 4 of the tiles at step s, so each slice counts steps / 4 times (or one
-    // more for the first steps % 4 slices).
-    long long bad = 0;
-    for (int g = 0; g < c->wgs * c->chains; g++)
-        for (int row = 0; row < 64; row++)
-            for (int col = 0; col < n; col++) {
-                double sum = 0;
-                for (int sl = 0; sl < 4; sl++) {
-                    const int times = c->steps / 4 + (sl < c->steps % 4);
-                    double dot = 0;
-                    for (int k = 16 * sl; k < 16 * sl + 16; k++)
-                        dot += (double)((3 * row + k) % 7 - 3) * ((5 * col + k) % 5 - 2);
-                    sum += times * dot;
-                }
-                if (out[((size_t)g * 64 + row) * n + col] != (float)sum) bad++;
-            }
-    r->cycles_per_step = sg_median(per_step);
-    r->mhz = ns[0] > 0 ? (double)cyc[0] / ns[0] * 1000.0 : 0;
-    r->bad = bad;
-    SG_CK(cudaFree(d_out));
-    SG_CK(cudaFree(d_cyc));
-    SG_CK(cudaFree(d_ns));
+    static const sg_mma_kernel k4[4][2] = {{sg_chain_mma_kernel<32, 1, 4>, sg_chain_mma_kernel<32, 2, 4>},
+                                           {sg_chain_mma_kernel<64, 1, 4>, sg_chain_mma_kernel<64, 2, 4>},
+                                           {sg_chain_mma_kernel<128, 1, 4>, sg_chain_mma_kernel<128, 2, 4>},
+                                           {sg_chain_mma_kernel<256, 1, 4>, nullptr}};
+    static const sg_mma_kernel k12[4][2] = {{sg_chain_mma_kernel<32, 1, 12>, sg_chain_mma_kernel<32, 2, 12>},
+                                            {sg_chain_mma_kernel<64, 1, 12>, sg_chain_mma_kernel<64, 2, 12>},
+                                            {sg_chain_mma_kernel<128, 1, 12>, sg_chain_mma_kernel<128, 2, 12>},
+                                            {sg_chain_mma_kernel<256, 1, 12>, nullptr}};
+    const int ni = n == 32 ? 0 : n == 64 ? 1 : n == 128 ? 2 : 3;
+    sg_chain_mma_run(c, r, (c->group == 4 ? k4 : k12)[ni][c->chains - 1], c->steps, 128 * c->wgs,
+                     1024 + 64 * 128 + n * 128, c->wgs * c->chains, n, 0);
     return 0;
 }

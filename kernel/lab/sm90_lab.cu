@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
@@ -490,12 +489,9 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     } else if (a->out_bf16 == 0) {
         SG_CK(cudaMemcpy(a->out, dout, M * N * 4, cudaMemcpyDeviceToHost));
     }
-    timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    a->t0 = ts.tv_sec + 1e-9 * ts.tv_nsec;
+    a->t0 = sg_lab_wall_s();
     a->us = sg_lab_time_us(a->reps, launch);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    a->t1 = ts.tv_sec + 1e-9 * ts.tv_nsec;
+    a->t1 = sg_lab_wall_s();
     a->tflops = a->reps > 0 ? 2.0 * M * N * K / (a->us * 1e-6) / 1e12 : 0;
     SG_CK(cudaFree(dA));
     SG_CK(cudaFree(dW));

@@ -287,32 +287,36 @@ static void fence_check(int ctas, int iters) {
     }
 }
 
-/* Experiment 6: one chain configuration; every accumulator must equal the CPU's integer sums. */
-/* The ring variant (FC2's 64 x 64 task inside the megakernel's small-task loop), checked the same way. */
-static void mma_ring_check(int ring) {
-    sg_chain_mma_cfg c = {32, 2, 1, 192, 12, 2, ring};
+/* Experiment 6: one configuration (ring 0: the bare chain; 1, 2: FC2's task in the megakernel's small-task loop with
+ * the stage index uniform or per thread); every accumulator must equal the CPU's integer sums. */
+static void mma_check(int n, int wgs, int chains, int group, int ring) {
+    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 2, ring};
     sg_chain_mma_result r = {0, 0, 0};
     char err[512] = "";
     if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0) {
-        CHECK(0, "sm90 mma ring %d: %s", ring, err);
-        return;
-    }
-    CHECK(r.bad == 0 && r.cycles_per_step > 0, "sm90 mma chain in the megakernel's small-task loop (stage index %s): "
-          "%lld of 4096 accumulators wrong, %.1f cycles a step", ring == 1 ? "uniform" : "per thread", r.bad,
-          r.cycles_per_step);
-}
-
-static void mma_check(int n, int wgs, int chains, int group) {
-    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 2, 0};
-    sg_chain_mma_result r;
-    char err[512] = "";
-    if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0) {
-        CHECK(0, "sm90 mma chain n %d: %s", n, err);
+        CHECK(0, "sm90 mma chain n %d ring %d: %s", n, ring, err);
         return;
     }
     CHECK(r.bad == 0 && r.cycles_per_step > 0, "sm90 mma chain: 192 steps of m64n%dk16, %d warpgroup(s) x %d "
-          "chain(s), a commit every %d: %lld of %d accumulators wrong, %.1f cycles a step", n, wgs, chains, group,
-          r.bad, wgs * chains * 64 * n, r.cycles_per_step);
+          "chain(s), a commit every %d%s: %lld of %d accumulators wrong, %.1f cycles a step", n, wgs, chains, group,
+          ring == 1 ? ", in the megakernel's small-task loop (stage index uniform)"
+          : ring == 2 ? ", in the megakernel's small-task loop (stage index per thread)" : "",
+          r.bad, wgs * chains * 64 * (ring ? 32 : n), r.cycles_per_step);
+}
+
+/* One row of table 6 (5 launches, median), with a note after it. */
+static void mma_row(int n, int wgs, int chains, int group, int ring, const char *note) {
+    sg_chain_mma_cfg c = {n, wgs, chains, 192, group, 5, ring};
+    sg_chain_mma_result r = {0, 0, 0};
+    char err[512] = "";
+    if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
+        CHECK(0, "sm90 mma chain bench n %d ring %d: %s (%lld wrong)", n, ring, err, r.bad);
+        return;
+    }
+    const double ns_step = r.mhz > 0 ? r.cycles_per_step / r.mhz * 1000 : 0;
+    printf("%-5d %-4d %-7d %-3d %12.1f %10.1f %14.0f %14.2f%s\n", n, wgs, chains, group, r.cycles_per_step, ns_step,
+           wgs * chains * 64.0 * n * 16 / r.cycles_per_step, 192 * ns_step / 1000, note);
+    fflush(stdout);
 }
 
 /* Table 6: cycles per step of a dependent wgmma chain, operands in shared memory (the floor of a small task's K
@@ -326,37 +330,12 @@ static void mma_table(void) {
     static const int ns[4] = {32, 64, 128, 256}, cfgs[4][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}}, gs[2] = {12, 4};
     for (int gi = 0; gi < 2; gi++)
         for (int ni = 0; ni < 4; ni++)
-            for (int ci = 0; ci < 4; ci++) {
-                const int n = ns[ni], wgs = cfgs[ci][0], ch = cfgs[ci][1];
-                if (ch == 2 && n > 128) continue;
-                sg_chain_mma_cfg c = {n, wgs, ch, 192, gs[gi], 5, 0};
-                sg_chain_mma_result r = {0, 0, 0};
-                char err[512] = "";
-                if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
-                    CHECK(0, "sm90 mma chain bench n %d: %s (%lld wrong)", n, err, r.bad);
-                    continue;
-                }
-                const double ns_step = r.mhz > 0 ? r.cycles_per_step / r.mhz * 1000 : 0;
-                printf("%-5d %-4d %-7d %-3d %12.1f %10.1f %14.0f %14.2f\n", n, wgs, ch, gs[gi], r.cycles_per_step,
-                       ns_step, wgs * ch * 64.0 * n * 16 / r.cycles_per_step, 192 * ns_step / 1000);
-                fflush(stdout);
-            }
+            for (int ci = 0; ci < 4; ci++)
+                if (cfgs[ci][1] == 1 || ns[ni] <= 128) mma_row(ns[ni], cfgs[ci][0], cfgs[ci][1], gs[gi], 0, "");
     /* FC2's 64 x 64 task (n 32, 2 warpgroups, G 12) inside the megakernel's small-task loop: a 4-stage ring of
      * 48 KB stages, full / empty barriers, a producer thread arriving without copies. */
-    for (int ring = 1; ring <= 2; ring++) {
-        sg_chain_mma_cfg c = {32, 2, 1, 192, 12, 5, ring};
-        sg_chain_mma_result r = {0, 0, 0};
-        char err[512] = "";
-        if (sg_sm90_chain_mma(&c, &r, err, sizeof err) != 0 || r.bad) {
-            CHECK(0, "sm90 mma ring bench %d: %s (%lld wrong)", ring, err, r.bad);
-            continue;
-        }
-        const double ns_step = r.mhz > 0 ? r.cycles_per_step / r.mhz * 1000 : 0;
-        printf("32    2    1       12 %12.1f %10.1f %14.0f %14.2f  in the megakernel's ring, stage index %s\n",
-               r.cycles_per_step, ns_step, 2 * 64.0 * 32 * 16 / r.cycles_per_step, 192 * ns_step / 1000,
-               ring == 1 ? "uniform (v55)" : "per thread (before v55)");
-        fflush(stdout);
-    }
+    mma_row(32, 2, 1, 12, 1, "  in the megakernel's ring, stage index uniform (v55)");
+    mma_row(32, 2, 1, 12, 2, "  in the megakernel's ring, stage index per thread (before v55)");
 }
 
 int main(int argc, char **argv) {
@@ -432,14 +411,14 @@ int main(int argc, char **argv) {
           "sm90 tensor ingest rejects a bulk copy that would misalign the next stage's boxes (%s)", err);
     fence_check(quick ? 2 : sms, quick ? 20 : 500);
     /* The wgmma chain: every shape and placement the table times, each accumulator against the CPU. */
-    mma_check(32, 2, 1, 12);
-    mma_ring_check(1);
+    mma_check(32, 2, 1, 12, 0);
+    mma_check(32, 2, 1, 12, 1);
     if (!quick) {
-        mma_ring_check(2);
-        mma_check(64, 1, 2, 4);
-        mma_check(128, 2, 2, 12);
-        mma_check(256, 1, 1, 4);
-        mma_check(32, 1, 2, 4);
+        mma_check(32, 2, 1, 12, 2);
+        mma_check(64, 1, 2, 4, 0);
+        mma_check(128, 2, 2, 12, 0);
+        mma_check(256, 1, 1, 4, 0);
+        mma_check(32, 1, 2, 4, 0);
     }
     sg_chain_mma_cfg mbad = {256, 1, 2, 192, 4, 1, 0};
     sg_chain_mma_result mr;

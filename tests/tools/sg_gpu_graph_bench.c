@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernel/gpu.h"
 #include "kernel/model.h"
 #include "weights/model_load.h"
+#include "tests/check.h"
 
 int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double *median_ms,
                        char *err, size_t errlen) __attribute__((weak));
@@ -50,19 +50,17 @@ int main(int argc, char **argv) {
         const char *it = getenv("SG_GRAPH_ITERS");
         const int iters = it && atoi(it) > 0 ? atoi(it) : n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
         double ms = 0;
-        struct timespec w0, w1;
-        clock_gettime(CLOCK_REALTIME, &w0);
+        const double w0 = sg_test_clock_s(CLOCK_REALTIME);
         if (n < 1 || sg_cuda_time_graph(m, 0, backend, n, iters, &ms, err, sizeof err) != 0) {
             fprintf(stderr, "batch %s: %s\n", s, n < 1 ? "bad batch size" : err);
             rc = 1;
             continue;
         }
-        clock_gettime(CLOCK_REALTIME, &w1);
+        const double w1 = sg_test_clock_s(CLOCK_REALTIME);
         printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", backend, n, ms,
                n / ms * 1e3);
         if (getenv("SG_GRAPH_WINDOW"))  /* the whole call (set-up, capture, replays): WINDOW NAME T0 T1 REPLAYS 0 */
-            printf("WINDOW %s-%d-x%d %.6f %.6f %d 0\n", backend, n, iters, w0.tv_sec + 1e-9 * w0.tv_nsec,
-                   w1.tv_sec + 1e-9 * w1.tv_nsec, iters);
+            printf("WINDOW %s-%d-x%d %.6f %.6f %d 0\n", backend, n, iters, w0, w1, iters);
         fflush(stdout);
     }
     sg_model_free(m);
