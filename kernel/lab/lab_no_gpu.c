@@ -66,6 +66,10 @@ int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *e
     (void)c; (void)r;
     return no_cuda(err, errlen);
 }
+int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_result *r, char *err, size_t errlen) {
+    (void)c; (void)r;
+    return no_cuda(err, errlen);
+}
 
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen) {

@@ -15,6 +15,8 @@
 //                          flight (the megakernel's epilogue fences each staged piece while the producer loads).
 //   sg_chain_mma_kernel    one step of a chain of dependent m64nNk16 wgmma, operands already in shared memory: the
 //                          floor of a small GEMM task's K loop (K / 16 such steps per output, in a fixed order).
+//   sg_chain_task_kernel   the megakernel's 64 x 64 task whole: that chain in its ring, fed from global memory by
+//                          tensor-map boxes (as the megakernel) or by 1-D bulk copies of pre-swizzled operands.
 // All run one CTA per SM: SG_CHAIN_SMEM of dynamic shared memory, so a second CTA never fits.
 // The C API and the exact addressing are in sm90_chain_lab.h; the driver is kernel/lab/test_sm90_chain.c.
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <cstring>
 #include <numeric>
 #include <vector>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include "sm90_chain_lab.h"
 #include "../mega/mega_sync.cuh"
@@ -493,6 +496,122 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
     sg_mma_store(acc, out + (size_t)wg * 64 * 32, 32);  // warpgroup wg's 32 columns are B rows 32 wg..
 }
 
+// Experiment 7 (sm90_chain_lab.h): the loop above with its bytes. Each CTA is one 64 x 64 task of a GEMM (FC2 at
+// batch 1: row half rh = CTA % row_halves, column tile ct = CTA / row_halves), K / 192 stages of three K blocks of A
+// (64 rows) and W (64 rows), copied from global memory by the producer thread: MODE 0 as the megakernel (six tensor-map
+// boxes of 8 KB a stage, A and W of a K block side by side), MODE 1 the same stage from pre-swizzled K-block-major
+// copies of A and W by six 1-D bulk copies of 8 KB, MODE 2 by two bulk copies of 24 KB (the stage's three A blocks,
+// then its three W blocks). The consumers are the ring kernel's (uniform indices), with the stage's block offsets.
+#define SG_TASK_KB 8192  // one K block of a 64-row operand: 64 x 64 bf16, 128-byte swizzled
+struct sg_task_params {
+    const uint8_t *a_blk, *w_blk;  // [row half][K block][8 KB], [column tile][K block][8 KB]
+    int kblocks, row_halves;
+    float *out;                    // [64 row_halves][64 column tiles]
+    long long *t;                  // per CTA: loop ns, first stage's wait ns, loop clock64 cycles
+};
+template <int MODE>
+__device__ __forceinline__ uint32_t sg_task_a_off(int j) { return MODE == 2 ? j * SG_TASK_KB : j * 2 * SG_TASK_KB; }
+template <int MODE>
+__device__ __forceinline__ uint32_t sg_task_w_off(int j) {
+    return MODE == 2 ? 3 * SG_TASK_KB + j * SG_TASK_KB : j * 2 * SG_TASK_KB + SG_TASK_KB;
+}
+template <int MODE>
+__global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_constant__ CUtensorMap mapA,
+                                                               const __grid_constant__ CUtensorMap mapW,
+                                                               sg_task_params p) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[SG_MMA_RING_STAGES], empty[SG_MMA_RING_STAGES];
+    uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < SG_MMA_RING_STAGES; s++) {
+            sg_mbar_init(&full[s], 1);
+            sg_mbar_init(&empty[s], 2);
+        }
+        sg_fence_mbar_init();
+    }
+    __syncthreads();
+    const int rh = blockIdx.x % p.row_halves, ct = blockIdx.x / p.row_halves, stages_total = p.kblocks / 3;
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+    const unsigned long long g0 = sg_globaltimer();
+    const long long c0 = clock64();
+    if (wg == 2) {  // the producer
+        if (threadIdx.x == 256) {
+            if (MODE == 0) {
+                sg_tma_prefetch_desc(&mapA);
+                sg_tma_prefetch_desc(&mapW);
+            }
+            const uint8_t *a = p.a_blk + (size_t)rh * p.kblocks * SG_TASK_KB,
+                          *w = p.w_blk + (size_t)ct * p.kblocks * SG_TASK_KB;
+            for (int i = 0; i < stages_total; i++) {
+                const int s = i % SG_MMA_RING_STAGES, kb = 3 * i;
+                sg_mbar_wait(&empty[s], ((i / SG_MMA_RING_STAGES) & 1) ^ 1u);
+                uint8_t *dst = ring + s * SG_MMA_STAGE;
+                sg_mbar_arrive_expect_tx(&full[s], SG_MMA_STAGE);
+                if (MODE == 2) {
+                    sg_bulk_load(dst, a + (size_t)kb * SG_TASK_KB, 3 * SG_TASK_KB, &full[s]);
+                    sg_bulk_load(dst + 3 * SG_TASK_KB, w + (size_t)kb * SG_TASK_KB, 3 * SG_TASK_KB, &full[s]);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 3; j++) {
+                        if (MODE == 0) {
+                            sg_tma_load_2d(dst + sg_task_a_off<MODE>(j), &mapA, &full[s], 64 * (kb + j), 64 * rh);
+                            sg_tma_load_2d(dst + sg_task_w_off<MODE>(j), &mapW, &full[s], 64 * (kb + j), 64 * ct);
+                        } else {
+                            sg_bulk_load(dst + sg_task_a_off<MODE>(j), a + (size_t)(kb + j) * SG_TASK_KB, SG_TASK_KB,
+                                         &full[s]);
+                            sg_bulk_load(dst + sg_task_w_off<MODE>(j), w + (size_t)(kb + j) * SG_TASK_KB, SG_TASK_KB,
+                                         &full[s]);
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    const int t = threadIdx.x % 128;
+    float acc[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) acc[i] = 0.0f;
+    uint32_t stage = 0, phase = 0;
+    unsigned long long g_first = 0;
+    for (int left = stages_total; left > 0; left--) {
+        sg_mbar_wait(&full[stage], phase);
+        if (left == stages_total) g_first = sg_globaltimer();
+        const uint32_t st = __shfl_sync(0xffffffffu, stage, 0);
+        const uint8_t *base = ring + st * SG_MMA_STAGE;
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            const uint64_t da = sg_smem_desc(base + sg_task_a_off<MODE>(j), 16, 1024),
+                           dw = sg_smem_desc(base + sg_task_w_off<MODE>(j) + wg * 32 * 128, 16, 1024);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) sg_wgmma_ss_n32(acc, da + 2 * kk, dw + 2 * kk, 1);
+        }
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_wait<1>();
+        if (left < stages_total && t == 0)
+            sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+        if (++stage == SG_MMA_RING_STAGES) {
+            stage = 0;
+            phase ^= 1u;
+        }
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc);
+    if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+    const long long c1 = clock64();
+    const unsigned long long g1 = sg_globaltimer();
+    if (threadIdx.x == 0) {
+        p.t[3 * blockIdx.x] = (long long)(g1 - g0);
+        p.t[3 * blockIdx.x + 1] = (long long)(g_first - g0);
+        p.t[3 * blockIdx.x + 2] = c1 - c0;
+    }
+    const int ld = 64 * (int)(gridDim.x / p.row_halves);
+    sg_mma_store(acc, p.out + (size_t)rh * 64 * ld + ct * 64 + wg * 32, ld);
+}
+
 __global__ void sg_chain_fill(unsigned *p, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         p[i] = sg_ingest_word(i);
@@ -887,5 +1006,132 @@ extern "C" int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result 
     const int ni = n == 32 ? 0 : n == 64 ? 1 : n == 128 ? 2 : 3;
     sg_chain_mma_run(c, r, (c->group == 4 ? k4 : k12)[ni][c->chains - 1], c->steps, 128 * c->wgs,
                      1024 + 64 * 128 + n * 128, c->wgs * c->chains, n, 0);
+    return 0;
+}
+
+// Experiment 7's operands (every value a small integer, exact in bf16, every sum exact in fp32): row-major [rows, K]
+// for the tensor maps and its pre-swizzled K-block-major copy [rows / 64][K / 64][64 rows x 128 bytes], each block
+// as a 128-byte-swizzle box lands in shared memory (16-byte chunk c of row r at c ^ (r % 8)).
+static int sg_task_a(int r, int k) { return (3 * r + k) % 7 - 3; }
+static int sg_task_w(int n, int k) { return (2 * n + 3 * k + n / 5) % 5 - 2; }
+static void sg_task_operand(int rows, int K, int (*f)(int, int), std::vector<__nv_bfloat16> &rm,
+                            std::vector<__nv_bfloat16> &blk) {
+    rm.resize((size_t)rows * K);
+    blk.resize((size_t)rows * K);
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < K; k++) {
+            const __nv_bfloat16 v = __float2bfloat16((float)f(r, k));
+            rm[(size_t)r * K + k] = v;
+            const size_t byte = ((size_t)(r / 64) * (K / 64) + k / 64) * SG_TASK_KB + (r % 64) * 128 +
+                                ((((k % 64) / 8) ^ (r % 8)) * 16) + (k % 8) * 2;
+            blk[byte / 2] = v;
+        }
+}
+
+template <class T>
+static T *sg_task_upload(const std::vector<T> &v) {
+    T *d = NULL;
+    SG_CK(cudaMalloc(&d, v.size() * sizeof(T)));
+    SG_CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_result *r, char *err, size_t errlen) {
+    const int sms = sg_sm90_chain_available(err, errlen);
+    if (!sms) return -1;
+    const int N = c->row_halves * c->col_tiles, K = c->k;
+    if (c->mode < 0 || c->mode > 2 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
+        K < 192 || K % 192 || K > 6144 || (c->cold & ~1) || c->reps < 1) {
+        snprintf(err, errlen, "sm90 chain task: mode %d (0-2), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
+                 "(a multiple of 192, <= 6144), cold %d (0, 1), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
+                 c->cold, c->reps);
+        return -1;
+    }
+    const int rows = 64 * c->row_halves, cols = 64 * c->col_tiles, smem = 1024 + SG_MMA_RING_STAGES * SG_MMA_STAGE;
+    std::vector<__nv_bfloat16> a_rm, a_blk, w_rm, w_blk;
+    sg_task_operand(rows, K, sg_task_a, a_rm, a_blk);
+    sg_task_operand(cols, K, sg_task_w, w_rm, w_blk);
+    __nv_bfloat16 *d_a = sg_task_upload(a_rm), *d_ab = sg_task_upload(a_blk), *d_w = sg_task_upload(w_rm),
+                  *d_wb = sg_task_upload(w_blk);
+    // cold: the L2 emptied before each launch by writing a buffer larger than it, then A rewritten, so W comes from
+    // DRAM and A from L2, as at batch 1 (the weights streamed once a forward, the activations just written).
+    __nv_bfloat16 *d_a0 = c->cold ? sg_task_upload(a_rm) : NULL, *d_ab0 = c->cold ? sg_task_upload(a_blk) : NULL;
+    const size_t flush_bytes = 128u << 20, a_bytes = a_rm.size() * sizeof(__nv_bfloat16);
+    uint8_t *d_flush = NULL;
+    if (c->cold) SG_CK(cudaMalloc(&d_flush, flush_bytes));
+    CUtensorMap mapA, mapW;
+    if (sg_tmap_sw128_bf16(&mapA, d_a, rows, K, 64, 64, err, errlen) ||
+        sg_tmap_sw128_bf16(&mapW, d_w, cols, K, 64, 64, err, errlen))
+        return -1;
+    sg_task_params p = {};
+    p.a_blk = reinterpret_cast<const uint8_t *>(d_ab);
+    p.w_blk = reinterpret_cast<const uint8_t *>(d_wb);
+    p.kblocks = K / 64;
+    p.row_halves = c->row_halves;
+    const size_t out_words = (size_t)rows * cols;
+    SG_CK(cudaMalloc(&p.out, out_words * sizeof(float)));
+    SG_CK(cudaMalloc(&p.t, 3 * (size_t)N * sizeof(long long)));
+    typedef void (*kern_t)(const CUtensorMap, const CUtensorMap, sg_task_params);
+    const kern_t kern = c->mode == 0 ? sg_chain_task_kernel<0> : c->mode == 1 ? sg_chain_task_kernel<1>
+                                                                              : sg_chain_task_kernel<2>;
+    SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaEvent_t e0, e1;
+    SG_CK(cudaEventCreate(&e0));
+    SG_CK(cudaEventCreate(&e1));
+    std::vector<double> loop_max, loop_med, first, launch, mhz;
+    std::vector<long long> t(3 * (size_t)N);
+    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
+        SG_CK(cudaMemset(p.out, 0xFF, out_words * sizeof(float)));
+        if (c->cold) {
+            SG_CK(cudaMemset(d_flush, rep & 255, flush_bytes));
+            SG_CK(cudaMemcpy(d_a, d_a0, a_bytes, cudaMemcpyDeviceToDevice));
+            SG_CK(cudaMemcpy(d_ab, d_ab0, a_bytes, cudaMemcpyDeviceToDevice));
+        }
+        SG_CK(cudaEventRecord(e0));
+        kern<<<N, 288, smem>>>(mapA, mapW, p);
+        SG_CK(cudaEventRecord(e1));
+        SG_CK(cudaEventSynchronize(e1));
+        SG_CK(cudaGetLastError());
+        if (!rep) continue;
+        float ms = 0;
+        SG_CK(cudaEventElapsedTime(&ms, e0, e1));
+        launch.push_back(1000.0 * ms);
+        SG_CK(cudaMemcpy(t.data(), p.t, t.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+        std::vector<double> lp, fs;
+        for (int i = 0; i < N; i++) {
+            lp.push_back(t[3 * i] / 1e3);
+            fs.push_back(t[3 * i + 1] / 1e3);
+        }
+        loop_max.push_back(*std::max_element(lp.begin(), lp.end()));
+        loop_med.push_back(sg_median(lp));
+        first.push_back(sg_median(fs));
+        mhz.push_back(t[0] > 0 ? (double)t[2] / t[0] * 1e3 : 0);
+    }
+    std::vector<float> out(out_words);
+    SG_CK(cudaMemcpy(out.data(), p.out, out_words * sizeof(float), cudaMemcpyDeviceToHost));
+    long long bad = 0;
+    std::vector<int> ar(K), wr((size_t)cols * K);
+    for (int n = 0; n < cols; n++)
+        for (int k = 0; k < K; k++) wr[(size_t)n * K + k] = sg_task_w(n, k);
+    for (int row = 0; row < rows; row++) {
+        for (int k = 0; k < K; k++) ar[k] = sg_task_a(row, k);
+        for (int n = 0; n < cols; n++) {
+            int sum = 0;  // |sum| <= 3 x 2 x 6,144
+            for (int k = 0; k < K; k++) sum += ar[k] * wr[(size_t)n * K + k];
+            bad += out[(size_t)row * cols + n] != (float)sum;
+        }
+    }
+    r->loop_us_max = sg_median(loop_max);
+    r->loop_us_med = sg_median(loop_med);
+    r->first_us = sg_median(first);
+    r->launch_us = sg_median(launch);
+    r->gbs_cta = 2.0 * 64 * K * 2 / (r->loop_us_med * 1e3);
+    r->mhz = sg_median(mhz);
+    r->bad = bad;
+    SG_CK(cudaEventDestroy(e0));
+    SG_CK(cudaEventDestroy(e1));
+    for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0, (void *)d_flush,
+                    (void *)p.out, (void *)p.t})
+        if (d) SG_CK(cudaFree(d));
     return 0;
 }

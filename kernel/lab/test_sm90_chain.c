@@ -14,6 +14,7 @@
  *   test_sm90_chain                  the checks
  *   test_sm90_chain --quick          the smallest checks (for compute-sanitizer)
  *   test_sm90_chain --bench          the checks, then the tables
+ *   test_sm90_chain --task           experiment 7's checks and table 7 only
  * Options after those: --hops=H (timed hops per chain, default 2000), --mb=R (MB streamed per CTA, default 8).
  */
 #include <stdint.h>
@@ -338,16 +339,62 @@ static void mma_table(void) {
     mma_row(32, 2, 1, 12, 2, "  in the megakernel's ring, stage index per thread (before v55)");
 }
 
+/* Experiment 7: one configuration of the 64 x 64 task with its bytes; every output must equal the CPU's sums. */
+static const char *k_task_mode[3] = {"tensor 6 x 8 KB", "bulk 6 x 8 KB", "bulk 2 x 24 KB"};
+static void task_check(int mode, int rh, int ct, int k, int cold) {
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2};
+    sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
+    char err[512] = "";
+    if (sg_sm90_chain_task(&c, &r, err, sizeof err) != 0) {
+        CHECK(0, "sm90 chain task mode %d: %s", mode, err);
+        return;
+    }
+    CHECK(r.bad == 0 && r.loop_us_med > 0, "sm90 chain task (%s%s): %d x %d tasks of 64 x 64, K %d: %lld of %d outputs "
+          "wrong, loop %.2f us", k_task_mode[mode], cold ? ", cold" : "", rh, ct, k, r.bad, rh * ct * 4096,
+          r.loop_us_med);
+}
+
+/* One row of table 7 (10 launches, medians). */
+static void task_row(int mode, int rh, int ct, int k, int cold) {
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 10};
+    sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
+    char err[512] = "";
+    if (sg_sm90_chain_task(&c, &r, err, sizeof err) != 0 || r.bad) {
+        CHECK(0, "sm90 chain task bench mode %d: %s (%lld wrong)", mode, err, r.bad);
+        return;
+    }
+    printf("%-16s %-5s %4d %5d %10.2f %10.2f %9.2f %9.2f %9.1f %6.0f\n", k_task_mode[mode], cold ? "cold" : "hot",
+           rh * ct, k, r.loop_us_max, r.loop_us_med, r.first_us, r.launch_us, r.gbs_cta, r.mhz);
+    fflush(stdout);
+}
+
+/* Table 7: the megakernel's 64 x 64 task (FC2's and the out-projection's at batch 1: 4 row halves x 12 column tiles)
+ * with its operands copied as the megakernel does (tensor maps) or by 1-D bulk copies of pre-swizzled operands. */
+static void task_table(int sms) {
+    printf("\nTABLE 7: 64 x 64 GEMM tasks (m64n32k16 x 2 warpgroups, 4-stage ring of 48 KB stages), operands copied "
+           "from global memory;\n  loop = kernel entry to a CTA's last MMA (slowest CTA, median CTA), first = the median "
+           "CTA's wait for its first stage; medians of 10 launches.\n");
+    printf("%-16s %-5s %4s %5s %10s %10s %9s %9s %9s %6s\n", "copies", "L2", "CTAs", "K", "loop max", "loop med",
+           "first", "launch", "GB/s/CTA", "MHz");
+    for (int k = 3072; k >= 768; k /= 4)
+        for (int cold = 0; cold < 2; cold++)
+            for (int mode = 0; mode < 3; mode++) task_row(mode, 4, 12, k, cold);
+    for (int mode = 0; mode < 3; mode += 2) task_row(mode, 1, 1, 3072, 0);
+    if (sms >= 132)
+        for (int mode = 0; mode < 3; mode += 2) task_row(mode, 4, 33, 3072, 0);
+}
+
 int main(int argc, char **argv) {
-    int quick = 0, bench = 0, H = 2000;
+    int quick = 0, bench = 0, task = 0, H = 2000;
     long long mb = 8;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--bench")) bench = 1;
+        else if (!strcmp(argv[i], "--task")) task = 1;
         else if (!strncmp(argv[i], "--hops=", 7)) H = atoi(argv[i] + 7);
         else if (!strncmp(argv[i], "--mb=", 5)) mb = atoll(argv[i] + 5);
         else {
-            fprintf(stderr, "usage: %s [--quick | --bench] [--hops=H] [--mb=MB]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick | --bench | --task] [--hops=H] [--mb=MB]\n", argv[0]);
             return 2;
         }
     }
@@ -356,6 +403,15 @@ int main(int argc, char **argv) {
     const int sms = sg_sm90_chain_available(err, sizeof err);
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu, %d SMs\n", (unsigned long long)g_rng, sms);
+    /* The 64 x 64 task with its bytes: each way of copying, hot and cold, outputs against the CPU. */
+    for (int mode = 0; mode < 3; mode++) task_check(mode, quick ? 1 : 4, quick ? 2 : 12, quick ? 576 : 3072, mode == 1);
+    sg_chain_task_cfg kbad = {0, 4, 12, 1000, 0, 1};
+    sg_chain_task_result kr;
+    CHECK(sg_sm90_chain_task(&kbad, &kr, err, sizeof err) == -1, "sm90 chain task rejects K 1000 (%s)", err);
+    if (task) {
+        if (!quick) task_table(sms);
+        return CHECK_DONE();
+    }
 
     sg_chain_hop_result hr;
     sg_chain_hop_cfg bad = {10, 24, 0, 0, 1, NULL, NULL};
@@ -430,6 +486,7 @@ int main(int argc, char **argv) {
         ingest_table(sms, mb << 20);
         tingest_table(sms, mb << 20);
         mixed_table(sms, mb << 20);
+        task_table(sms);
     }
     return CHECK_DONE();
 }
