@@ -501,10 +501,13 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
 // (64 rows) and W (64 rows), copied from global memory by the producer thread: MODE 0 as the megakernel (six tensor-map
 // boxes of 8 KB a stage, A and W of a K block side by side), MODE 1 the same stage from pre-swizzled K-block-major
 // copies of A and W by six 1-D bulk copies of 8 KB, MODE 2 by two bulk copies of 24 KB (the stage's three A blocks,
-// then its three W blocks). The consumers are the ring kernel's (uniform indices), with the stage's block offsets.
+// then its three W blocks), MODE 3 as MODE 0 with the two tensor maps read from global memory (as the megakernel's,
+// whose maps are a device array) instead of the kernel's parameters. The consumers are the ring kernel's (uniform
+// indices), with the stage's block offsets.
 #define SG_TASK_KB 8192  // one K block of a 64-row operand: 64 x 64 bf16, 128-byte swizzled
 struct sg_task_params {
     const uint8_t *a_blk, *w_blk;  // [row half][K block][8 KB], [column tile][K block][8 KB]
+    const CUtensorMap *gmaps;      // MODE 3: mapA, mapW in global memory
     int kblocks, row_halves;
     float *out;                    // [64 row_halves][64 column tiles]
     long long *t;                  // per CTA: loop ns, first stage's wait ns, loop clock64 cycles
@@ -536,9 +539,10 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const long long c0 = clock64();
     if (wg == 2) {  // the producer
         if (threadIdx.x == 256) {
-            if (MODE == 0) {
-                sg_tma_prefetch_desc(&mapA);
-                sg_tma_prefetch_desc(&mapW);
+            const CUtensorMap *ma = MODE == 3 ? p.gmaps : &mapA, *mw = MODE == 3 ? p.gmaps + 1 : &mapW;
+            if (MODE == 0 || MODE == 3) {
+                sg_tma_prefetch_desc(ma);
+                sg_tma_prefetch_desc(mw);
             }
             const uint8_t *a = p.a_blk + (size_t)rh * p.kblocks * SG_TASK_KB,
                           *w = p.w_blk + (size_t)ct * p.kblocks * SG_TASK_KB;
@@ -553,9 +557,9 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
                 } else {
 #pragma unroll
                     for (int j = 0; j < 3; j++) {
-                        if (MODE == 0) {
-                            sg_tma_load_2d(dst + sg_task_a_off<MODE>(j), &mapA, &full[s], 64 * (kb + j), 64 * rh);
-                            sg_tma_load_2d(dst + sg_task_w_off<MODE>(j), &mapW, &full[s], 64 * (kb + j), 64 * ct);
+                        if (MODE == 0 || MODE == 3) {
+                            sg_tma_load_2d(dst + sg_task_a_off<MODE>(j), ma, &full[s], 64 * (kb + j), 64 * rh);
+                            sg_tma_load_2d(dst + sg_task_w_off<MODE>(j), mw, &full[s], 64 * (kb + j), 64 * ct);
                         } else {
                             sg_bulk_load(dst + sg_task_a_off<MODE>(j), a + (size_t)(kb + j) * SG_TASK_KB, SG_TASK_KB,
                                          &full[s]);
@@ -1040,9 +1044,9 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     const int sms = sg_sm90_chain_available(err, errlen);
     if (!sms) return -1;
     const int N = c->row_halves * c->col_tiles, K = c->k;
-    if (c->mode < 0 || c->mode > 2 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
+    if (c->mode < 0 || c->mode > 3 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
         K < 192 || K % 192 || K > 6144 || (c->cold & ~1) || c->reps < 1) {
-        snprintf(err, errlen, "sm90 chain task: mode %d (0-2), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
+        snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
                  "(a multiple of 192, <= 6144), cold %d (0, 1), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
                  c->cold, c->reps);
         return -1;
@@ -1072,8 +1076,14 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     SG_CK(cudaMalloc(&p.out, out_words * sizeof(float)));
     SG_CK(cudaMalloc(&p.t, 3 * (size_t)N * sizeof(long long)));
     typedef void (*kern_t)(const CUtensorMap, const CUtensorMap, sg_task_params);
-    const kern_t kern = c->mode == 0 ? sg_chain_task_kernel<0> : c->mode == 1 ? sg_chain_task_kernel<1>
-                                                                              : sg_chain_task_kernel<2>;
+    static const kern_t kerns[4] = {sg_chain_task_kernel<0>, sg_chain_task_kernel<1>, sg_chain_task_kernel<2>,
+                                    sg_chain_task_kernel<3>};
+    const kern_t kern = kerns[c->mode];
+    CUtensorMap *d_maps = NULL;  // mode 3's maps in global memory
+    SG_CK(cudaMalloc(&d_maps, 2 * sizeof(CUtensorMap)));
+    SG_CK(cudaMemcpy(d_maps, &mapA, sizeof mapA, cudaMemcpyHostToDevice));
+    SG_CK(cudaMemcpy(d_maps + 1, &mapW, sizeof mapW, cudaMemcpyHostToDevice));
+    p.gmaps = d_maps;
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaEvent_t e0, e1;
     SG_CK(cudaEventCreate(&e0));
@@ -1131,7 +1141,7 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     SG_CK(cudaEventDestroy(e0));
     SG_CK(cudaEventDestroy(e1));
     for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0, (void *)d_flush,
-                    (void *)p.out, (void *)p.t})
+                    (void *)p.out, (void *)p.t, (void *)d_maps})
         if (d) SG_CK(cudaFree(d));
     return 0;
 }

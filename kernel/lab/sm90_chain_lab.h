@@ -178,13 +178,14 @@ int sg_sm90_chain_mma(const sg_chain_mma_cfg *cfg, sg_chain_mma_result *res, cha
  * stages of three K blocks of A and W (48 KB) through a 4-stage ring, a producer thread and two consumer warpgroups
  * (m64n32k16, v55's uniform indices: experiment 6's ring kernel). mode 0: six tensor-map boxes of 8 KB a stage (the
  * megakernel's halves tasks); 1: the same bytes from pre-swizzled K-block-major copies of A and W by six 1-D bulk copies
- * of 8 KB; 2: by two of 24 KB (the stage's A blocks, then its W blocks). A[r][k] = (3 r + k) % 7 - 3, W[n][k] = (2 n +
+ * of 8 KB; 2: by two of 24 KB (the stage's A blocks, then its W blocks); 3: as 0 with the tensor maps in global memory
+ * (the megakernel's are a device array), not kernel parameters. A[r][k] = (3 r + k) % 7 - 3, W[n][k] = (2 n +
  * 3 k + n / 5) % 5 - 2: every output is checked exactly. cold: the L2 emptied before each launch and A rewritten (W from
  * DRAM, A from L2, as at batch 1). Reported from kernel entry to each CTA's last MMA (%globaltimer): the slowest
  * CTA's loop and the median CTA's (medians over the launches), the median CTA's wait for its first stage, the launch
  * (events), the median CTA's bytes per microsecond, the SM clock. */
 typedef struct sg_chain_task_cfg {
-    int mode;              /* 0 tensor maps, 1 bulk 8 KB, 2 bulk 24 KB */
+    int mode;              /* 0 tensor maps, 1 bulk 8 KB, 2 bulk 24 KB, 3 tensor maps in global memory */
     int row_halves;        /* 1 .. 4 */
     int col_tiles;         /* >= 1; row_halves x col_tiles <= SM count */
     int k;                 /* a multiple of 192, <= 6144 */
