@@ -4,8 +4,8 @@
 #
 # Builds only those two files into build/sm90chain/ (so it works while the rest of the tree is mid-edit), then:
 # the ptxas report (registers, spills), a SASS count of local-memory instructions when cuobjdump is found, the
-# checks and the six tables (test_sm90_chain --bench -> OUTDIR/chain.txt: the wgmma chain's step, proxy fence,
-# hops, bulk-copy ingest, tensor-map ingest, the two mixed), and compute-sanitizer memcheck, synccheck and racecheck on --quick. Without a compute capability 9.x GPU it stops after the build and says so (exit 3).
+# checks and the seven tables (test_sm90_chain --bench -> OUTDIR/chain.txt: the wgmma chain's step, proxy fence,
+# hops, bulk-copy ingest, tensor-map ingest, the two mixed, the 64 x 64 task with its bytes), and compute-sanitizer memcheck, synccheck and racecheck on --quick. Without a compute capability 9.x GPU it stops after the build and says so (exit 3).
 # Logs go to OUTDIR (default build/sm90chain/logs). Needs CUDA 13.0 (nvcc; compute-sanitizer for the last step)
 # and gcc/g++. Extra arguments for the bench (e.g. --hops=4000 --mb=16) go in $CHAIN_ARGS; CHAIN_ARGS=--task runs
 # only experiment 7 (the 64 x 64 task with its bytes: checks and table 7).

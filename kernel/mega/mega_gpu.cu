@@ -38,6 +38,9 @@ struct sg_mega_gpu {
     int L, tm_max, n_max, sms;
     int narrow_max[4];         // [s], s = 1..3: batches of up to this many images run GEMM task shape s (mega_shape)
     int ln_prefetch;           // sg_mega_params.ln_prefetch (SG_MEGA_LN_PREFETCH=0: off)
+    int w_prefetch_min;        // launches of this task shape and above prefetch weights (sg_mega_params.w_prefetch):
+                               // 3 halves (1-4 images, the default), 2 narrow64 too, 0 all, 4 none
+                               // (SG_MEGA_W_PREFETCH_MIN)
     int side_min;              // wide launches of at least this many images hand their row-wise tasks to the side
                                // warps (SG_MEGA_SIDE_MIN=N)
     int fc1_lag, fc2_lag;      // sg_mega_plan_build's interleaving of FC1 / FC2 (SG_MEGA_FC1_LAG, SG_MEGA_FC2_LAG)
@@ -284,6 +287,8 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->qkv_lag = lag ? atoi(lag) : 0;
     const char *lnp = getenv("SG_MEGA_LN_PREFETCH");
     g->ln_prefetch = lnp ? atoi(lnp) != 0 : 1;
+    const char *wp = getenv("SG_MEGA_W_PREFETCH_MIN");
+    g->w_prefetch_min = wp ? atoi(wp) : 3;
     const char *side = getenv("SG_MEGA_SIDE_MIN");
     g->side_min = side ? atoi(side) : 96;
     static const int per[4] = {0, 7, 9, 18};
@@ -514,6 +519,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.h8k = g->h8k;
     p.narrow = shape;
     p.ln_prefetch = g->ln_prefetch;
+    p.w_prefetch = shape >= g->w_prefetch_min;
     // SG_SM90_PROFILE=1: launches outside graph capture count cycles per task kind and print a summary (stderr).
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;

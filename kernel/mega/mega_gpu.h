@@ -150,6 +150,8 @@ struct sg_mega_params {
     const uint8_t *w1sf;
     int fc1;
     int ln_prefetch;  // 1: the producer asks L2 for a LayerNorm task's rows of h when it hands the task over
+    int w_prefetch;   // 1: a GEMM task's producer asks L2 for its share of the next GEMM stage's weight
+                      // (sg_mega_prefetch_next_w; halves launches by default)
     int narrow;  // this launch's GEMM task shape (mega_plan.h): 0 wide 128 x 256, 1 narrow 128 x 128, 2 narrow64
                  // 128 x 64, 3 halves (narrow64, the 768-column kinds 64 x 64)
     // FP8ROW only: the layers (bit l) whose FC2 runs in FP8 too. There FC1 writes H as E4M3 codes h8 [M, 3072] with

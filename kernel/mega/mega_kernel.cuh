@@ -172,6 +172,49 @@ __device__ __forceinline__ bool sg_mega_fp8row(const sg_mega_params &p, const sg
     return Arch::fc1_fp8row &&
            (k.kind == SG_MT_FC1 || (k.kind == SG_MT_FC2 && k.layer < p.L && ((p.fc2_f8 >> k.layer) & 1u)));
 }
+// The GEMM stage whose weight the chain reads after task k's stage (kind SG_MT_END: none): PATCH -> layer 0's QKV ->
+// OUT -> FC1 -> FC2 -> the next layer's QKV; the last layer's FC2 -> the head's K/V -> HOUT -> HFC1 -> HFC2.
+__device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &p, const sg_mega_task &k) {
+    sg_mega_task nx = {SG_MT_END, k.layer, 0, 0};
+    switch (k.kind) {
+    case SG_MT_PATCH: nx.kind = SG_MT_QKV, nx.layer = 0; break;
+    case SG_MT_QKV: nx.kind = SG_MT_OUT; break;
+    case SG_MT_OUT: nx.kind = SG_MT_FC1; break;
+    case SG_MT_FC1: nx.kind = SG_MT_FC2; break;
+    case SG_MT_FC2:
+        if (k.layer + 1 < p.L) nx.kind = SG_MT_QKV, nx.layer = k.layer + 1;
+        else nx.kind = SG_MT_HKV, nx.layer = p.L;  // the head's tasks carry layer L
+        break;
+    case SG_MT_HKV: nx.kind = SG_MT_HOUT; break;
+    case SG_MT_HOUT: nx.kind = SG_MT_HFC1; break;
+    case SG_MT_HFC1: nx.kind = SG_MT_HFC2; break;
+    default: break;
+    }
+    return nx;
+}
+// At small batches every weight comes from DRAM when its stage runs (the 172 MB never stay in the 50 MB L2), and a
+// small task's K loop then waits on DRAM: FC2's 64 x 64 task 8.0 us against 6.0 with its weight in L2 (chain lab
+// table 7, session 17). So a GEMM task's producer, when it takes the task (before it waits on the task's inputs),
+// asks L2 for its share of the next GEMM stage's weight: boxes j = i, i + T, ... of the weight's 64-row map (64 x 64
+// elements each, row-major over the boxes), i the task's index among the T tasks of its stage. One stage ahead, so
+// each stage's prefetch streams while the stage before reads its own weight from L2 (v44, session 12, asked for a
+// whole layer's at once and slowed the GEMM beside it). Arch::weight_map64 names the map a weight read in FP8 comes
+// through (and its row length in map elements; 0: no prefetch).
+template <class Arch>
+__device__ __forceinline__ void sg_mega_prefetch_next_w(const sg_mega_params &p, const sg_mega_task &k) {
+    const sg_mega_task nx = sg_mega_next_gemm(p, k);
+    if (nx.kind == SG_MT_END) return;
+    int a, w;
+    sg_mega_gemm_maps(nx, a, w);
+    const CUtensorMap *map = p.maps + SG_MAP_R64(p.L, w);
+    int cols = sg_mega_gemm_k(nx.kind);
+    Arch::weight_map64(p, nx, map, cols);
+    const int cb = cols / 64, nbox = sg_mega_kind_tiles(nx.kind) * (SG_MEGA_BN / 64) * cb;
+    const bool head_rows = k.kind >= SG_MT_HOUT && k.kind <= SG_MT_HFC2;
+    const int per = sg_mega_gemm_tasks(k.kind, p.narrow);
+    const int T = per * (head_rows ? sg_mega_tiles_head(p.n) : sg_mega_tiles_m(p.n));
+    for (int j = k.a * per + k.b; j < nbox; j += T) sg_tma_prefetch_l2_2d(map, 64 * (j % cb), 64 * (j / cb));
+}
 // Whether FP8ROW FC1 task k writes its output H as E4M3 with row scales (its layer's FC2 runs in FP8).
 template <class Arch>
 __device__ __forceinline__ bool sg_mega_h8(const sg_mega_params &p, const sg_mega_task &k) {
@@ -245,6 +288,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const sg_mega_task k = sg_mega_decode(code);
         const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = sg_mega_task_n0(k.kind, k.b, p.narrow);
         const bool gemm = sg_mega_is_gemm(k.kind);
+        if (gemm && p.w_prefetch) sg_mega_prefetch_next_w<Arch>(p, k);
         const uint32_t slot = gemm ? sg_mega_produce_bias<Arch>(p, k, n0, tn, bias_s, bfull, bempty, bq) : 0u;
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);

@@ -60,6 +60,11 @@ __device__ __forceinline__ void sg_mbar_wait(uint64_t *bar, uint32_t parity) {
 __device__ __forceinline__ void sg_tma_prefetch_desc(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
+// Asks L2 for the box at (x, y) of `map`: no shared memory, no completion; later copies of it hit L2.
+__device__ __forceinline__ void sg_tma_prefetch_l2_2d(const CUtensorMap *map, int x, int y) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y) : "memory");
+}
 // Copies the box at (x = inner coordinate, y = row) of `map` into smem `dst`, completing on `bar`.
 // Rows outside the tensor are zero-filled by the hardware.
 __device__ __forceinline__ void sg_tma_load_2d(void *dst, const CUtensorMap *map, uint64_t *bar, int x, int y) {

@@ -105,6 +105,14 @@ struct sg_sm100_arch {
         uint32_t phase;  // acc_full's phase for the next GEMM task
     };
 
+    // The skeleton's weight prefetch (sg_mega_prefetch_next_w; this kernel's wide launches run it only with
+    // SG_MEGA_W_PREFETCH_MIN=0): bf16 weights through the skeleton's 64-row maps; MXFP8 FC1's W1 has no 64-row map, so
+    // none is asked for.
+    static __device__ __forceinline__ void weight_map64(const sg_mega_params &p, const sg_mega_task &k,
+                                                        const CUtensorMap *&, int &cols) {
+        if (p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1) cols = 0;
+    }
+
     static __device__ __forceinline__ void cta_begin() {
         if (threadIdx.x == 0) {
             sg_mbar_init(sg_sm100_mega_acc_full(), 1);

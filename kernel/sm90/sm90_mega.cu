@@ -209,6 +209,14 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ ctx ctx_for(int) { return ctx(); }
     static __device__ __forceinline__ void cta_end() {}
 
+    // The 64-row map of a weight read in FP8 (E4M3 as 16-bit elements, K / 2 a row), for the skeleton's weight
+    // prefetch (sg_mega_prefetch_next_w); bf16 weights keep the skeleton's map.
+    static __device__ __forceinline__ void weight_map64(const sg_mega_params &p, const sg_mega_task &k,
+                                                        const CUtensorMap *&map, int &cols) {
+        if (!sg_mega_fp8row<sg_sm90_arch>(p, k)) return;
+        map = p.maps + (k.kind == SG_MT_FC1 ? SG_MAP_R64(p.L, SG_MAP_W1Q(p.L, k.layer)) : SG_MAP_W2Q64(p.L, k.layer));
+        cols /= 2;
+    }
     // FP8ROW FC1 and FC2 (sm90_fp8row.cuh): the E4M3 input and weight through their 16-bit maps (mega_gpu.h), so
     // the same loads bring 128 E4M3 per K block (K = 384 or 1,536 such elements) into the stage's usual places.
     static __device__ __forceinline__ void produce_gemm(const sg_mega_params &p, const sg_mega_task &k,
