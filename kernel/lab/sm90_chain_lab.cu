@@ -511,6 +511,9 @@ struct sg_task_params {
     int kblocks, row_halves;
     float *out;                    // [64 row_halves][64 column tiles]
     long long *t;                  // per CTA: loop ns, first stage's wait ns, loop clock64 cycles
+    unsigned *done;                // per CTA, zeroed before a launch: POLL's flag
+    int poll;                      // 1: the producer thread, its loads issued, polls done[CTA] as the megakernel's
+                                   // producer polls its next task's inputs (sg_dep_wait), until the consumers end
 };
 template <int MODE>
 __device__ __forceinline__ uint32_t sg_task_a_off(int j) { return MODE == 2 ? j * SG_TASK_KB : j * 2 * SG_TASK_KB; }
@@ -547,7 +550,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
             const uint8_t *a = p.a_blk + (size_t)rh * p.kblocks * SG_TASK_KB,
                           *w = p.w_blk + (size_t)ct * p.kblocks * SG_TASK_KB;
             for (int i = 0; i < stages_total; i++) {
-                const int s = i % SG_MMA_RING_STAGES, kb = 3 * i;
+                const int s = i % SG_MMA_RING_STAGES, kb = 3 * i;  // (the copies below as MODE picks)
                 sg_mbar_wait(&empty[s], ((i / SG_MMA_RING_STAGES) & 1) ^ 1u);
                 uint8_t *dst = ring + s * SG_MMA_STAGE;
                 sg_mbar_arrive_expect_tx(&full[s], SG_MMA_STAGE);
@@ -569,6 +572,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
                     }
                 }
             }
+            if (p.poll) sg_dep_wait(p.done + blockIdx.x, 1u);
         }
         return;
     }
@@ -608,6 +612,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const long long c1 = clock64();
     const unsigned long long g1 = sg_globaltimer();
     if (threadIdx.x == 0) {
+        if (p.poll) sg_red_release_add(p.done + blockIdx.x, 1u);
         p.t[3 * blockIdx.x] = (long long)(g1 - g0);
         p.t[3 * blockIdx.x + 1] = (long long)(g_first - g0);
         p.t[3 * blockIdx.x + 2] = c1 - c0;
@@ -1045,9 +1050,9 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     if (!sms) return -1;
     const int N = c->row_halves * c->col_tiles, K = c->k;
     if (c->mode < 0 || c->mode > 3 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
-        K < 192 || K % 192 || K > 6144 || (c->cold & ~1) || c->reps < 1) {
+        K < 192 || K % 192 || K > 6144 || (c->cold < 0 || c->cold > 2) || (c->poll & ~1) || c->reps < 1) {
         snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
-                 "(a multiple of 192, <= 6144), cold %d (0, 1), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
+                 "(a multiple of 192, <= 6144), cold %d (0-2), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
                  c->cold, c->reps);
         return -1;
     }
@@ -1057,8 +1062,9 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     sg_task_operand(cols, K, sg_task_w, w_rm, w_blk);
     __nv_bfloat16 *d_a = sg_task_upload(a_rm), *d_ab = sg_task_upload(a_blk), *d_w = sg_task_upload(w_rm),
                   *d_wb = sg_task_upload(w_blk);
-    // cold: the L2 emptied before each launch by writing a buffer larger than it, then A rewritten, so W comes from
-    // DRAM and A from L2, as at batch 1 (the weights streamed once a forward, the activations just written).
+    // cold 1: the L2 emptied before each launch by writing a buffer larger than it, then A rewritten, so W comes from
+    // DRAM and A from L2, as at batch 1 (the weights streamed once a forward, the activations just written); cold 2:
+    // only A rewritten (W in L2, A just written, as inside the megakernel with its weights resident).
     __nv_bfloat16 *d_a0 = c->cold ? sg_task_upload(a_rm) : NULL, *d_ab0 = c->cold ? sg_task_upload(a_blk) : NULL;
     const size_t flush_bytes = 128u << 20, a_bytes = a_rm.size() * sizeof(__nv_bfloat16);
     uint8_t *d_flush = NULL;
@@ -1075,6 +1081,8 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     const size_t out_words = (size_t)rows * cols;
     SG_CK(cudaMalloc(&p.out, out_words * sizeof(float)));
     SG_CK(cudaMalloc(&p.t, 3 * (size_t)N * sizeof(long long)));
+    SG_CK(cudaMalloc(&p.done, (size_t)N * sizeof(unsigned)));
+    p.poll = c->poll;
     typedef void (*kern_t)(const CUtensorMap, const CUtensorMap, sg_task_params);
     static const kern_t kerns[4] = {sg_chain_task_kernel<0>, sg_chain_task_kernel<1>, sg_chain_task_kernel<2>,
                                     sg_chain_task_kernel<3>};
@@ -1092,8 +1100,9 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     std::vector<long long> t(3 * (size_t)N);
     for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
         SG_CK(cudaMemset(p.out, 0xFF, out_words * sizeof(float)));
+        SG_CK(cudaMemset(p.done, 0, (size_t)N * sizeof(unsigned)));
         if (c->cold) {
-            SG_CK(cudaMemset(d_flush, rep & 255, flush_bytes));
+            if (c->cold == 1) SG_CK(cudaMemset(d_flush, rep & 255, flush_bytes));
             SG_CK(cudaMemcpy(d_a, d_a0, a_bytes, cudaMemcpyDeviceToDevice));
             SG_CK(cudaMemcpy(d_ab, d_ab0, a_bytes, cudaMemcpyDeviceToDevice));
         }
@@ -1141,7 +1150,7 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     SG_CK(cudaEventDestroy(e0));
     SG_CK(cudaEventDestroy(e1));
     for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0, (void *)d_flush,
-                    (void *)p.out, (void *)p.t, (void *)d_maps})
+                    (void *)p.out, (void *)p.t, (void *)d_maps, (void *)p.done})
         if (d) SG_CK(cudaFree(d));
     return 0;
 }

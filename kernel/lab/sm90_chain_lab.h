@@ -180,8 +180,8 @@ int sg_sm90_chain_mma(const sg_chain_mma_cfg *cfg, sg_chain_mma_result *res, cha
  * megakernel's halves tasks); 1: the same bytes from pre-swizzled K-block-major copies of A and W by six 1-D bulk copies
  * of 8 KB; 2: by two of 24 KB (the stage's A blocks, then its W blocks); 3: as 0 with the tensor maps in global memory
  * (the megakernel's are a device array), not kernel parameters. A[r][k] = (3 r + k) % 7 - 3, W[n][k] = (2 n +
- * 3 k + n / 5) % 5 - 2: every output is checked exactly. cold: the L2 emptied before each launch and A rewritten (W from
- * DRAM, A from L2, as at batch 1). Reported from kernel entry to each CTA's last MMA (%globaltimer): the slowest
+ * 3 k + n / 5) % 5 - 2: every output is checked exactly. cold 1: the L2 emptied before each launch and A rewritten (W
+ * from DRAM, A from L2, as at batch 1); 2: only A rewritten (A just written, W in L2). Reported from kernel entry to each CTA's last MMA (%globaltimer): the slowest
  * CTA's loop and the median CTA's (medians over the launches), the median CTA's wait for its first stage, the launch
  * (events), the median CTA's bytes per microsecond, the SM clock. */
 typedef struct sg_chain_task_cfg {
@@ -189,8 +189,10 @@ typedef struct sg_chain_task_cfg {
     int row_halves;        /* 1 .. 4 */
     int col_tiles;         /* >= 1; row_halves x col_tiles <= SM count */
     int k;                 /* a multiple of 192, <= 6144 */
-    int cold;              /* 0 or 1 */
+    int cold;              /* 0, 1 or 2 */
     int reps;              /* >= 1 */
+    int poll;              /* 1: the producer thread, its loads issued, polls a flag in global memory (sg_dep_wait, as
+                              the megakernel's producer polls its next task's inputs) until the consumers end */
 } sg_chain_task_cfg;
 
 typedef struct sg_chain_task_result {

@@ -342,7 +342,7 @@ static void mma_table(void) {
 /* Experiment 7: one configuration of the 64 x 64 task with its bytes; every output must equal the CPU's sums. */
 static const char *k_task_mode[4] = {"tensor 6 x 8 KB", "bulk 6 x 8 KB", "bulk 2 x 24 KB", "tensor, maps gmem"};
 static void task_check(int mode, int rh, int ct, int k, int cold) {
-    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2};
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2, mode == 0};
     sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
     char err[512] = "";
     if (sg_sm90_chain_task(&c, &r, err, sizeof err) != 0) {
@@ -350,21 +350,23 @@ static void task_check(int mode, int rh, int ct, int k, int cold) {
         return;
     }
     CHECK(r.bad == 0 && r.loop_us_med > 0, "sm90 chain task (%s%s): %d x %d tasks of 64 x 64, K %d: %lld of %d outputs "
-          "wrong, loop %.2f us", k_task_mode[mode], cold ? ", cold" : "", rh, ct, k, r.bad, rh * ct * 4096,
+          "wrong, loop %.2f us", k_task_mode[mode], cold == 1 ? ", cold" : cold == 2 ? ", A rewritten" : "", rh, ct, k, r.bad, rh * ct * 4096,
           r.loop_us_med);
 }
 
 /* One row of table 7 (10 launches, medians). */
-static void task_row(int mode, int rh, int ct, int k, int cold) {
-    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 10};
+static void task_row(int mode, int rh, int ct, int k, int cold, int poll) {
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 10, poll};
     sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
     char err[512] = "";
     if (sg_sm90_chain_task(&c, &r, err, sizeof err) != 0 || r.bad) {
         CHECK(0, "sm90 chain task bench mode %d: %s (%lld wrong)", mode, err, r.bad);
         return;
     }
-    printf("%-16s %-5s %4d %5d %10.2f %10.2f %9.2f %9.2f %9.1f %6.0f\n", k_task_mode[mode], cold ? "cold" : "hot",
-           rh * ct, k, r.loop_us_max, r.loop_us_med, r.first_us, r.launch_us, r.gbs_cta, r.mhz);
+    static const char *l2[3] = {"hot", "cold", "A new"};
+    printf("%-17s %-5s %4d %5d %10.2f %10.2f %9.2f %9.2f %9.1f %6.0f%s\n", k_task_mode[mode], l2[cold],
+           rh * ct, k, r.loop_us_max, r.loop_us_med, r.first_us, r.launch_us, r.gbs_cta, r.mhz,
+           poll ? "  producer polling" : "");
     fflush(stdout);
 }
 
@@ -374,14 +376,16 @@ static void task_table(int sms) {
     printf("\nTABLE 7: 64 x 64 GEMM tasks (m64n32k16 x 2 warpgroups, 4-stage ring of 48 KB stages), operands copied "
            "from global memory;\n  loop = kernel entry to a CTA's last MMA (slowest CTA, median CTA), first = the median "
            "CTA's wait for its first stage; medians of 10 launches.\n");
-    printf("%-16s %-5s %4s %5s %10s %10s %9s %9s %9s %6s\n", "copies", "L2", "CTAs", "K", "loop max", "loop med",
+    printf("%-17s %-5s %4s %5s %10s %10s %9s %9s %9s %6s\n", "copies", "L2", "CTAs", "K", "loop max", "loop med",
            "first", "launch", "GB/s/CTA", "MHz");
     for (int k = 3072; k >= 768; k /= 4)
-        for (int cold = 0; cold < 2; cold++)
-            for (int mode = 0; mode < 4; mode++) task_row(mode, 4, 12, k, cold);
-    for (int mode = 0; mode < 3; mode += 2) task_row(mode, 1, 1, 3072, 0);
+        for (int cold = 0; cold < 3; cold++)
+            for (int mode = 0; mode < 4; mode++) task_row(mode, 4, 12, k, cold, 0);
+    for (int mode = 0; mode < 3; mode += 2) task_row(mode, 1, 1, 3072, 0, 0);
     if (sms >= 132)
-        for (int mode = 0; mode < 3; mode += 2) task_row(mode, 4, 33, 3072, 0);
+        for (int mode = 0; mode < 3; mode += 2) task_row(mode, 4, 33, 3072, 0, 0);
+    /* The megakernel's surroundings, one at a time: A just written (W in L2), the producer polling. */
+    for (int cold = 0; cold < 3; cold += 2) task_row(0, 4, 12, 3072, cold, 1);
 }
 
 int main(int argc, char **argv) {
@@ -404,8 +408,8 @@ int main(int argc, char **argv) {
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu, %d SMs\n", (unsigned long long)g_rng, sms);
     /* The 64 x 64 task with its bytes: each way of copying, hot and cold, outputs against the CPU. */
-    for (int mode = 0; mode < 4; mode++) task_check(mode, quick ? 1 : 4, quick ? 2 : 12, quick ? 576 : 3072, mode == 1);
-    sg_chain_task_cfg kbad = {0, 4, 12, 1000, 0, 1};
+    for (int mode = 0; mode < 4; mode++) task_check(mode, quick ? 1 : 4, quick ? 2 : 12, quick ? 576 : 3072, mode % 3);
+    sg_chain_task_cfg kbad = {0, 4, 12, 1000, 0, 1, 0};
     sg_chain_task_result kr;
     CHECK(sg_sm90_chain_task(&kbad, &kr, err, sizeof err) == -1, "sm90 chain task rejects K 1000 (%s)", err);
     if (task) {
