@@ -511,9 +511,15 @@ struct sg_task_params {
     int kblocks, row_halves;
     float *out;                    // [64 row_halves][64 column tiles]
     long long *t;                  // per CTA: loop ns, first stage's wait ns, loop clock64 cycles
-    unsigned *done;                // per CTA, zeroed before a launch: POLL's flag
-    int poll;                      // 1: the producer thread, its loads issued, polls done[CTA] as the megakernel's
-                                   // producer polls its next task's inputs (sg_dep_wait), until the consumers end
+    unsigned *done;                // per task, zeroed before a launch: POLL's flag
+    int tasks, place;              // place 0: CTA c runs task c (grid = tasks); else grid = every SM and the CTA on
+                                   // SM s runs task s (1: SMs 0 .. tasks-1), s / 2 for even s (2: one SM of each
+                                   // pair), or SMs - 1 - s (3: the highest SM ids), if below tasks
+    int poll;                      // 1: the producer thread, its loads issued, polls done[task] as the megakernel's
+                                   // producer polls its next task's inputs (sg_dep_wait), until the consumers end;
+                                   // 2: every CTA's producer (those without a task too) polls one shared word,
+                                   // done[tasks], until every task has ended (the megakernel's idle CTAs all poll
+                                   // the counter of the stage they wait for)
 };
 template <int MODE>
 __device__ __forceinline__ uint32_t sg_task_a_off(int j) { return MODE == 2 ? j * SG_TASK_KB : j * 2 * SG_TASK_KB; }
@@ -527,6 +533,13 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
                                                                sg_task_params p) {
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_MMA_RING_STAGES], empty[SG_MMA_RING_STAGES];
+    const int sm = sg_smid();
+    const int ti = p.place == 0 ? (int)blockIdx.x : p.place == 1 ? sm : p.place == 2 ? (sm % 2 ? p.tasks : sm / 2)
+                                                                                   : (int)gridDim.x - 1 - sm;
+    if (ti >= p.tasks) {  // the whole CTA: its SM runs no task (poll 2: its thread 0 polls the shared word)
+        if (p.poll == 2 && threadIdx.x == 0) sg_dep_wait(p.done + p.tasks, (unsigned)p.tasks);
+        return;
+    }
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_MMA_RING_STAGES; s++) {
@@ -536,7 +549,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
         sg_fence_mbar_init();
     }
     __syncthreads();
-    const int rh = blockIdx.x % p.row_halves, ct = blockIdx.x / p.row_halves, stages_total = p.kblocks / 3;
+    const int rh = ti % p.row_halves, ct = ti / p.row_halves, stages_total = p.kblocks / 3;
     const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
     const unsigned long long g0 = sg_globaltimer();
     const long long c0 = clock64();
@@ -572,7 +585,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
                     }
                 }
             }
-            if (p.poll) sg_dep_wait(p.done + blockIdx.x, 1u);
+            if (p.poll) sg_dep_wait(p.poll == 2 ? p.done + p.tasks : p.done + ti, p.poll == 2 ? p.tasks : 1u);
         }
         return;
     }
@@ -612,12 +625,12 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const long long c1 = clock64();
     const unsigned long long g1 = sg_globaltimer();
     if (threadIdx.x == 0) {
-        if (p.poll) sg_red_release_add(p.done + blockIdx.x, 1u);
-        p.t[3 * blockIdx.x] = (long long)(g1 - g0);
-        p.t[3 * blockIdx.x + 1] = (long long)(g_first - g0);
-        p.t[3 * blockIdx.x + 2] = c1 - c0;
+        if (p.poll) sg_red_release_add(p.poll == 2 ? p.done + p.tasks : p.done + ti, 1u);
+        p.t[3 * ti] = (long long)(g1 - g0);
+        p.t[3 * ti + 1] = (long long)(g_first - g0);
+        p.t[3 * ti + 2] = c1 - c0;
     }
-    const int ld = 64 * (int)(gridDim.x / p.row_halves);
+    const int ld = 64 * (p.tasks / p.row_halves);
     sg_mma_store(acc, p.out + (size_t)rh * 64 * ld + ct * 64 + wg * 32, ld);
 }
 
@@ -1050,7 +1063,8 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     if (!sms) return -1;
     const int N = c->row_halves * c->col_tiles, K = c->k;
     if (c->mode < 0 || c->mode > 3 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
-        K < 192 || K % 192 || K > 6144 || (c->cold < 0 || c->cold > 2) || (c->poll & ~1) || c->reps < 1) {
+        K < 192 || K % 192 || K > 6144 || (c->cold < 0 || c->cold > 2) || (c->poll < 0 || c->poll > 2) || c->place < 0 || c->place > 3 ||
+        (c->place == 2 && 2 * N > sms) || c->reps < 1) {
         snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
                  "(a multiple of 192, <= 6144), cold %d (0-2), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
                  c->cold, c->reps);
@@ -1081,8 +1095,10 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     const size_t out_words = (size_t)rows * cols;
     SG_CK(cudaMalloc(&p.out, out_words * sizeof(float)));
     SG_CK(cudaMalloc(&p.t, 3 * (size_t)N * sizeof(long long)));
-    SG_CK(cudaMalloc(&p.done, (size_t)N * sizeof(unsigned)));
+    SG_CK(cudaMalloc(&p.done, (size_t)(N + 1) * sizeof(unsigned)));
     p.poll = c->poll;
+    p.tasks = N;
+    p.place = c->place;
     typedef void (*kern_t)(const CUtensorMap, const CUtensorMap, sg_task_params);
     static const kern_t kerns[4] = {sg_chain_task_kernel<0>, sg_chain_task_kernel<1>, sg_chain_task_kernel<2>,
                                     sg_chain_task_kernel<3>};
@@ -1100,14 +1116,14 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     std::vector<long long> t(3 * (size_t)N);
     for (int rep = 0; rep <= c->reps; rep++) {  // rep 0: warm-up
         SG_CK(cudaMemset(p.out, 0xFF, out_words * sizeof(float)));
-        SG_CK(cudaMemset(p.done, 0, (size_t)N * sizeof(unsigned)));
+        SG_CK(cudaMemset(p.done, 0, (size_t)(N + 1) * sizeof(unsigned)));
         if (c->cold) {
             if (c->cold == 1) SG_CK(cudaMemset(d_flush, rep & 255, flush_bytes));
             SG_CK(cudaMemcpy(d_a, d_a0, a_bytes, cudaMemcpyDeviceToDevice));
             SG_CK(cudaMemcpy(d_ab, d_ab0, a_bytes, cudaMemcpyDeviceToDevice));
         }
         SG_CK(cudaEventRecord(e0));
-        kern<<<N, 288, smem>>>(mapA, mapW, p);
+        kern<<<c->place ? sms : N, 288, smem>>>(mapA, mapW, p);
         SG_CK(cudaEventRecord(e1));
         SG_CK(cudaEventSynchronize(e1));
         SG_CK(cudaGetLastError());

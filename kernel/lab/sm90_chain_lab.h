@@ -192,7 +192,13 @@ typedef struct sg_chain_task_cfg {
     int cold;              /* 0, 1 or 2 */
     int reps;              /* >= 1 */
     int poll;              /* 1: the producer thread, its loads issued, polls a flag in global memory (sg_dep_wait, as
-                              the megakernel's producer polls its next task's inputs) until the consumers end */
+                              the megakernel's producer polls its next task's inputs) until the consumers end; 2: every
+                              CTA's producer, with a task or not, polls one shared word until all tasks have ended
+                              (with place > 0: a CTA on every SM, as the megakernel's idle CTAs all poll the counter of
+                              the stage they wait for) */
+    int place;             /* which SMs run the tasks: 0 as the hardware places N CTAs; 1 SMs 0 .. N-1 (%smid); 2 the
+                              even SMs (one of each pair, 2 N <= SMs); 3 the N highest SM ids (1-3 launch a CTA on
+                              every SM, the others idle) */
 } sg_chain_task_cfg;
 
 typedef struct sg_chain_task_result {
