@@ -512,6 +512,9 @@ struct sg_task_params {
     float *out;                    // [64 row_halves][64 column tiles]
     long long *t;                  // per CTA: loop ns, first stage's wait ns, loop clock64 cycles
     unsigned *done;                // per task, zeroed before a launch: POLL's flag
+    const uint8_t *bg_buf;         // bg > 0: the SMs without a task stream their own region of this buffer
+    unsigned long long bg_span;    // ... bg_span bytes each (a multiple of 48 KB), in 48 KB bulk copies, 4 in flight,
+    int bg;                        // until every task has ended (done[tasks]): the traffic of a neighbouring stage
     int tasks, place;              // place 0: CTA c runs task c (grid = tasks); else grid = every SM and the CTA on
                                    // SM s runs task s (1: SMs 0 .. tasks-1), s / 2 for even s (2: one SM of each
                                    // pair), or SMs - 1 - s (3: the highest SM ids), if below tasks
@@ -537,7 +540,30 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const int ti = p.place == 0 ? (int)blockIdx.x : p.place == 1 ? sm : p.place == 2 ? (sm % 2 ? p.tasks : sm / 2)
                                                                                    : (int)gridDim.x - 1 - sm;
     if (ti >= p.tasks) {  // the whole CTA: its SM runs no task (poll 2: its thread 0 polls the shared word)
-        if (p.poll == 2 && threadIdx.x == 0) sg_dep_wait(p.done + p.tasks, (unsigned)p.tasks);
+        if (threadIdx.x != 0) return;
+        if (p.bg) {  // stream this SM's region until the tasks end, then drain the copies in flight
+            uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+            for (int s = 0; s < SG_MMA_RING_STAGES; s++) sg_mbar_init(&full[s], 1);
+            sg_fence_mbar_init();
+            const unsigned long long chunks = p.bg_span / SG_MMA_STAGE;
+            auto issue = [&](unsigned i) {
+                const int s = (int)(i % SG_MMA_RING_STAGES);
+                sg_mbar_arrive_expect_tx(&full[s], SG_MMA_STAGE);
+                sg_bulk_load(ring + s * SG_MMA_STAGE, p.bg_buf + sm * p.bg_span + (i % chunks) * SG_MMA_STAGE,
+                             SG_MMA_STAGE, &full[s]);
+            };
+            unsigned i = 0;
+            for (; i < SG_MMA_RING_STAGES; i++) issue(i);
+            for (;; i++) {  // copy i - 4 has landed before copy i reuses its stage
+                sg_mbar_wait(&full[i % SG_MMA_RING_STAGES], ((i / SG_MMA_RING_STAGES) - 1) & 1);
+                if (sg_ld_acquire(p.done + p.tasks) >= (unsigned)p.tasks) break;
+                issue(i);
+            }
+            for (unsigned j = i + 1; j < i + SG_MMA_RING_STAGES; j++)  // copies i - 3 .. i - 1
+                sg_mbar_wait(&full[j % SG_MMA_RING_STAGES], ((j / SG_MMA_RING_STAGES) - 1) & 1);
+        } else if (p.poll == 2) {
+            sg_dep_wait(p.done + p.tasks, (unsigned)p.tasks);
+        }
         return;
     }
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -625,7 +651,8 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const long long c1 = clock64();
     const unsigned long long g1 = sg_globaltimer();
     if (threadIdx.x == 0) {
-        if (p.poll) sg_red_release_add(p.poll == 2 ? p.done + p.tasks : p.done + ti, 1u);
+        if (p.poll == 1) sg_red_release_add(p.done + ti, 1u);
+        if (p.poll == 2 || p.bg) sg_red_release_add(p.done + p.tasks, 1u);
         p.t[3 * ti] = (long long)(g1 - g0);
         p.t[3 * ti + 1] = (long long)(g_first - g0);
         p.t[3 * ti + 2] = c1 - c0;
@@ -1064,7 +1091,7 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     const int N = c->row_halves * c->col_tiles, K = c->k;
     if (c->mode < 0 || c->mode > 3 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
         K < 192 || K % 192 || K > 6144 || (c->cold < 0 || c->cold > 2) || (c->poll < 0 || c->poll > 2) || c->place < 0 || c->place > 3 ||
-        (c->place == 2 && 2 * N > sms) || c->reps < 1) {
+        (c->place == 2 && 2 * N > sms) || c->bg < 0 || c->bg > 2 || (c->bg && !c->place) || c->reps < 1) {
         snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
                  "(a multiple of 192, <= 6144), cold %d (0-2), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
                  c->cold, c->reps);
@@ -1099,6 +1126,15 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     p.poll = c->poll;
     p.tasks = N;
     p.place = c->place;
+    // bg 1: 256 KB a SM (in L2 after the warm-up), 2: 2 MB a SM (168 MB in all: DRAM)
+    p.bg = c->bg;
+    p.bg_span = c->bg == 2 ? 42ull * SG_MMA_STAGE : 5ull * SG_MMA_STAGE;
+    uint8_t *d_bg = NULL;
+    if (c->bg) {
+        SG_CK(cudaMalloc(&d_bg, (size_t)sms * p.bg_span));
+        SG_CK(cudaMemset(d_bg, 1, (size_t)sms * p.bg_span));
+    }
+    p.bg_buf = d_bg;
     typedef void (*kern_t)(const CUtensorMap, const CUtensorMap, sg_task_params);
     static const kern_t kerns[4] = {sg_chain_task_kernel<0>, sg_chain_task_kernel<1>, sg_chain_task_kernel<2>,
                                     sg_chain_task_kernel<3>};
@@ -1166,7 +1202,7 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     SG_CK(cudaEventDestroy(e0));
     SG_CK(cudaEventDestroy(e1));
     for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0, (void *)d_flush,
-                    (void *)p.out, (void *)p.t, (void *)d_maps, (void *)p.done})
+                    (void *)p.out, (void *)p.t, (void *)d_maps, (void *)p.done, (void *)d_bg})
         if (d) SG_CK(cudaFree(d));
     return 0;
 }

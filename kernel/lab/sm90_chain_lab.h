@@ -199,6 +199,9 @@ typedef struct sg_chain_task_cfg {
     int place;             /* which SMs run the tasks: 0 as the hardware places N CTAs; 1 SMs 0 .. N-1 (%smid); 2 the
                               even SMs (one of each pair, 2 N <= SMs); 3 the N highest SM ids (1-3 launch a CTA on
                               every SM, the others idle) */
+    int bg;                /* with place > 0: the SMs without a task stream their own data (48 KB bulk copies, 4 in
+                              flight) until the tasks end, as a neighbouring stage's tasks do: 1 from L2 (256 KB each),
+                              2 from DRAM (2 MB each) */
 } sg_chain_task_cfg;
 
 typedef struct sg_chain_task_result {

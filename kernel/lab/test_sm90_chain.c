@@ -342,7 +342,8 @@ static void mma_table(void) {
 /* Experiment 7: one configuration of the 64 x 64 task with its bytes; every output must equal the CPU's sums. */
 static const char *k_task_mode[4] = {"tensor 6 x 8 KB", "bulk 6 x 8 KB", "bulk 2 x 24 KB", "tensor, maps gmem"};
 static void task_check(int mode, int rh, int ct, int k, int cold) {
-    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2, mode == 0 ? 1 : mode == 2 ? 2 : 0, mode == 1 || mode == 2};
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2, mode == 0 ? 1 : mode == 2 ? 2 : 0, mode == 1 || mode == 2,
+                           mode == 1};
     sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
     char err[512] = "";
     if (sg_sm90_chain_task(&c, &r, err, sizeof err) != 0) {
@@ -355,8 +356,8 @@ static void task_check(int mode, int rh, int ct, int k, int cold) {
 }
 
 /* One row of table 7 (10 launches, medians). */
-static void task_row(int mode, int rh, int ct, int k, int cold, int poll, int place) {
-    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 10, poll, place};
+static void task_row(int mode, int rh, int ct, int k, int cold, int poll, int place, int bg) {
+    sg_chain_task_cfg c = {mode, rh, ct, k, cold, 10, poll, place, bg};
     static const char *where[4] = {"", "  on SMs 0..N-1", "  on even SMs", "  on the highest SMs"};
     sg_chain_task_result r = {0, 0, 0, 0, 0, 0, 0};
     char err[512] = "";
@@ -367,7 +368,8 @@ static void task_row(int mode, int rh, int ct, int k, int cold, int poll, int pl
     static const char *l2[3] = {"hot", "cold", "A new"};
     printf("%-17s %-5s %4d %5d %10.2f %10.2f %9.2f %9.2f %9.1f %6.0f%s\n", k_task_mode[mode], l2[cold],
            rh * ct, k, r.loop_us_max, r.loop_us_med, r.first_us, r.launch_us, r.gbs_cta, r.mhz,
-           poll == 1 ? "  producer polling" : poll == 2 ? "  every SM polling one word" : where[place]);
+           bg == 1 ? "  84 SMs streaming L2 beside" : bg == 2 ? "  84 SMs streaming DRAM beside"
+           : poll == 1 ? "  producer polling" : poll == 2 ? "  every SM polling one word" : where[place]);
     fflush(stdout);
 }
 
@@ -381,17 +383,18 @@ static void task_table(int sms) {
            "first", "launch", "GB/s/CTA", "MHz");
     for (int k = 3072; k >= 768; k /= 4)
         for (int cold = 0; cold < 3; cold++)
-            for (int mode = 0; mode < 4; mode++) task_row(mode, 4, 12, k, cold, 0, 0);
-    for (int mode = 0; mode < 3; mode += 2) task_row(mode, 1, 1, 3072, 0, 0, 0);
+            for (int mode = 0; mode < 4; mode++) task_row(mode, 4, 12, k, cold, 0, 0, 0);
+    for (int mode = 0; mode < 3; mode += 2) task_row(mode, 1, 1, 3072, 0, 0, 0, 0);
     if (sms >= 132)
-        for (int mode = 0; mode < 3; mode += 2) task_row(mode, 4, 33, 3072, 0, 0, 0);
+        for (int mode = 0; mode < 3; mode += 2) task_row(mode, 4, 33, 3072, 0, 0, 0, 0);
     /* The megakernel's surroundings, one at a time: A just written (W in L2), the producer polling, and where the
      * 48 tasks run (the megakernel's go to whichever CTAs take their tickets). */
-    for (int cold = 0; cold < 3; cold += 2) task_row(0, 4, 12, 3072, cold, 1, 0);
-    for (int place = 1; place < 4; place++) task_row(0, 4, 12, 3072, 0, 0, place);
-    task_row(0, 4, 12, 3072, 0, 2, 1);
-    task_row(0, 4, 12, 3072, 2, 2, 1);
-    task_row(0, 4, 12, 768, 0, 2, 1);
+    for (int cold = 0; cold < 3; cold += 2) task_row(0, 4, 12, 3072, cold, 1, 0, 0);
+    for (int place = 1; place < 4; place++) task_row(0, 4, 12, 3072, 0, 0, place, 0);
+    task_row(0, 4, 12, 3072, 0, 2, 1, 0);
+    task_row(0, 4, 12, 3072, 2, 2, 1, 0);
+    task_row(0, 4, 12, 768, 0, 2, 1, 0);
+    for (int bg = 1; bg < 3; bg++) task_row(0, 4, 12, 3072, 0, 0, 1, bg);
 }
 
 int main(int argc, char **argv) {
@@ -415,7 +418,7 @@ int main(int argc, char **argv) {
     printf("seed %llu, %d SMs\n", (unsigned long long)g_rng, sms);
     /* The 64 x 64 task with its bytes: each way of copying, hot and cold, outputs against the CPU. */
     for (int mode = 0; mode < 4; mode++) task_check(mode, quick ? 1 : 4, quick ? 2 : 12, quick ? 576 : 3072, mode % 3);
-    sg_chain_task_cfg kbad = {0, 4, 12, 1000, 0, 1, 0, 0};
+    sg_chain_task_cfg kbad = {0, 4, 12, 1000, 0, 1, 0, 0, 0};
     sg_chain_task_result kr;
     CHECK(sg_sm90_chain_task(&kbad, &kr, err, sizeof err) == -1, "sm90 chain task rejects K 1000 (%s)", err);
     if (task) {
