@@ -429,6 +429,45 @@ __global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *
 #define SG_MMA_RING_STAGES 4
 #define SG_MMA_STAGE (48 * 1024)
 #define SG_MMA_BLOCK (16 * 1024)  // a K block: A 64 x 64 bf16, then W 64 x 64
+// The consumers' side of experiment 6's ring and experiment 7's task: `stages` stages of three K blocks each (A at
+// j STEP into the stage, this warpgroup's 32 W rows at W0 + j STEP + 32 wg rows), twelve m64n32k16 a stage, a commit,
+// wait_group 1, the previous stage freed (one arrival per warpgroup). UNIFORM: the stage index broadcast from lane 0
+// (v55) or per thread. Returns the %globaltimer at which the first stage had landed.
+template <bool UNIFORM, uint32_t STEP, uint32_t W0>
+__device__ __forceinline__ unsigned long long sg_mma_ring_consume(float (&acc)[16], const uint8_t *ring, uint64_t *full,
+                                                                  uint64_t *empty, int stages, int wg) {
+    const int t = threadIdx.x % 128;
+    uint32_t stage = 0, phase = 0;
+    unsigned long long g_first = 0;
+    for (int left = stages; left > 0; left--) {
+        sg_mbar_wait(&full[stage], phase);
+        if (left == stages) g_first = sg_globaltimer();
+        const uint32_t st = UNIFORM ? __shfl_sync(0xffffffffu, stage, 0) : stage;
+        const uint8_t *a = ring + st * SG_MMA_STAGE;
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            const uint64_t dj = sg_smem_desc(a + j * STEP, 16, 1024),
+                           dw = sg_smem_desc(a + W0 + j * STEP + wg * 32 * 128, 16, 1024);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
+        }
+        sg_wgmma_commit();
+        sg_wgmma_fence_regs(acc);
+        sg_wgmma_wait<1>();
+        if (left < stages && t == 0)
+            sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+        if (++stage == SG_MMA_RING_STAGES) {
+            stage = 0;
+            phase ^= 1u;
+        }
+    }
+    sg_wgmma_wait<0>();
+    sg_wgmma_fence_regs(acc);
+    if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+    return g_first;
+}
 template <bool UNIFORM>
 __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_total, float *out, long long *cyc,
                                                                   long long *t_ns) {
@@ -450,7 +489,6 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
     const int wg = UNIFORM ? __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) : (int)threadIdx.x / 128;
-    const int t = threadIdx.x % 128;
     if (wg == 2) {  // the producer
         if (threadIdx.x == 256)
             for (int i = 0; i < stages_total; i++) {
@@ -463,35 +501,9 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
     float acc[16];
 #pragma unroll
     for (int i = 0; i < 16; i++) acc[i] = 0.0f;
-    uint32_t stage = 0, phase = 0;
     const long long c0 = clock64();
     const unsigned long long g0 = sg_globaltimer();
-    for (int left = stages_total; left > 0; left--) {
-        sg_mbar_wait(&full[stage], phase);
-        const uint32_t st = UNIFORM ? __shfl_sync(0xffffffffu, stage, 0) : stage;
-        const uint8_t *a = ring + st * SG_MMA_STAGE;
-        sg_wgmma_fence_regs(acc);
-        sg_wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < 3; j++) {
-            const uint8_t *blk = a + j * SG_MMA_BLOCK;
-            const uint64_t dj = sg_smem_desc(blk, 16, 1024), dw = sg_smem_desc(blk + 8192 + wg * 32 * 128, 16, 1024);
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++) sg_wgmma_ss_n32(acc, dj + 2 * kk, dw + 2 * kk, 1);
-        }
-        sg_wgmma_commit();
-        sg_wgmma_fence_regs(acc);
-        sg_wgmma_wait<1>();
-        if (left < stages_total && t == 0)
-            sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
-        if (++stage == SG_MMA_RING_STAGES) {
-            stage = 0;
-            phase ^= 1u;
-        }
-    }
-    sg_wgmma_wait<0>();
-    sg_wgmma_fence_regs(acc);
-    if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+    sg_mma_ring_consume<UNIFORM, SG_MMA_BLOCK, 8192>(acc, ring, full, empty, stages_total, wg);
     sg_mma_stamp(wg, c0, g0, cyc, t_ns);
     sg_mma_store(acc, out + (size_t)wg * 64 * 32, 32);  // warpgroup wg's 32 columns are B rows 32 wg..
 }
@@ -524,12 +536,16 @@ struct sg_task_params {
                                    // done[tasks], until every task has ended (the megakernel's idle CTAs all poll
                                    // the counter of the stage they wait for)
 };
+// A stage's layout: K block j's A at j STEP, its W at W0 + j STEP (modes 0, 1 as the megakernel: A and W of a block
+// side by side; mode 2: the three A blocks, then the three W blocks).
 template <int MODE>
-__device__ __forceinline__ uint32_t sg_task_a_off(int j) { return MODE == 2 ? j * SG_TASK_KB : j * 2 * SG_TASK_KB; }
+struct sg_task_stage {
+    static constexpr uint32_t STEP = MODE == 2 ? SG_TASK_KB : 2 * SG_TASK_KB, W0 = MODE == 2 ? 3 * SG_TASK_KB : SG_TASK_KB;
+};
 template <int MODE>
-__device__ __forceinline__ uint32_t sg_task_w_off(int j) {
-    return MODE == 2 ? 3 * SG_TASK_KB + j * SG_TASK_KB : j * 2 * SG_TASK_KB + SG_TASK_KB;
-}
+__device__ __forceinline__ uint32_t sg_task_a_off(int j) { return j * sg_task_stage<MODE>::STEP; }
+template <int MODE>
+__device__ __forceinline__ uint32_t sg_task_w_off(int j) { return sg_task_stage<MODE>::W0 + j * sg_task_stage<MODE>::STEP; }
 template <int MODE>
 __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_constant__ CUtensorMap mapA,
                                                                const __grid_constant__ CUtensorMap mapW,
@@ -615,39 +631,11 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
         }
         return;
     }
-    const int t = threadIdx.x % 128;
     float acc[16];
 #pragma unroll
     for (int i = 0; i < 16; i++) acc[i] = 0.0f;
-    uint32_t stage = 0, phase = 0;
-    unsigned long long g_first = 0;
-    for (int left = stages_total; left > 0; left--) {
-        sg_mbar_wait(&full[stage], phase);
-        if (left == stages_total) g_first = sg_globaltimer();
-        const uint32_t st = __shfl_sync(0xffffffffu, stage, 0);
-        const uint8_t *base = ring + st * SG_MMA_STAGE;
-        sg_wgmma_fence_regs(acc);
-        sg_wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < 3; j++) {
-            const uint64_t da = sg_smem_desc(base + sg_task_a_off<MODE>(j), 16, 1024),
-                           dw = sg_smem_desc(base + sg_task_w_off<MODE>(j) + wg * 32 * 128, 16, 1024);
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++) sg_wgmma_ss_n32(acc, da + 2 * kk, dw + 2 * kk, 1);
-        }
-        sg_wgmma_commit();
-        sg_wgmma_fence_regs(acc);
-        sg_wgmma_wait<1>();
-        if (left < stages_total && t == 0)
-            sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
-        if (++stage == SG_MMA_RING_STAGES) {
-            stage = 0;
-            phase ^= 1u;
-        }
-    }
-    sg_wgmma_wait<0>();
-    sg_wgmma_fence_regs(acc);
-    if (t == 0) sg_mbar_arrive(&empty[(stage + SG_MMA_RING_STAGES - 1) % SG_MMA_RING_STAGES]);
+    const unsigned long long g_first = sg_mma_ring_consume<true, sg_task_stage<MODE>::STEP, sg_task_stage<MODE>::W0>(
+        acc, ring, full, empty, stages_total, wg);
     const long long c1 = clock64();
     const unsigned long long g1 = sg_globaltimer();
     if (threadIdx.x == 0) {
