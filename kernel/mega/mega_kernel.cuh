@@ -67,6 +67,9 @@
 //       blocks into the launch's ring of sg_mega_ring_stages(p.narrow) stages (A 128 rows, W 256 rows, or 128
 //       when the task's shape is 1, 64 when 2 (map_w then has 64-row boxes), A 64 rows and W 64 when 3 (both maps
 //       64-row boxes); or the MXFP8 FC1 blocks with their scale atoms);
+//   Arch::weight_map64(p, k, map, cols): the 64-row map a GEMM's weight is read through when it is not the
+//       skeleton's bf16 one (FP8), and its row length in map elements (0: none to prefetch), for
+//       sg_mega_prefetch_next_w;
 //   Arch::ln_unroll: rows a warp's LayerNorm keeps in flight (24 registers each);
 //   Arch::fc1_fp8row: FC1 runs in FP8 with row scales, and FC2 on the layers of p.fc2_f8 (Hopper's --precision fp8
 //       instantiation: sg_mega_fp8row, sg_mega_h8);
@@ -193,13 +196,14 @@ __device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &
     return nx;
 }
 // At small batches every weight comes from DRAM when its stage runs (the 172 MB never stay in the 50 MB L2), and a
-// small task's K loop then waits on DRAM: FC2's 64 x 64 task 8.0 us against 6.0 with its weight in L2 (chain lab
-// table 7, session 17). So a GEMM task's producer, when it takes the task (before it waits on the task's inputs),
+// small task alone waits on it: FC2's 64 x 64 task 8.0 us against 6.0 with its weight in L2 (chain lab table 7,
+// session 17). So a GEMM task's producer, when it takes the task (before it waits on the task's inputs),
 // asks L2 for its share of the next GEMM stage's weight: boxes j = i, i + T, ... of the weight's 64-row map (64 x 64
 // elements each, row-major over the boxes), i the task's index among the T tasks of its stage. One stage ahead, so
 // each stage's prefetch streams while the stage before reads its own weight from L2 (v44, session 12, asked for a
-// whole layer's at once and slowed the GEMM beside it). Arch::weight_map64 names the map a weight read in FP8 comes
-// through (and its row length in map elements; 0: no prefetch).
+// whole layer's at once and slowed the GEMM beside it). Measured (H100, v56): 2-4 images 1.4-2.6 % faster, batch 1
+// unchanged (inside the kernel the small loops are held by more than their weights: docs/perf-notes.md session 17),
+// 5-9 images 0.98-0.99x, so only halves launches run it by default (sg_mega_params.w_prefetch).
 template <class Arch>
 __device__ __forceinline__ void sg_mega_prefetch_next_w(const sg_mega_params &p, const sg_mega_task &k) {
     const sg_mega_task nx = sg_mega_next_gemm(p, k);
