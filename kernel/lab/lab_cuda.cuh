@@ -57,6 +57,12 @@ static double sg_lab_time_us(int reps, F launch) {
     return 1000.0 * ms / reps;
 }
 
+// The first 1024-byte boundary at or after p: where a lab kernel's 128-byte-swizzled tiles start in its dynamic
+// shared memory (its allocation keeps 1 KB to spare).
+__device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
+    return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
 // Wall-clock seconds (CLOCK_REALTIME): the window a timed run announces to scripts/energy_trace.py.
 static inline double sg_lab_wall_s() {
     timespec ts;

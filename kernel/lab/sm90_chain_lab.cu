@@ -380,7 +380,7 @@ __device__ __forceinline__ void sg_mma_step(float (&d)[N / 2], uint64_t da, uint
 template <int N, int CH, int G>
 __global__ void __launch_bounds__(256, 1) sg_chain_mma_kernel(int steps, float *out, long long *cyc, long long *t_ns) {
     extern __shared__ uint8_t smem_raw[];
-    uint8_t *ta = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint8_t *ta = sg_align1024(smem_raw);
     uint8_t *tb = ta + 64 * 128;
     sg_mma_fill(ta, 64, sg_mma_a);
     sg_mma_fill(tb, N, sg_mma_b);
@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(288, 1) sg_chain_mma_ring_kernel(int stages_to
                                                                   long long *t_ns) {
     extern __shared__ uint8_t smem_raw[];
     __shared__ uint64_t full[SG_MMA_RING_STAGES], empty[SG_MMA_RING_STAGES];
-    uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint8_t *ring = sg_align1024(smem_raw);
     for (int b = 0; b < SG_MMA_RING_STAGES * 3; b++) {
         uint8_t *blk = ring + (b / 3) * SG_MMA_STAGE + (b % 3) * SG_MMA_BLOCK;
         sg_mma_fill(blk, 64, sg_mma_a);
@@ -555,10 +555,10 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
     const int sm = sg_smid();
     const int ti = p.place == 0 ? (int)blockIdx.x : p.place == 1 ? sm : p.place == 2 ? (sm % 2 ? p.tasks : sm / 2)
                                                                                    : (int)gridDim.x - 1 - sm;
+    uint8_t *ring = sg_align1024(smem_raw);
     if (ti >= p.tasks) {  // the whole CTA: its SM runs no task (poll 2: its thread 0 polls the shared word)
         if (threadIdx.x != 0) return;
         if (p.bg) {  // stream this SM's region until the tasks end, then drain the copies in flight
-            uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
             for (int s = 0; s < SG_MMA_RING_STAGES; s++) sg_mbar_init(&full[s], 1);
             sg_fence_mbar_init();
             const unsigned long long chunks = p.bg_span / SG_MMA_STAGE;
@@ -582,7 +582,6 @@ __global__ void __launch_bounds__(288, 1) sg_chain_task_kernel(const __grid_cons
         }
         return;
     }
-    uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     if (threadIdx.x == 0) {
         for (int s = 0; s < SG_MMA_RING_STAGES; s++) {
             sg_mbar_init(&full[s], 1);
@@ -1078,11 +1077,13 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     if (!sms) return -1;
     const int N = c->row_halves * c->col_tiles, K = c->k;
     if (c->mode < 0 || c->mode > 3 || c->row_halves < 1 || c->row_halves > 4 || c->col_tiles < 1 || N > sms ||
-        K < 192 || K % 192 || K > 6144 || (c->cold < 0 || c->cold > 2) || (c->poll < 0 || c->poll > 2) || c->place < 0 || c->place > 3 ||
-        (c->place == 2 && 2 * N > sms) || c->bg < 0 || c->bg > 2 || (c->bg && !c->place) || c->reps < 1) {
-        snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs), K %d "
-                 "(a multiple of 192, <= 6144), cold %d (0-2), %d reps", c->mode, c->row_halves, c->col_tiles, sms, K,
-                 c->cold, c->reps);
+        K < 192 || K % 192 || K > 6144 || c->cold < 0 || c->cold > 2 || c->poll < 0 || c->poll > 2 || c->place < 0 ||
+        c->place > 3 || (c->place == 2 && 2 * N > sms) || c->bg < 0 || c->bg > 2 || (c->bg && !c->place) ||
+        c->reps < 1) {
+        snprintf(err, errlen, "sm90 chain task: mode %d (0-3), %d row halves (1-4) x %d column tiles (<= %d CTAs, <= %d "
+                 "with place 2), K %d (a multiple of 192, <= 6144), cold %d (0-2), poll %d (0-2), place %d (0-3), bg %d "
+                 "(0-2, only with place > 0), %d reps", c->mode, c->row_halves, c->col_tiles, sms, sms / 2, K, c->cold,
+                 c->poll, c->place, c->bg, c->reps);
         return -1;
     }
     const int rows = 64 * c->row_halves, cols = 64 * c->col_tiles, smem = 1024 + SG_MMA_RING_STAGES * SG_MMA_STAGE;
@@ -1096,13 +1097,21 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     // only A rewritten (W in L2, A just written, as inside the megakernel with its weights resident).
     __nv_bfloat16 *d_a0 = c->cold ? sg_task_upload(a_rm) : NULL, *d_ab0 = c->cold ? sg_task_upload(a_blk) : NULL;
     const size_t flush_bytes = 128u << 20, a_bytes = a_rm.size() * sizeof(__nv_bfloat16);
-    uint8_t *d_flush = NULL;
+    uint8_t *d_flush = NULL, *d_bg = NULL;
     if (c->cold) SG_CK(cudaMalloc(&d_flush, flush_bytes));
+    sg_task_params p = {};
+    CUtensorMap *d_maps = NULL;  // mode 3's maps in global memory
+    auto release = [&]() {
+        for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0,
+                        (void *)d_flush, (void *)p.out, (void *)p.t, (void *)d_maps, (void *)p.done, (void *)d_bg})
+            if (d) SG_CK(cudaFree(d));
+    };
     CUtensorMap mapA, mapW;
     if (sg_tmap_sw128_bf16(&mapA, d_a, rows, K, 64, 64, err, errlen) ||
-        sg_tmap_sw128_bf16(&mapW, d_w, cols, K, 64, 64, err, errlen))
+        sg_tmap_sw128_bf16(&mapW, d_w, cols, K, 64, 64, err, errlen)) {
+        release();
         return -1;
-    sg_task_params p = {};
+    }
     p.a_blk = reinterpret_cast<const uint8_t *>(d_ab);
     p.w_blk = reinterpret_cast<const uint8_t *>(d_wb);
     p.kblocks = K / 64;
@@ -1117,7 +1126,6 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     // bg 1: 256 KB a SM (in L2 after the warm-up), 2: 2 MB a SM (168 MB in all: DRAM)
     p.bg = c->bg;
     p.bg_span = c->bg == 2 ? 42ull * SG_MMA_STAGE : 5ull * SG_MMA_STAGE;
-    uint8_t *d_bg = NULL;
     if (c->bg) {
         SG_CK(cudaMalloc(&d_bg, (size_t)sms * p.bg_span));
         SG_CK(cudaMemset(d_bg, 1, (size_t)sms * p.bg_span));
@@ -1127,7 +1135,6 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     static const kern_t kerns[4] = {sg_chain_task_kernel<0>, sg_chain_task_kernel<1>, sg_chain_task_kernel<2>,
                                     sg_chain_task_kernel<3>};
     const kern_t kern = kerns[c->mode];
-    CUtensorMap *d_maps = NULL;  // mode 3's maps in global memory
     SG_CK(cudaMalloc(&d_maps, 2 * sizeof(CUtensorMap)));
     SG_CK(cudaMemcpy(d_maps, &mapA, sizeof mapA, cudaMemcpyHostToDevice));
     SG_CK(cudaMemcpy(d_maps + 1, &mapW, sizeof mapW, cudaMemcpyHostToDevice));
@@ -1189,8 +1196,6 @@ extern "C" int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_resu
     r->bad = bad;
     SG_CK(cudaEventDestroy(e0));
     SG_CK(cudaEventDestroy(e1));
-    for (void *d : {(void *)d_a, (void *)d_ab, (void *)d_w, (void *)d_wb, (void *)d_a0, (void *)d_ab0, (void *)d_flush,
-                    (void *)p.out, (void *)p.t, (void *)d_maps, (void *)p.done, (void *)d_bg})
-        if (d) SG_CK(cudaFree(d));
+    release();
     return 0;
 }

@@ -30,9 +30,6 @@
 #define SG_LAB_REG_CONSUMER 232
 
 // ---------------------------------------------------------------------------------------------------- kernels
-__device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
-    return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
-}
 
 // The GEMM kernels' ring barriers (thread 0, then the whole CTA waits): full[] one arrival (+ the TMA bytes),
 // empty[] `frees` arrivals (a consumer warpgroup each, and the peer CTA's in a multicast cluster).
