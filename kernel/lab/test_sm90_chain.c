@@ -341,6 +341,9 @@ static void mma_table(void) {
 
 /* Experiment 7: one configuration of the 64 x 64 task with its bytes; every output must equal the CPU's sums. */
 static const char *k_task_mode[4] = {"tensor 6 x 8 KB", "bulk 6 x 8 KB", "bulk 2 x 24 KB", "tensor, maps gmem"};
+/* Each mode also carries one of the surroundings, so every path of the kernel is checked: mode 0 its producer polling
+ * its own flag, mode 1 on SMs 0..N-1 with the other SMs streaming beside it, mode 2 on SMs 0..N-1 with every SM
+ * polling one word. */
 static void task_check(int mode, int rh, int ct, int k, int cold) {
     sg_chain_task_cfg c = {mode, rh, ct, k, cold, 2, mode == 0 ? 1 : mode == 2 ? 2 : 0, mode == 1 || mode == 2,
                            mode == 1};
@@ -351,8 +354,8 @@ static void task_check(int mode, int rh, int ct, int k, int cold) {
         return;
     }
     CHECK(r.bad == 0 && r.loop_us_med > 0, "sm90 chain task (%s%s): %d x %d tasks of 64 x 64, K %d: %lld of %d outputs "
-          "wrong, loop %.2f us", k_task_mode[mode], cold == 1 ? ", cold" : cold == 2 ? ", A rewritten" : "", rh, ct, k, r.bad, rh * ct * 4096,
-          r.loop_us_med);
+          "wrong, loop %.2f us", k_task_mode[mode], cold == 1 ? ", cold" : cold == 2 ? ", A rewritten" : "", rh, ct, k,
+          r.bad, rh * ct * 4096, r.loop_us_med);
 }
 
 /* One row of table 7 (10 launches, medians). */
