@@ -109,30 +109,31 @@ static void check_all_sizes(void) {
     uint32_t *t = build(1, 12, 132, 0, &count, err, sizeof err);
     /* batch 1 = 2 row tiles; GEMM tasks are 256 columns wide: per layer 2 x (4 + 9 + 3 + 4 + 12 + 3) + 12 heads = 82;
      * plus 2 x (4 + 3) for the patch embedding, 2 x 4 for the post-LayerNorm, and the MAP head: 2 x 6 K/V tiles +
-     * 12 pooling tasks (one per head) + one head row tile x (3 + 4 + 12 + 3) */
-    CHECK(t && count == 12 * 82 + 14 + 8 + 46,
-          "batch 1: %zu tasks (12 layers x 82 + patch embedding 14 + post-LN 8 + head 46)", count);
+     * 12 pooling tasks (one per head) + one head row tile x (48 + 4 + 96 + 96): the head's products in column
+     * blocks of 16, 32 and 8 (mega_hmm.cuh) and its LayerNorm, the same in every launch shape */
+    CHECK(t && count == 12 * 82 + 14 + 8 + 268,
+          "batch 1: %zu tasks (12 layers x 82 + patch embedding 14 + post-LN 8 + head 268)", count);
     free(t);
     t = build(1, 12, 132, 1, &count, err, sizeof err);
     /* narrow: GEMM tasks 128 columns wide, twice as many, and two attention tasks per head: per layer 2 x (4 + 18 +
-     * 6 + 4 + 24 + 6) + 24 = 148; patch embedding 2 x (4 + 6); post-LN 8; head 2 x 12 + 12 + (6 + 4 + 24 + 6) */
-    CHECK(t && count == 12 * 148 + 20 + 8 + 76,
-          "batch 1, narrow: %zu tasks (12 layers x 148 + patch embedding 20 + post-LN 8 + head 76)", count);
+     * 6 + 4 + 24 + 6) + 24 = 148; patch embedding 2 x (4 + 6); post-LN 8; head 2 x 12 + 12 + 244 */
+    CHECK(t && count == 12 * 148 + 20 + 8 + 280,
+          "batch 1, narrow: %zu tasks (12 layers x 148 + patch embedding 20 + post-LN 8 + head 280)", count);
     free(t);
     t = build(1, 12, 132, 2, &count, err, sizeof err);
     /* narrow64: 64 columns, four times the wide GEMM tasks, two attention tasks per head, and the encoder's
      * row-wise tasks (LayerNorms, patch preparation) 16 of 8 rows per row tile: per layer 2 x (16 + 36 + 12 + 16 +
-     * 48 + 12) + 24 = 304; patch embedding 2 x (16 + 12); post-LN 2 x 16; head 2 x 24 + 12 + (12 + 4 + 48 + 12)
-     * (the head's LayerNorm: 4) */
-    CHECK(t && count == 12 * 304 + 56 + 32 + 136,
-          "batch 1, narrow64: %zu tasks (12 layers x 304 + patch embedding 56 + post-LN 32 + head 136)", count);
+     * 48 + 12) + 24 = 304; patch embedding 2 x (16 + 12); post-LN 2 x 16; head 2 x 24 + 12 + 244 (the head's
+     * LayerNorm: 4) */
+    CHECK(t && count == 12 * 304 + 56 + 32 + 304,
+          "batch 1, narrow64: %zu tasks (12 layers x 304 + patch embedding 56 + post-LN 32 + head 304)", count);
     free(t);
     t = build(1, 12, 132, 3, &count, err, sizeof err);
-    /* halves: narrow64, with the 768-column kinds (patch, out-projection, FC2, the head's out-projection and FC2) as
-     * 64 x 64 tasks, 24 per row tile: per layer 2 x (16 + 36 + 24 + 16 + 48 + 24) + 24 = 352; patch embedding
-     * 2 x (16 + 24); post-LN 2 x 16; head 2 x 24 + 12 + (24 + 4 + 48 + 24) */
-    CHECK(t && count == 12 * 352 + 80 + 32 + 160,
-          "batch 1, halves: %zu tasks (12 layers x 352 + patch embedding 80 + post-LN 32 + head 160)", count);
+    /* halves: narrow64, with the 768-column kinds (patch, out-projection, FC2) as 64 x 64 tasks, 24 per row tile:
+     * per layer 2 x (16 + 36 + 24 + 16 + 48 + 24) + 24 = 352; patch embedding 2 x (16 + 24); post-LN 2 x 16; head
+     * 2 x 24 + 12 + 244 */
+    CHECK(t && count == 12 * 352 + 80 + 32 + 304,
+          "batch 1, halves: %zu tasks (12 layers x 352 + patch embedding 80 + post-LN 32 + head 304)", count);
     free(t);
     CHECK(build(1, 12, 132, 4, &count, err, sizeof err) == NULL, "a task shape beyond halves is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,
@@ -199,11 +200,11 @@ static void check_broken_tables(void) {
     CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
           "the head's out-projection before the pooling of every image of its rows is rejected (%s)", err);
 
-    memcpy(t, good, count * sizeof *t); /* the head's FC2 before one of its FC1 tiles */
-    size_t hf2 = find(t, count, SG_MT_HFC2, L, 0, 0), hf1 = find(t, count, SG_MT_HFC1, L, 0, 11);
+    memcpy(t, good, count * sizeof *t); /* the head's FC2 before one of its FC1 column blocks */
+    size_t hf2 = find(t, count, SG_MT_HFC2, L, 0, 0), hf1 = find(t, count, SG_MT_HFC1, L, 0, 95);
     move_before(t, hf2, hf1);
     CHECK(sg_mega_plan_check(t, count, n, L, 0, err, sizeof err) != 0,
-          "the head's FC2 before its last FC1 tile is rejected (%s)", err);
+          "the head's FC2 before its last FC1 column block is rejected (%s)", err);
 
     memcpy(t, good, count * sizeof *t); /* the whole table reversed */
     for (size_t i = 0; i < count / 2; i++) {

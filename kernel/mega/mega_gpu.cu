@@ -355,10 +355,7 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
                         {SG_MAP_H, b->H, M, F, SG_MEGA_BM, true},
                         {SG_MAP_QKV, b->qkv, b->qkv_rows, 3 * D, SG_MEGA_ATT_BOX_ROWS, false},
                         {SG_MAP_QKV128, b->qkv, b->qkv_rows, 3 * D, 128, false},
-                        {SG_MAP_PATCHES, b->patches, M, D, SG_MEGA_BM, true},
-                        {SG_MAP_HATT, b->hatt, (uint64_t)b->max_batch, D, SG_MEGA_BM, true},
-                        {SG_MAP_HY, b->hy, (uint64_t)b->max_batch, D, SG_MEGA_BM, false},
-                        {SG_MAP_HMLP, b->hmlp, (uint64_t)b->max_batch, F, SG_MEGA_BM, true}};
+                        {SG_MAP_PATCHES, b->patches, M, D, SG_MEGA_BM, true}};
     int rc = 0;
     for (const act &a : acts)
         rc = rc || sg_tmap_sw128_bf16(&hm[a.map], a.p, a.rows, a.cols, a.box, 64, err, errlen) ||
@@ -366,9 +363,15 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     // Every weight ([rows, cols] bf16) twice: boxes of SG_MEGA_BN rows (wide and narrow launches) and of 64 rows
     // (narrow64 and halves launches, SG_MAP_R64).
     struct weight { int map; const void *w; uint64_t rows, cols; };
-    std::vector<weight> ws = {{SG_MAP_WPATCH, b->patch_w, D, D}, {SG_MAP_HKVW, b->head_kv_w, 2 * D, D},
-                              {SG_MAP_HOUTW, b->head_out_w, D, D}, {SG_MAP_HFC1W, b->head_fc1_w, F, D},
-                              {SG_MAP_HFC2W, b->head_fc2_w, D, F}};
+    std::vector<weight> ws = {{SG_MAP_WPATCH, b->patch_w, D, D}, {SG_MAP_HKVW, b->head_kv_w, 2 * D, D}};
+    // The head's products' weights (mega_hmm.cuh): boxes of SG_MEGA_HMM_BOX K elements x a task's output columns.
+    const weight hws[3] = {{SG_MAP_HOW, b->head_out_w, D, D}, {SG_MAP_HW1, b->head_fc1_w, F, D},
+                           {SG_MAP_HW2, b->head_fc2_w, D, F}};
+    const int hkind[3] = {SG_MT_HOUT, SG_MT_HFC1, SG_MT_HFC2};
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = sg_tmap_encode_2d(&hm[hws[i].map], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, hws[i].w, hws[i].rows, hws[i].cols,
+                               (uint32_t)sg_mega_hmm_cols(hkind[i]), SG_MEGA_HMM_BOX, CU_TENSOR_MAP_SWIZZLE_NONE, err,
+                               errlen);
     for (int l = 0; l < L; l++) {
         const sg_mega_layer_w &w = b->layers[l];
         ws.push_back({SG_MAP_W(l, 0), w.qkv_w, 3 * D, D});
@@ -463,11 +466,8 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         if (sg_tmap_sw128(&sm[SG_SMAP_QKV], 0, b->qkv, M, 3 * SG_MEGA_D, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_H], 0, b->H, M, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_RES], 1, b->h, M, SG_MEGA_D, 64, 32, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_POOLED], 1, b->pooled, n, SG_MEGA_D, 64, 32, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_HMLP], 0, b->hmlp, n, SG_MEGA_F, SG_MEGA_BM, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_QKV64], 0, b->qkv, M, 3 * SG_MEGA_D, 64, 64, err, errlen) ||
             sg_tmap_sw128(&sm[SG_SMAP_H64], 0, b->H, M, SG_MEGA_F, 64, 64, err, errlen) ||
-            sg_tmap_sw128(&sm[SG_SMAP_HMLP64], 0, b->hmlp, n, SG_MEGA_F, 64, 64, err, errlen) ||
             sg_tmap_encode_2d(&sm[SG_SMAP_H8], CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, g->h8 ? (void *)g->h8 : (void *)b->H,
                               M, SG_MEGA_F / 2, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B, err, errlen))
             return -1;
@@ -502,6 +502,7 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     p.pooled = b->pooled;
     p.hatt = b->hatt;
     p.hy = b->hy;
+    p.hmlp = b->hmlp;
     p.pos_b = b->pos_b;
     p.cnt = g->cnt;
     p.tm_max = g->tm_max;

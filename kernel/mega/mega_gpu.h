@@ -46,15 +46,17 @@ static_assert(SG_MEGA_STAGES_SMALL * SG_MEGA_STAGE_BYTES + SG_MEGA_WGS * SG_MEGA
               "a small launch's ring and staging buffers fill the same shared memory as a wide launch's");
 #define SG_MEGA_ATT_BOX_ROWS 256  // rows of a Q, K or V box of one (image, head): 196 tokens + padding
 
-// Tensor maps (device memory, 64-byte aligned): activations, the MAP head's weights and activations, then 4
-// weights per layer.
+// Tensor maps (device memory, 64-byte aligned): activations, the MAP head's weights, then 4 weights per layer.
 enum {
     SG_MAP_Y = 0, SG_MAP_ATT, SG_MAP_H, SG_MAP_QKV, SG_MAP_PATCHES, SG_MAP_WPATCH,
-    SG_MAP_HKVW, SG_MAP_HOUTW, SG_MAP_HFC1W, SG_MAP_HFC2W,  // head weights [1536, 768], [768, 768], [3072, 768], [768, 3072]
-    SG_MAP_HATT, SG_MAP_HY, SG_MAP_HMLP,                    // head activations [n_max, 768], [n_max, 768], [n_max, 3072]
-    SG_MAP_QKV128,                                          // qkv with 128-row boxes: a split attention task's Q
+    SG_MAP_HKVW,    // the head's K and V rows of in_proj [1536, 768]
+    // the weights of the head's products on rows of images (mega_hmm.cuh) [768, 768], [3072, 768], [768, 3072]:
+    // boxes of SG_MEGA_HMM_BOX columns x the task's output columns (sg_mega_hmm_cols), no swizzle
+    SG_MAP_HOW, SG_MAP_HW1, SG_MAP_HW2,
+    SG_MAP_QKV128,  // qkv with 128-row boxes: a split attention task's Q
     SG_MAP_W0
 };
+#define SG_MEGA_HMM_BOX 256  // columns (K elements) of a head product's weight box: 512 bytes a row
 #define SG_MAP_W(l, j) (SG_MAP_W0 + 4 * (l) + (j))  // j: 0 Wqkv, 1 Wo, 2 W1, 3 W2
 // FP8 FC1 only (sg_mega_params.fc1): layer l's E4M3 W1 and FC1's E4M3 input. MXFP8 (Blackwell): byte maps, boxes
 // of 128 rows x 128 bytes; FP8ROW (Hopper): the same bytes seen as 16-bit elements [rows, 384], boxes of 64
@@ -63,8 +65,7 @@ enum {
 #define SG_MAP_Y8(L) (SG_MAP_W0 + 5 * (L))
 // Map i again with boxes of 64 rows, at its index shifted past the ones above: every weight's (the W rows of a
 // narrow64 launch's 64-column tasks; Hopper's E4M3 W1 too) and the A operands of the 768-column kinds (ATT, H,
-// PATCHES, HATT, HMLP: the rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay
-// unused.
+// PATCHES: the rows of a halves launch's 64 x 64 tasks, mega_plan.h); the other shifted indices stay unused.
 #define SG_MAP_R64(L, i) (SG_MAP_W0 + 5 * (L) + 1 + (i))
 // FP8ROW's FC2 on the layers of sg_mega_params.fc2_f8, after those: layer l's E4M3 W2 [768, 1536 16-bit] and FC2's
 // E4M3 input H8 [rows, 1536 16-bit] (FC1's output on those layers), the same kind of maps as W1Q and Y8, with boxes of
@@ -75,14 +76,13 @@ enum {
 #define SG_MAP_W2Q64(L, l) (SG_MAP_F2(L) + (L) + 1 + (l))
 #define SG_MAP_H8_64(L) (SG_MAP_F2(L) + 2 * (L) + 1)
 #define SG_MAPS(L) (SG_MAP_H8_64(L) + 1)
-// Store maps, made per batch size with exactly M rows (n for the head's) so TMA drops the padding rows of the last
-// row tile (SG_SMAP_RES takes the reduce-adds into the residual stream, SG_SMAP_POOLED the head's fp32 rows).
+// Store maps, made per batch size with exactly M rows so TMA drops the padding rows of the last row tile
+// (SG_SMAP_RES takes the reduce-adds into the residual stream).
 // The *64 maps are the bf16 ones with 64-row boxes, for a narrow launch's 64-row halves (mega_plan.h) (64 x 64 halves
 // of a narrow64 launch use their first box).
 // SG_SMAP_H8: FP8ROW's E4M3 H as 16-bit elements [M, 1536], boxes of 64 elements (128 E4M3) x 64 rows.
 enum {
-    SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_POOLED, SG_SMAP_HMLP,
-    SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_HMLP64, SG_SMAP_H8, SG_SMAPS
+    SG_SMAP_QKV = 0, SG_SMAP_H, SG_SMAP_RES, SG_SMAP_QKV64, SG_SMAP_H64, SG_SMAP_H8, SG_SMAPS
 };
 
 // A piece of a GEMM tile handed from a consumer warpgroup to its storer thread: the piece sits in the warpgroup's
@@ -90,9 +90,9 @@ enum {
 // signals the tile's counter once its last piece is complete.
 struct sg_mega_store_desc {
     int mode;  // 0: stop; 1: bf16, stored: nbox boxes of 64 columns x 128 rows 16 KB apart; 2: fp32 64 rows, added
-               // to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; 3: the same fp32 piece, stored;
-               // 4: bf16, stored: nbox boxes of 64 columns x 64 rows (a *64 map) 8 KB apart; 5: nothing to store
-               // (the warpgroup's threads added or stored the part themselves), only the counter to signal
+               // to the tensor (reduce-add): nbox boxes of 32 columns 8 KB apart; (3: no longer used: the head's
+               // fp32 tiles, stored); 4: bf16, stored: nbox boxes of 64 columns x 64 rows (a *64 map) 8 KB apart;
+               // 5: nothing to store (the warpgroup's threads added the part themselves), only the counter to signal
     int nbox;  // boxes of the piece: bf16 4 (256 columns, 64-row boxes), 2 (128) or 1 (64); fp32 4 (128 columns),
                // 2 (64) or 1 (32)
     int map, x, y;
@@ -129,6 +129,7 @@ struct sg_mega_params {
     const sg_mega_head_dev *head;   // the MAP head's parameters
     float *pooled;                  // [n, 768] fp32: the head's output, the pooler_output
     __nv_bfloat16 *hatt, *hy;       // [n, 768] head: pooled attention, LayerNorm output
+    __nv_bfloat16 *hmlp;            // [n, 3072] head: GELU(FC1)
     const uint8_t *pix;             // [n, 224, 224, 3] uint8 pixels of this launch
     const float *lut;               // [256] sg_pixel_to_float of each byte value
     const float *pos_b;             // [196, 768] positions + conv bias

@@ -26,14 +26,16 @@
 //             mega_sync.cuh) -> hand the task number to the consumers (4-slot smem queue) -> the next ticket's
 //             atomic (its round trip overlaps the loads) -> TMA loads into the ring (GEMM: K/64 blocks of
 //             A and W, two blocks a stage in a narrow64 launch; attention: Q, K, V boxes of 256 x 64, one stage
-//             each, a split task's Q 128 x 64; the head's attention: K and V, and a stage it uses as scratch); for
-//             LayerNorm, an L2 prefetch of its 32 rows of h) -> the next ticket's table entry;
+//             each, a split task's Q 128 x 64; the head's attention: K and V, and a stage it uses as scratch; the
+//             head's products: before the inputs' wait, their weight slice and a scratch stage); for LayerNorm, an L2
+//             prefetch of its 32 rows of h) -> the next ticket's table entry;
 //   consumers: a GEMM tile (Arch::gemm: warpgroup w's K loop over its half, then tanh GELU where needed, and the
 //             half staged (swizzled) in pieces for its storer); attention of one (image, head), or of half its
 //             query blocks in a narrow launch (Arch::attention: the blocks shared between the warpgroups); the
-//             head's probe attention of one (image, head) (sg_mega_pool); LayerNorm of 32 rows (mega_ln.cuh, 4
-//             rows per warp); the patch preparation; then a barrier of both warpgroups + one red.release.gpu on
-//             the task's counter.
+//             head's probe attention of one (image, head) (sg_mega_pool); a block of the head's products on rows of
+//             images (mega_hmm.cuh: mma.sync, its weight slice from a ring stage the producer fills before the
+//             inputs' wait); LayerNorm of 32 rows (mega_ln.cuh, 4 rows per warp); the patch preparation; then a
+//             barrier of both warpgroups + one red.release.gpu on the task's counter.
 // Every row is computed from that row alone (its image's rows for attention), in an order that does not depend on
 // the batch, so an image's embedding is bit-identical whatever its batch size and position.
 // Counters are zeroed by the last CTA to finish (an exit count), so the next launch starts from zero with no
@@ -89,6 +91,7 @@
 #include <cuda_runtime.h>
 #include "mega_ring.cuh"
 #include "mega_ln.cuh"
+#include "mega_hmm.cuh"
 #include "mega_sync.cuh"
 #include "mega_plan.h"
 #include "mega_gpu.h"
@@ -97,12 +100,6 @@ static_assert(SG_MEGA_ATT_BOX_BYTES <= SG_MEGA_STAGE_BYTES && SG_MEGA_STAGE_BYTE
               "an attention box fits a ring stage, and stages keep the 1024-byte alignment of swizzle atoms");
 static_assert(SG_MEGA_A_BYTES == SG_GEMM_A_BYTES && SG_MEGA_WH_BYTES == SG_GEMM_B_BYTES(SG_MEGA_BN),
               "a stage is A 128 x 64 and two W halves of 128 x 64");
-
-// Named barriers: SG_MEGA_BAR_WG + w (1, 2) for warpgroup w alone, SG_MEGA_BAR_ALL for both consumer warpgroups,
-// SG_MEGA_BAR_SIDE for the side warps (0 is __syncthreads).
-#define SG_MEGA_BAR_WG 1
-#define SG_MEGA_BAR_ALL 3
-#define SG_MEGA_BAR_SIDE 4
 
 __device__ __forceinline__ uint8_t *sg_mega_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
@@ -143,9 +140,6 @@ __device__ __forceinline__ const float *sg_mega_bias(const sg_mega_params &p, co
     case SG_MT_FC1: return L->fc1_b;
     case SG_MT_FC2: return L->fc2_b;
     case SG_MT_HKV: return p.head->kv_b;
-    case SG_MT_HOUT: return p.head->o_b;
-    case SG_MT_HFC1: return p.head->fc1_b;
-    case SG_MT_HFC2: return p.head->fc2_b;
     default: return nullptr;
     }
 }
@@ -158,10 +152,7 @@ __device__ __forceinline__ void sg_mega_gemm_maps(const sg_mega_task &k, int &a,
     case SG_MT_OUT: a = SG_MAP_ATT, w = SG_MAP_W(k.layer, 1); break;
     case SG_MT_FC1: a = SG_MAP_Y, w = SG_MAP_W(k.layer, 2); break;
     case SG_MT_FC2: a = SG_MAP_H, w = SG_MAP_W(k.layer, 3); break;
-    case SG_MT_HKV: a = SG_MAP_Y, w = SG_MAP_HKVW; break;
-    case SG_MT_HOUT: a = SG_MAP_HATT, w = SG_MAP_HOUTW; break;
-    case SG_MT_HFC1: a = SG_MAP_HY, w = SG_MAP_HFC1W; break;
-    default: a = SG_MAP_HMLP, w = SG_MAP_HFC2W; break;  // SG_MT_HFC2
+    default: a = SG_MAP_Y, w = SG_MAP_HKVW; break;  // SG_MT_HKV
     }
 }
 
@@ -176,7 +167,8 @@ __device__ __forceinline__ bool sg_mega_fp8row(const sg_mega_params &p, const sg
            (k.kind == SG_MT_FC1 || (k.kind == SG_MT_FC2 && k.layer < p.L && ((p.fc2_f8 >> k.layer) & 1u)));
 }
 // The GEMM stage whose weight the chain reads after task k's stage (kind SG_MT_END: none): PATCH -> layer 0's QKV ->
-// OUT -> FC1 -> FC2 -> the next layer's QKV; the last layer's FC2 -> the head's K/V -> HOUT -> HFC1 -> HFC2.
+// OUT -> FC1 -> FC2 -> the next layer's QKV; the last layer's FC2 -> the head's K/V (the head's products after it
+// bring their own weights, sg_mega_produce_hmm).
 __device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &p, const sg_mega_task &k) {
     sg_mega_task nx = {SG_MT_END, k.layer, 0, 0};
     switch (k.kind) {
@@ -188,9 +180,6 @@ __device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &
         if (k.layer + 1 < p.L) nx.kind = SG_MT_QKV, nx.layer = k.layer + 1;
         else nx.kind = SG_MT_HKV, nx.layer = p.L;  // the head's tasks carry layer L
         break;
-    case SG_MT_HKV: nx.kind = SG_MT_HOUT; break;
-    case SG_MT_HOUT: nx.kind = SG_MT_HFC1; break;
-    case SG_MT_HFC1: nx.kind = SG_MT_HFC2; break;
     default: break;
     }
     return nx;
@@ -214,9 +203,7 @@ __device__ __forceinline__ void sg_mega_prefetch_next_w(const sg_mega_params &p,
     int cols = sg_mega_gemm_k(nx.kind);
     Arch::weight_map64(p, nx, map, cols);
     const int cb = cols / 64, nbox = sg_mega_kind_tiles(nx.kind) * (SG_MEGA_BN / 64) * cb;
-    const bool head_rows = k.kind >= SG_MT_HOUT && k.kind <= SG_MT_HFC2;
-    const int per = sg_mega_gemm_tasks(k.kind, p.narrow);
-    const int T = per * (head_rows ? sg_mega_tiles_head(p.n) : sg_mega_tiles_m(p.n));
+    const int per = sg_mega_gemm_tasks(k.kind, p.narrow), T = per * sg_mega_tiles_m(p.n);
     for (int j = k.a * per + k.b; j < nbox; j += T) sg_tma_prefetch_l2_2d(map, 64 * (j % cb), 64 * (j / cb));
 }
 // Whether FP8ROW FC1 task k writes its output H as E4M3 with row scales (its layer's FC2 runs in FP8).
@@ -281,6 +268,28 @@ __device__ __forceinline__ void sg_mega_prefetch_ln_rows(const sg_mega_params &p
     if (rows > 0) sg_bulk_prefetch_l2(p.h + (size_t)r0 * SG_MEGA_D, (uint32_t)rows * SG_MEGA_D * 4u);
 }
 
+// A head product task's two ring stages (mega_hmm.cuh): its weight slice (sg_mega_hmm_cols rows of the weight,
+// K / SG_MEGA_HMM_BOX boxes of 512-byte rows one after another) and a scratch stage for the warps' partial sums (no
+// bytes). Issued before the task's inputs are waited on: the weights depend on no task, so at a few images they
+// arrive during the wait. (Tensor copies, as every other stage's: a 1-D bulk copy into a stage that threads had
+// read is a hazard to compute-sanitizer racecheck, which does not follow the ring's one-arrival-per-warpgroup
+// hand-off.)
+__device__ __forceinline__ void sg_mega_produce_hmm(const sg_mega_params &p, const sg_mega_task &k,
+                                                    const sg_ring_smem &sm, sg_ring &ring) {
+    const int K = sg_mega_gemm_k(k.kind), cb = sg_mega_hmm_cols(k.kind);
+    const int m = k.kind == SG_MT_HOUT ? SG_MAP_HOW : k.kind == SG_MT_HFC1 ? SG_MAP_HW1 : SG_MAP_HW2;
+    const CUtensorMap *map = p.maps + m;
+    uint8_t *st = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+    sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+    sg_mbar_arrive_expect_tx(&sm.full[ring.stage], (uint32_t)(cb * K) * (uint32_t)sizeof(__nv_bfloat16));
+    for (int j = 0; j < K / SG_MEGA_HMM_BOX; j++)
+        sg_tma_load_2d(st + j * cb * SG_MEGA_HMM_BOX * 2, map, &sm.full[ring.stage], SG_MEGA_HMM_BOX * j, cb * k.b);
+    sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
+    sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
+    sg_mbar_arrive(&sm.full[ring.stage]);
+    sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
@@ -294,6 +303,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const bool gemm = sg_mega_is_gemm(k.kind);
         if (gemm && p.w_prefetch) sg_mega_prefetch_next_w<Arch>(p, k);
         const uint32_t slot = gemm ? sg_mega_produce_bias<Arch>(p, k, n0, tn, bias_s, bfull, bempty, bq) : 0u;
+        if (sg_mega_hmm(k.kind)) sg_mega_produce_hmm(p, k, sm, ring);
         const long long w0 = PROF ? clock64() : 0;
         sg_mega_wait_inputs(p, k);
         if (PROF) {
@@ -334,7 +344,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                                sg_mega_gemm_k(k.kind), sm, ring);
         } else if (p.ln_prefetch) {  // the consumers reach a LayerNorm up to four tasks later
             sg_mega_prefetch_ln_rows(p, k, m0);
-        }  // PREP and LayerNorm tasks read with ordinary loads
+        }  // PREP and LayerNorm tasks read with ordinary loads, the head's products their A rows too
         // The next ticket's table entry, which needs the atomic's value, once this task's loads are issued: read
         // right after the hand-over (before, with atomicAdd), the two dependent round trips to L2 held back the
         // loads of a task that had just waited for its inputs, on the critical path of small batches.
@@ -419,6 +429,31 @@ __device__ __forceinline__ float sg_mega_gelu(float x) {
     return fmaf(h, t, h);
 }
 
+// A head product task (HOUT, HFC1, HFC2; mega_hmm.cuh) over its head row tile's images: w_s the weight slice the
+// producer brought, scratch the stage for the partial sums.
+__device__ __forceinline__ void sg_mega_head_product(const sg_mega_params &p, const sg_mega_task &k,
+                                                     const uint8_t *w_s, uint8_t *scratch, int warp, int lane) {
+    const int r0 = k.a * SG_MEGA_BM, r_end = min(r0 + SG_MEGA_BM, p.n);
+    const uint32_t w = sg_smem_u32(w_s), part = sg_smem_u32(scratch);
+    float *pooled = p.pooled;
+    if (k.kind == SG_MT_HOUT) {
+        sg_mega_hmm_task<SG_MEGA_D, SG_MEGA_HOUT_COLS>(
+            p.hatt, r0, r_end, w, p.head->o_b, SG_MEGA_HOUT_COLS * k.b, part, warp, lane,
+            [=](int r, int c, float s) { pooled[(size_t)r * SG_MEGA_D + c] = s; });
+    } else if (k.kind == SG_MT_HFC1) {
+        __nv_bfloat16 *hmlp = p.hmlp;
+        sg_mega_hmm_task<SG_MEGA_D, SG_MEGA_HFC1_COLS>(
+            p.hy, r0, r_end, w, p.head->fc1_b, SG_MEGA_HFC1_COLS * k.b, part, warp, lane,
+            [=](int r, int c, float s) { hmlp[(size_t)r * SG_MEGA_F + c] = __float2bfloat16(sg_mega_gelu(s)); });
+    } else {  // SG_MT_HFC2: the MLP's output added to the residual, the attention's output (HOUT's)
+        sg_mega_hmm_task<SG_MEGA_F, SG_MEGA_HFC2_COLS>(
+            p.hmlp, r0, r_end, w, p.head->fc2_b, SG_MEGA_HFC2_COLS * k.b, part, warp, lane, [=](int r, int c, float s) {
+                float *d = pooled + (size_t)r * SG_MEGA_D + c;
+                *d = __ldcg(d) + s;
+            });
+    }
+}
+
 // A consumer warpgroup's side of its storer: the 32 KB staging buffer, the one-slot hand-off (ready: a piece is
 // staged and described; free: the storer has read it out), the hand-off's descriptor, and `part`, the warpgroup's
 // part of the task (mode, boxes, map, first element, counter), which thread 0 writes before the K loop and copies
@@ -497,11 +532,8 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         if (d.mode == 1 || d.mode == 4) {  // bf16: boxes of 64 columns x 128 rows 16 KB apart, or x 64 rows 8 KB
             const int bytes = d.mode == 1 ? 16384 : 8192;
             for (int j = 0; j < d.nbox; j++) sg_tma_store_2d(map, buf + j * bytes, d.x + 64 * j, d.y);
-        } else {  // fp32: reduce-add (2) or store (3), boxes of 32 columns 8 KB apart
-            for (int j = 0; j < d.nbox; j++) {
-                if (d.mode == 2) sg_tma_reduce_add_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
-                else sg_tma_store_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
-            }
+        } else {  // fp32 (2): reduce-add, boxes of 32 columns 8 KB apart
+            for (int j = 0; j < d.nbox; j++) sg_tma_reduce_add_2d(map, buf + j * 8192, d.x + 32 * j, d.y);
         }
         sg_bulk_commit();
         sg_bulk_wait_read0();  // the buffer may be refilled
@@ -670,6 +702,23 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             sg_mega_rowwise<Arch>(p, k, warp, 8);
             sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));
             break;
+        case SG_MT_HOUT:
+        case SG_MT_HFC1:
+        case SG_MT_HFC2: {  // two stages: the weight slice, scratch (sg_mega_produce_hmm)
+            uint8_t *st[2];
+            int si = 0;
+            for (int j = 0; j < 2; j++) {
+                sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+                st[j] = sm.stages + ring.stage * SG_MEGA_STAGE_BYTES;
+                si |= (int)ring.stage << (4 * j);
+                sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
+            }
+            sg_mega_head_product(p, k, st[0], st[1], warp, tid % 32);
+            sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));  // after both warpgroups' barrier:
+            if (tid == 0)                                                      // every read of both stages done
+                for (int j = 0; j < 2; j++) sg_mbar_arrive(&sm.empty[(si >> (4 * j)) & 15]);
+            break;
+        }
         case SG_MT_ATT:
         case SG_MT_POOL: {  // three stages: Q, K, V (POOL: scratch, K, V)
             uint8_t *st[3];
@@ -696,11 +745,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 sg_red_release_add(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max), 1);
             break;
         }
-        default: {  // the GEMMs: QKV / FC1 / HKV / HFC1 halves are stored as bf16 (FC1 and HFC1 after GELU);
-                    // out-proj / FC2 / patch halves are added to the fp32 residual stream h in L2 (a TMA reduce-add,
-                    // or on Hopper's small batches vector reductions from the registers; h += tile: one adder per
-                    // element per stage, so deterministic), which spares loading the residual; the head's
-                    // out-projection is stored into pooled (fp32), its FC2 added to it
+        default: {  // the GEMMs: QKV / FC1 / HKV halves are stored as bf16 (FC1 after GELU); out-proj / FC2 /
+                    // patch halves are added to the fp32 residual stream h in L2 (a TMA reduce-add, or on Hopper's
+                    // small batches vector reductions from the registers; h += tile: one adder per element per
+                    // stage, so deterministic), which spares loading the residual
             // This warpgroup's part (mega_plan.h): columns 128 w.. of a wide task (rows 64 w.. when
             // Arch::wide_rows), rows 64 w.. of a narrow or narrow64 one, columns 32 w.. of a 64 x 64 one (shape 3).
             sg_mbar_wait(&bfull[q.bstage()], q.bphase());  // the bias slot (PATCH's carries no bias)
@@ -711,11 +759,11 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const float *bias = k.kind != SG_MT_PATCH ? bias_s + sg_mega_slot<Arch>() * q.bstage() +
                                                             (sg_mega_fp8row<Arch>(p, k) ? 2 : 1) * cw
                                                       : nullptr;
-            const bool head = k.kind >= SG_MT_HKV, f32 = sg_mega_f32_tile(k.kind);
+            const bool f32 = sg_mega_f32_tile(k.kind);
             const int n0 = sg_mega_task_n0(k.kind, k.b, p.narrow) + cw;
             if (tid == 0) {  // the part's destination, for sg_mega_out_end
                 sg_mega_store_desc &t = *out0.part;
-                t.mode = f32 ? (k.kind == SG_MT_HOUT ? 3 : 2) : rows ? 4 : 1;
+                t.mode = f32 ? 2 : rows ? 4 : 1;
                 // boxes of 64 (bf16) or 32 (fp32) columns a piece: a 64 x 256 part's bf16 piece has 256 columns,
                 // a narrow64 part 64, a 64 x 64 task's (fp32) 32; fp32 pieces have 128 columns (32 in a narrow64
                 // launch, whose staging buffers are 8 KB)
@@ -724,11 +772,9 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                                                          : (f32 ? 4 : 2) >> (shape == 2);
                 int map = k.kind == SG_MT_QKV || k.kind == SG_MT_HKV ? SG_SMAP_QKV
                         : k.kind == SG_MT_FC1                        ? SG_SMAP_H
-                        : k.kind == SG_MT_HFC1                       ? SG_SMAP_HMLP
-                        : head                                       ? SG_SMAP_POOLED
                                                                      : SG_SMAP_RES;
                 if (rows && !f32)  // the same tensor's map with 64-row boxes
-                    map = map == SG_SMAP_QKV ? SG_SMAP_QKV64 : map == SG_SMAP_H ? SG_SMAP_H64 : SG_SMAP_HMLP64;
+                    map = map == SG_SMAP_QKV ? SG_SMAP_QKV64 : SG_SMAP_H64;
                 t.map = map;
                 t.x = k.kind == SG_MT_HKV ? SG_MEGA_D + n0 : n0;  // the head's K and V go to qkv's K and V columns
                 if (sg_mega_h8<Arch>(p, k)) {  // E4M3 H, 16-bit elements: a 64 x 256 part is two boxes of 64 x 64

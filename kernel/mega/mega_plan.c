@@ -122,17 +122,18 @@ static void build_interleaved(tasks *v, int n, int L, int grid, int narrow, int 
         put_segment(v, seg, k, tm, n);
     }
     /* The MAP head: its K/V tiles row tile by row tile with each image's probe attention behind them, then the
-     * head's small GEMMs and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at batch 1,024). */
+     * head's products (mega_hmm.cuh) and LayerNorm on rows of images, stage by stage (tq <= 8 head row tiles at
+     * batch 1,024). */
     const int tq = sg_mega_tiles_head(n);
     int next = 0;
     for (int r = 0; r < tm + lag_att; r++) {
         if (r < tm) put_tiles(v, SG_MT_HKV, L, r, sg_mega_gemm_tasks(SG_MT_HKV, narrow));
         if (r - lag_att >= 0) put_att(v, SG_MT_POOL, L, r - lag_att, r - lag_att + 1, n, M, 1, &next);
     }
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_gemm_tasks(SG_MT_HOUT, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HOUT, L, q, sg_mega_hmm_tasks(SG_MT_HOUT));
     for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HLN, L, q, sg_mega_ln_parts(SG_MT_HLN, narrow));
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_gemm_tasks(SG_MT_HFC1, narrow));
-    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_gemm_tasks(SG_MT_HFC2, narrow));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC1, L, q, sg_mega_hmm_tasks(SG_MT_HFC1));
+    for (int q = 0; q < tq; q++) put_tiles(v, SG_MT_HFC2, L, q, sg_mega_hmm_tasks(SG_MT_HFC2));
 }
 
 int sg_mega_plan_build(int n, int L, int grid, int narrow, int fc1_lag, int fc2_lag, int qkv_lag, uint32_t **out,
@@ -169,9 +170,9 @@ static int per_unit(int kind, int narrow) {
     switch (kind) {
     case SG_MT_PREP: case SG_MT_LN1: case SG_MT_LN2: case SG_MT_POSTLN: case SG_MT_HLN:
         return sg_mega_ln_parts(kind, narrow);
-    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_HOUT: case SG_MT_HFC2: case SG_MT_QKV:
-    case SG_MT_FC1: case SG_MT_HFC1: case SG_MT_HKV:
+    case SG_MT_PATCH: case SG_MT_OUT: case SG_MT_FC2: case SG_MT_QKV: case SG_MT_FC1: case SG_MT_HKV:
         return sg_mega_gemm_tasks(kind, narrow);
+    case SG_MT_HOUT: case SG_MT_HFC1: case SG_MT_HFC2: return sg_mega_hmm_tasks(kind);
     case SG_MT_ATT: return SG_MEGA_HEADS * sg_mega_att_parts(narrow);
     case SG_MT_POOL: return SG_MEGA_HEADS;
     default: return 0;

@@ -25,10 +25,14 @@
 // After POSTLN the attention-pooling (MAP) head, whose rows are images (tq = ceil(n / 128) head row tiles):
 //   HKV   (row tile, 256-col tile)   k|v = y Wkv^T + b into qkv's K and V columns  6 tm
 //   POOL  (image, head)              hatt = softmax(q k^T / 8) v, q the fixed probe query  12 n
-//   HOUT  (head row tile, col tile)  pooled = hatt Wo^T + b  (fp32, stored)      3 tq
+//   HOUT  (head row tile, col block) pooled = hatt Wo^T + b  (fp32, stored)      48 tq
 //   HLN   (head row tile, quarter)   hy = LN(pooled)                              4 tq
-//   HFC1  (head row tile, col tile)  hmlp = GELU(hy W1^T + b1)                    12 tq
-//   HFC2  (head row tile, col tile)  pooled += hmlp W2^T + b2                     3 tq
+//   HFC1  (head row tile, col block) hmlp = GELU(hy W1^T + b1)                    96 tq
+//   HFC2  (head row tile, col block) pooled += hmlp W2^T + b2                     96 tq
+// HOUT, HFC1 and HFC2 act on one row per image, and are not GEMM tiles: each is a block of 16, 32 or 8 output
+// columns (sg_mega_hmm_cols) over all the tile's rows, computed by the eight consumer warps with mma.sync, K split
+// eight ways in a fixed order (kernel/mega/mega_hmm.cuh): at batch 1 a 64 x 64 tile of FC2 was a 5.4 us chain of
+// 192 wgmma for one row.
 // The head's stages have counters of their own (never shared with the encoder's): a head row tile q is made of
 // images whose token rows are far from token row tile q, so a shared counter could be bumped by the head before
 // the encoder's last signal for tile q and satisfy a wait too early.
@@ -116,8 +120,8 @@ SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) 
 //       image's rows do not depend on the shape its batch got;
 //   narrow64 (2): 128 x 64, warpgroup w the 64-row half w with m64n64k16 (another wgmma shape: its rows' bits
 //       against the others' are what the GPU batch-invariance test checks), four times the tasks;
-//   halves (3): narrow64, except that the kinds with 768 output columns (sg_mega_n768: PATCH, OUT, FC2, HOUT,
-//       HFC2) run as 64 x 64 tasks, eight times the wide count: the 64-row half b & 1 of row tile a and the 64
+//   halves (3): narrow64, except that the kinds with 768 output columns (sg_mega_n768: PATCH, OUT, FC2) run as
+//       64 x 64 tasks, eight times the wide count: the 64-row half b & 1 of row tile a and the 64
 //       columns b >> 1, warpgroup w computing the 32-column half w with m64n32k16 (both read the same A rows). At a
 //       few images those kinds have a task per SM or fewer and each task's time is the bytes it streams through
 //       one SM (FC2: A 128 x 3072 + W 64 x 3072, 1.2 MB); a 64-row task streams a third less.
@@ -125,7 +129,7 @@ SG_HD static inline int sg_mega_tiles_head(int n) { return (n + SG_MEGA_BM - 1) 
 // signals its part once: a GEMM task gives SG_MEGA_WGS signals, and a row tile's counter gets (its stage's *_TILES)
 // << shape of them per layer.
 SG_HD static inline int sg_mega_n768(int kind) {
-    return kind == SG_MT_PATCH || kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_HOUT || kind == SG_MT_HFC2;
+    return kind == SG_MT_PATCH || kind == SG_MT_OUT || kind == SG_MT_FC2;
 }
 SG_HD static inline int sg_mega_shape(int kind, int narrow) {
     return narrow == 3 ? (sg_mega_n768(kind) ? 3 : 2) : narrow;
@@ -137,14 +141,29 @@ SG_HD static inline int sg_mega_tn(int narrow) { return SG_MEGA_TN >> (narrow < 
 SG_HD static inline int sg_mega_kind_tiles(int kind) {
     switch (kind) {
     case SG_MT_QKV: return SG_MEGA_QKV_TILES;
-    case SG_MT_FC1: case SG_MT_HFC1: return SG_MEGA_FC1_TILES;
+    case SG_MT_FC1: return SG_MEGA_FC1_TILES;
     case SG_MT_HKV: return SG_MEGA_HKV_TILES;
     default: return SG_MEGA_OUT_TILES;  /* the sg_mega_n768 kinds */
     }
 }
-// A GEMM kind's tasks per row tile (head row tile for HOUT..HFC2) and layer.
+// A GEMM kind's tasks per row tile and layer.
 SG_HD static inline int sg_mega_gemm_tasks(int kind, int narrow) {
     return sg_mega_kind_tiles(kind) / SG_MEGA_WGS << sg_mega_shape(kind, narrow);
+}
+// The head's matrix products on rows of images (HOUT, HFC1, HFC2: kernel/mega/mega_hmm.cuh): output columns per
+// task, and tasks per head row tile, the same in every launch shape. Each task streams its weight slice (cols x K
+// bf16, 24-48 KB) through one SM, so at a few images a stage is one round of tasks of ~1 us of bytes each.
+SG_HD static inline int sg_mega_hmm(int kind) {
+    return kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
+}
+#define SG_MEGA_HOUT_COLS 16
+#define SG_MEGA_HFC1_COLS 32
+#define SG_MEGA_HFC2_COLS 8
+SG_HD static inline int sg_mega_hmm_cols(int kind) {
+    return kind == SG_MT_HFC1 ? SG_MEGA_HFC1_COLS : kind == SG_MT_HOUT ? SG_MEGA_HOUT_COLS : SG_MEGA_HFC2_COLS;
+}
+SG_HD static inline int sg_mega_hmm_tasks(int kind) {
+    return (kind == SG_MT_HFC1 ? SG_MEGA_F : SG_MEGA_D) / sg_mega_hmm_cols(kind);
 }
 // The first row and column of GEMM task (kind, a, b) in a launch of shape narrow.
 SG_HD static inline int sg_mega_task_m0(int kind, int a, int b, int narrow) {
@@ -169,8 +188,8 @@ SG_HD static inline int sg_mega_ln_parts(int kind, int narrow) {
 SG_HD static inline int sg_mega_ln_rows(int kind, int narrow) { return SG_MEGA_BM / sg_mega_ln_parts(kind, narrow); }
 SG_HD static inline int sg_mega_head_tasks(int n, int narrow) {
     return sg_mega_gemm_tasks(SG_MT_HKV, narrow) * sg_mega_tiles_m(n) + SG_MEGA_HEADS * n +
-           sg_mega_tiles_head(n) * (sg_mega_gemm_tasks(SG_MT_HOUT, narrow) + sg_mega_gemm_tasks(SG_MT_HFC1, narrow) +
-                                    sg_mega_gemm_tasks(SG_MT_HFC2, narrow) + sg_mega_ln_parts(SG_MT_HLN, narrow));
+           sg_mega_tiles_head(n) * (sg_mega_hmm_tasks(SG_MT_HOUT) + sg_mega_hmm_tasks(SG_MT_HFC1) +
+                                    sg_mega_hmm_tasks(SG_MT_HFC2) + sg_mega_ln_parts(SG_MT_HLN, narrow));
 }
 SG_HD static inline int sg_mega_layer_tasks(int n, int narrow) {
     const int tm = sg_mega_tiles_m(n);
@@ -227,20 +246,19 @@ SG_HD static inline sg_mega_task sg_mega_decode(unsigned code) {
 // Kinds that run as GEMM tiles.
 SG_HD static inline int sg_mega_is_gemm(int kind) {
     return kind == SG_MT_PATCH || kind == SG_MT_QKV || kind == SG_MT_OUT || kind == SG_MT_FC1 || kind == SG_MT_FC2 ||
-           kind == SG_MT_HKV || kind == SG_MT_HOUT || kind == SG_MT_HFC1 || kind == SG_MT_HFC2;
+           kind == SG_MT_HKV;
 }
-// The GEMM stages whose output tiles are fp32: added into the fp32 residual stream h (OUT, FC2, PATCH) or the
-// head's pooled rows (HFC2) by a TMA reduce-add, or stored into them (HOUT); the others (QKV, FC1, HKV, HFC1)
-// store bf16 tiles.
+// The GEMM stages whose output tiles are fp32, added into the fp32 residual stream h (OUT, FC2, PATCH) by a TMA
+// reduce-add; the others (QKV, FC1, HKV) store bf16 tiles.
 SG_HD static inline int sg_mega_f32_tile(int kind) {
-    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH || kind == SG_MT_HOUT || kind == SG_MT_HFC2;
+    return kind == SG_MT_OUT || kind == SG_MT_FC2 || kind == SG_MT_PATCH;
 }
-// The GEMM stages followed by tanh GELU (the MLPs' first Linear).
-SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1 || kind == SG_MT_HFC1; }
+// The GEMM stage followed by tanh GELU (the encoder MLPs' first Linear).
+SG_HD static inline int sg_mega_gelu_tile(int kind) { return kind == SG_MT_FC1; }
 // Signals a task gives its counter: one per 128-column half for a GEMM task (each half's storer signals when its
 // stores are complete), one for every other task.
 SG_HD static inline int sg_mega_signals(int kind) { return sg_mega_is_gemm(kind) ? SG_MEGA_WGS : 1; }
-// K of a GEMM stage (its input width).
+// K of a GEMM stage or a head product (its input width).
 SG_HD static inline int sg_mega_gemm_k(int kind) {
     return kind == SG_MT_FC2 || kind == SG_MT_HFC2 ? SG_MEGA_F : SG_MEGA_D;
 }
@@ -290,9 +308,9 @@ SG_HD static inline int sg_mega_input(sg_mega_task k, int n, int tm_layout, int 
         kind = SG_MT_POOL, first = k.a * SG_MEGA_BM;
         t = SG_MEGA_HEADS * (unsigned)(n - first < SG_MEGA_BM ? n - first : SG_MEGA_BM);
         break;
-    case SG_MT_HLN: kind = SG_MT_HOUT, t = SG_MEGA_OUT_TILES; break;
+    case SG_MT_HLN: kind = SG_MT_HOUT, t = sg_mega_hmm_tasks(SG_MT_HOUT); break;
     case SG_MT_HFC1: kind = SG_MT_HLN, t = sg_mega_ln_parts(SG_MT_HLN, narrow); break;
-    case SG_MT_HFC2: kind = SG_MT_HFC1, t = SG_MEGA_FC1_TILES; break;
+    case SG_MT_HFC2: kind = SG_MT_HFC1, t = sg_mega_hmm_tasks(SG_MT_HFC1); break;
     default: return 0;                                                     /* PREP, END: no inputs */
     }
     if (i >= count) return 0;

@@ -14,6 +14,12 @@
 
 #include "tma_ptx.cuh"
 
+// The megakernels' named barriers: SG_MEGA_BAR_WG + w (1, 2) for consumer warpgroup w alone, SG_MEGA_BAR_ALL for
+// both consumer warpgroups, SG_MEGA_BAR_SIDE for the side warps (0 is __syncthreads).
+#define SG_MEGA_BAR_WG 1
+#define SG_MEGA_BAR_ALL 3
+#define SG_MEGA_BAR_SIDE 4
+
 // Waits until *counter >= target (one thread). Traps after SG_SPIN_LIMIT cycles: a missing signal is a
 // scheduler bug, and a trap is reported at the launch instead of a silent hang.
 __device__ __forceinline__ void sg_dep_wait(const unsigned *counter, unsigned target) {

@@ -17,7 +17,7 @@
 //   every thread walks the ring the same number of blocks without waiting, waits on acc_full, then reads its
 //   accumulator row of its warpgroup's half (thread i of warp w: row 32 (w % 4) + i = TMEM lane) 32 columns at
 //   a time (tcgen05.ld.32x32b.x32), adds the bias (from the shared-memory slot the skeleton's producer filled),
-//   applies tanh GELU for FC1 and the head's FC1, and stages the row in the warpgroup's buffer in the storer's
+//   applies tanh GELU for FC1, and stages the row in the warpgroup's buffer in the storer's
 //   swizzled TMA box layout (bf16: one piece; fp32: rows 0-63, then 64-127); a barrier of both warpgroups
 //   (after tcgen05.fence::before_thread_sync) orders every TMEM read before the next task's MMAs.
 // FC1 in block-scaled MXFP8 (unless --precision bf16): LayerNorm-2 tasks write its input as E4M3 + UE8M0 scales
@@ -184,7 +184,7 @@ struct sg_sm100_arch {
                                                 const float *bias, ctx &c, const sg_ring_smem &sm, sg_ring &ring,
                                                 const sg_mega_out &out, uint32_t &ophase) {
         const int tid = threadIdx.x % 128, warp = tid / 32, r = tid;  // r: this thread's row = TMEM lane
-        // block-scaled MXFP8, K blocks of 128 (not the head's FC1)
+        // block-scaled MXFP8, K blocks of 128
         const bool mx = p.fc1 == SG_FC1_MXFP8 && k.kind == SG_MT_FC1;
         const int nk = mx ? SG_MEGA_D / 128 : sg_mega_gemm_k(k.kind) / 64;
         const uint32_t tmem0 = *sg_sm100_mega_tmem_slot();

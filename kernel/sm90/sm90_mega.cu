@@ -6,7 +6,7 @@
 // the Blackwell kernel: kernel/mega/mega_kernel.cuh. This file is its Hopper MMA / accumulator layer (sg_sm90_arch):
 //   a consumer warpgroup's 64 x 256 part of a 128 x 256 GEMM task: one wgmma m64n256k16 per k16 step from the
 //   shared ring stage (the A block's rows 64 w.., all 256 W rows after it), 128 fp32 registers started at the bias
-//   (from the shared-memory slot the producer filled); then tanh GELU (FC1, the head's FC1) and the part staged
+//   (from the shared-memory slot the producer filled); then tanh GELU (FC1) and the part staged
 //   (swizzled) in the warpgroup's own buffer for its storer, one piece (bf16) or two (fp32); small batches' task
 //   shapes (mega_plan.h) with m64n128k16 (128 x 128 tasks), m64n64k16 (128 x 64) and m64n32k16 (64 x 64);
 //   attention of one (image, head): four 64-query blocks of wgmma (sm90_attn.cuh), two per warpgroup (a narrow
@@ -153,8 +153,7 @@ __device__ __forceinline__ void sg_sm90_store_h8(const float (&acc)[R], uint8_t 
 }
 
 // A warpgroup's fp32 64 x 2 R part through the storer as two pieces of 64 rows x R columns, the second handed over
-// once the first is read out: a wide task's 64 x 256 part (R = 128: two of 128 columns, the 32 KB buffer holds one)
-// or the head's narrow64 64 x 64 part (R = 32: two of 32 columns, the small launches' 8 KB buffers).
+// once the first is read out: a wide task's 64 x 256 part (R = 128: two of 128 columns, the 32 KB buffer holds one).
 template <int R>
 __device__ __forceinline__ void sg_mega_stage_f32_halves(const float (&acc)[R], const sg_mega_out &out,
                                                          uint32_t &ophase) {
@@ -181,8 +180,7 @@ __device__ __forceinline__ void sg_sm90_part_place(const sg_mega_out &out, int w
 // deterministic, and equal to the TMA reduce-add's bit for bit, measured: v31). For the small batches' tasks (64 x
 // 128, 64 x 64, 64 x 32 parts) 2 % faster at batch 1 than staging for the storer; for the wide tasks' 64 x 256
 // parts slower (6.0 against 3.6 us per FC2 tile at 1,024 images: 64 reductions per thread through the SM's
-// memory pipe), so those keep the staging (sg_mega_stage_f32), as do the head's tiles (their choice of tensor
-// and of store or add cost the registers that spilled).
+// memory pipe), so those keep the staging (sg_mega_stage_f32).
 // Register k: row row0 + 16 warp + lane/4 + 8 ((k/2)%2), columns col0 + 8 (k/4) + 2 (lane%4) + {0, 1}, so a
 // warp's instruction covers 8 rows x 32 contiguous bytes (whole sectors). Rows >= rows are past the batch.
 template <int R>
@@ -387,15 +385,6 @@ struct sg_sm90_arch {
             }
         } else if constexpr (S == 0) {  // fp32, wide: two pieces of 64 rows x 128 columns through the storer
             sg_mega_stage_f32_halves(acc, out, ophase);
-        } else if (k.kind >= SG_MT_HKV) {  // fp32, the head's, small batches: through the storer, one piece, or (a
-                                           // narrow64 part: 64 columns, 16 KB) two of 32 columns (8 KB buffers)
-            if constexpr (S == 2) {
-                sg_mega_stage_f32_halves(acc, out, ophase);
-            } else {
-                sg_mega_out_begin(out, ophase);
-                sg_mega_stage_f32<R, 0>(acc, out.buf);
-                sg_mega_out_end(out, ophase, 0, 0, true);
-            }
         } else {  // fp32, small batches: added into h from the registers, at the part's place
             int x, y;
             sg_sm90_part_place(out, w, x, y);
