@@ -716,7 +716,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             sg_mega_head_product(p, k, st[0], st[1], warp, tid % 32);
             sg_mega_signal_all(p.cnt + sg_mega_counter(k.kind, k.a, p.tm_max));  // after both warpgroups' barrier:
             if (tid == 0)                                                      // every read of both stages done
-                for (int j = 0; j < 2; j++) sg_mbar_arrive(&sm.empty[(si >> (4 * j)) & 15]);
+                for (int j = 0; j < 2; j++) sg_mbar_arrive(&sm.empty[sg_mega_qkv_stage(si, j)]);
             break;
         }
         case SG_MT_ATT:

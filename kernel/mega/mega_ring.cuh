@@ -27,9 +27,9 @@ typedef struct sg_ring {
 __device__ __forceinline__ uint32_t sg_ring_prev(const sg_ring &r, int stages) {
     return r.stage == 0 ? (uint32_t)stages - 1u : r.stage - 1u;
 }
-// An attention or pool task's Q, K and V stages (j = 0, 1, 2): three consecutive stages of the ring from wherever
-// it stands, so wrapped in a ring of 3 or 4 (the megakernel's sg_mega_ring_stages); the consumer packs their indices
-// 4 bits each, and the architectures' attention gives each back by its index.
+// An attention or pool task's Q, K and V stages (j = 0, 1, 2; a head product's weight and scratch stages, j = 0, 1):
+// consecutive stages of the ring from wherever it stands, so wrapped in a ring of 3 or 4 (the megakernel's
+// sg_mega_ring_stages); the consumer packs their indices 4 bits each, and gives each back by its index.
 __device__ __forceinline__ int sg_mega_qkv_stage(int sqkv, int j) { return (sqkv >> (4 * j)) & 15; }
 __device__ __forceinline__ void sg_ring_next(sg_ring &r, int stages) {
     if (++r.stage == (uint32_t)stages) {
