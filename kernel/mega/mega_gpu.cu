@@ -30,7 +30,8 @@ struct sg_mega_gpu {
                                // fc1_b [3072], then the pixel LUT [256]
     sg_mega_head_dev *head;    // device
     unsigned *cnt;             // device
-    unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS, when SG_SM90_PROFILE=1
+    unsigned long long *prof;  // device, SG_MEGA_PROF_WORDS (+ the trace), when SG_SM90_PROFILE=1 or SG_SM90_TRACE
+    unsigned long long trace_cap;  // the trace's entries per CTA (SG_SM90_TRACE=file: appended to it), else 0
     unsigned **tasks;          // [n_max + 1] device task tables, made on first use of each batch size
     CUtensorMap **smaps;       // [n_max + 1] device store maps (SG_SMAPS each), made with the task table
     int *ntasks;               // [n_max + 1]: the main list's length
@@ -54,6 +55,69 @@ struct sg_mega_gpu {
     float *h8sf, *w2sf;        // inside f2
     float2 *h8k;               // device [L]: each layer's bound on H (sg_mega_params.h8k), FP8ROW only
 };
+
+// The task trace's entries per CTA (SG_SM90_TRACE): a 1,024-image launch takes ~6,400 tasks a CTA on 132 SMs; a
+// CTA's tasks past it are not recorded.
+#define SG_MEGA_TRACE_CAP 8192
+
+// The profile's names: the task kinds (SG_MT_*), then the consumer counters after them (mega_gpu.h).
+static const char *const mega_prof_names[] = {"prep",   "patch",  "ln1",     "qkv",       "att",       "out",
+                                              "ln2",    "fc1",    "fc2",     "postln",    "hkv",       "pool",
+                                              "hout",   "hln",    "hfc1",    "hfc2",      "idle",      "depwait",
+                                              "gemm:init", "gemm:kloop", "gemm:store"};
+static_assert(sizeof mega_prof_names / sizeof mega_prof_names[0] == SG_MT_END + 5, "a name per profile word");
+
+static size_t sg_mega_prof_words(const sg_mega_gpu *g) {
+    return SG_MEGA_PROF_WORDS + (size_t)g->sms * g->trace_cap * (SG_MEGA_TRACE_WORDS + 1);
+}
+
+// Appends a profiled launch's task trace to the file SG_SM90_TRACE names, as CSV (a header when the file is empty):
+// one line per task a CTA ran, times in ns from the launch's first stamp (mega_gpu.h, SG_MEGA_PROF_TRACE_CAP).
+// scripts/mega_trace.py reads it.
+static int sg_mega_trace_write(const sg_mega_gpu *g, int n, int shape, float ms, char *err, size_t errlen) {
+    static int launch = 0;
+    const size_t words = (size_t)g->sms * g->trace_cap * SG_MEGA_TRACE_WORDS;
+    std::vector<unsigned long long> t(words + (size_t)g->sms * g->trace_cap);
+    const unsigned long long *rel_t = t.data() + words;  // the storer's releases (mega_gpu.h)
+    if (cudaMemcpy(t.data(), g->prof + SG_MEGA_PROF_WORDS, t.size() * sizeof t[0], cudaMemcpyDeviceToHost) !=
+        cudaSuccess) {
+        snprintf(err, errlen, "%s megakernel: trace copy: %s", g->k->name, cudaGetErrorString(cudaGetLastError()));
+        return -1;
+    }
+    const char *path = getenv("SG_SM90_TRACE");
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        snprintf(err, errlen, "%s megakernel: cannot append the trace to %s", g->k->name, path);
+        return -1;
+    }
+    unsigned long long t0 = ~0ull;
+    for (size_t e = 0; e < words; e += SG_MEGA_TRACE_WORDS)
+        if (t[e + 1] && t[e + 1] < t0) t0 = t[e + 1];
+    if (ftell(f) == 0)
+        fprintf(f, "launch,batch,shape,ms,cta,i,kind,layer,a,b,came,ready,start,end,handed,released,clk_start,"
+                   "clk_end\n");
+    const auto rel = [t0](unsigned long long v) { return v ? (long long)(v - t0) : -1ll; };
+    for (int c = 0; c < g->sms; c++) {
+        unsigned long long ng = 0;  // the CTA's GEMM tiles so far: the k-th has the storer's k-th release
+        for (unsigned long long i = 0; i < g->trace_cap; i++) {
+            const unsigned long long *e = t.data() + ((size_t)c * g->trace_cap + i) * SG_MEGA_TRACE_WORDS;
+            if (!e[1]) break;
+            const sg_mega_task k = sg_mega_decode((unsigned)e[0]);
+            const bool gemm = sg_mega_is_gemm(k.kind) && e[3];
+            const long long released = gemm && ng < g->trace_cap ? rel(rel_t[(size_t)c * g->trace_cap + ng]) : -1;
+            ng += gemm;
+            fprintf(f, "%d,%d,%d,%.4f,%d,%llu,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%llu,%llu\n", launch, n, shape,
+                    ms, c, i, k.kind < SG_MT_END ? mega_prof_names[k.kind] : "end", k.layer, k.a, k.b, rel(e[1]),
+                    rel(e[2]), rel(e[3]), rel(e[4]), rel(e[5]), released, e[6], e[7]);
+        }
+    }
+    launch++;
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "%s megakernel: writing the trace to %s failed", g->k->name, path);
+        return -1;
+    }
+    return 0;
+}
 
 #define SG_MEGA_TRY(call)                                                                                       \
     do {                                                                                                        \
@@ -391,7 +455,9 @@ sg_mega_gpu *sg_mega_gpu_create(const sg_mega_launcher *k, const sg_model *m, co
     g->cnt_words = sg_mega_counter_words(g->tm_max);
     SG_MEGA_TRY(cudaMalloc(&g->cnt, g->cnt_words * sizeof(unsigned)));
     SG_MEGA_TRY(cudaMemset(g->cnt, 0, g->cnt_words * sizeof(unsigned)));
-    if (getenv("SG_SM90_PROFILE")) SG_MEGA_TRY(cudaMalloc(&g->prof, SG_MEGA_PROF_WORDS * sizeof(unsigned long long)));
+    if (getenv("SG_SM90_TRACE")) g->trace_cap = SG_MEGA_TRACE_CAP;
+    if (getenv("SG_SM90_PROFILE") || g->trace_cap)
+        SG_MEGA_TRY(cudaMalloc(&g->prof, sg_mega_prof_words(g) * sizeof(unsigned long long)));
     int per_sm = 0;
     SG_MEGA_TRY(k->prepare(&per_sm));
     if (per_sm < 1) {
@@ -525,7 +591,9 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
     cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     const bool prof = g->prof && cudaStreamIsCapturing(st, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone;
     p.prof = prof ? g->prof : nullptr;
-    if (prof && cudaMemsetAsync(g->prof, 0, SG_MEGA_PROF_WORDS * sizeof(unsigned long long), st) != cudaSuccess) {
+    if (prof && (cudaMemsetAsync(g->prof, 0, sg_mega_prof_words(g) * sizeof(unsigned long long), st) != cudaSuccess ||
+                 cudaMemcpyAsync(g->prof + SG_MEGA_PROF_TRACE_CAP, &g->trace_cap, sizeof g->trace_cap,
+                                 cudaMemcpyHostToDevice, st) != cudaSuccess)) {
         snprintf(err, errlen, "%s:%d: %s megakernel: profile reset failed", __FILE__, __LINE__, g->k->name);
         return -1;
     }
@@ -552,15 +620,12 @@ int sg_mega_gpu_run(sg_mega_gpu *g, const sg_mega_buffers *b, const uint8_t *pix
         cudaEventElapsedTime(&ms, e0, e1);
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
+        if (g->trace_cap && sg_mega_trace_write(g, n, shape, ms, err, errlen) != 0) return -1;
         // Shares of the CTAs' own elapsed cycles (summed at their exit), so they hold whatever clock the GPU ran at;
         // the consumer counters are warpgroup 0's (both warpgroups run every task), the producer's is its own.
         const double cta_cycles = (double)h[SG_MT_END + 5];
         const double mhz = (double)h[SG_MT_END + 5] / g->sms / (ms * 1e3);
-        static const char *names[] = {"prep",   "patch",  "ln1",     "qkv",       "att",       "out",
-                                      "ln2",    "fc1",    "fc2",     "postln",    "hkv",       "pool",
-                                      "hout",   "hln",    "hfc1",    "hfc2",      "idle",      "depwait",
-                                      "gemm:init", "gemm:kloop", "gemm:store"};
-        static_assert(sizeof names / sizeof names[0] == SG_MT_END + 5, "a name per profile word");
+        const char *const *names = mega_prof_names;
         fprintf(stderr, "sg-%s profile, batch %d: %.3f ms at ~%.0f MHz, %d tasks; per kind: share of consumer time, "
                         "tasks, us per task%s\n", g->k->name, n, ms, mhz, sg_mega_total_tasks(n, g->L, shape),
                 p.nside ? " (prep, ln1, ln2, postln: the side warps' time, not the consumers')" : "");

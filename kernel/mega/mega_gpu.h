@@ -187,7 +187,17 @@ static inline size_t sg_mega_w1sf_bytes(int fc1) {
 #define SG_MEGA_PROF_DEPW 112
 #define SG_MEGA_PROF_IDLE 128
 #define SG_MEGA_PROF_SIDEW 144
-#define SG_MEGA_PROF_WORDS 160
+// [160]: the task trace's entries per CTA (0: none; set by the host when SG_SM90_TRACE names a file), and after
+// the counters the trace itself: CTA c's i-th task (the order its producer and consumers took it) at entry
+// c * cap + i, SG_MEGA_TRACE_WORDS words each: [0] the task's code (sg_mega_encode), %globaltimer (ns) when [1] the
+// producer came to it, [2] its inputs were complete, [3] the consumers started it, [4] they ended it (a GEMM's tile
+// handed to the storer threads; other kinds' outputs published), [5] the producer had handed it over; clock64 at [6]
+// the consumers' start and [7] end. Then one word per entry (c * cap + k): the time warpgroup 0's storer released
+// the counter of CTA c's k-th GEMM tile (its stores complete). Consumer stamps are warpgroup 0's; the side warps'
+// tasks are not traced.
+#define SG_MEGA_PROF_TRACE_CAP 160
+#define SG_MEGA_PROF_WORDS 168
+#define SG_MEGA_TRACE_WORDS 8
 
 // ---------------------------------------------------------------------------------------------- host interface
 

@@ -290,14 +290,38 @@ __device__ __forceinline__ void sg_mega_produce_hmm(const sg_mega_params &p, con
     sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
 }
 
+// The profile's task trace (SG_SM90_TRACE; mega_gpu.h). Its capacity per CTA (0: no trace) is read into shared
+// memory when the CTA starts, so a stamp never waits on a global load.
+__shared__ unsigned sg_mega_trace_cap;
+__device__ __forceinline__ unsigned long long sg_mega_gtimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+// This CTA's i-th task's entry, or NULL past the capacity.
+__device__ __forceinline__ unsigned long long *sg_mega_trace_at(const sg_mega_params &p, int i) {
+    const unsigned cap = sg_mega_trace_cap;
+    return (unsigned)i < cap ? p.prof + SG_MEGA_PROF_WORDS + ((size_t)blockIdx.x * cap + i) * SG_MEGA_TRACE_WORDS
+                             : nullptr;
+}
+// Warpgroup 0's storer: the time of its i-th release of a GEMM tile's counter (after the trace's entries).
+__device__ __forceinline__ void sg_mega_trace_release(const sg_mega_params &p, int i) {
+    const unsigned long long t = sg_mega_gtimer();
+    const unsigned cap = sg_mega_trace_cap;
+    if ((unsigned)i < cap)
+        p.prof[SG_MEGA_PROF_WORDS + ((size_t)gridDim.x * cap) * SG_MEGA_TRACE_WORDS + (size_t)blockIdx.x * cap + i] = t;
+}
+
 template <class Arch, bool PROF>
 __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const sg_ring_smem &sm, uint64_t *tfull,
                                                 uint64_t *tempty, int *tslot, float *bias_s, uint64_t *bfull,
                                                 uint64_t *bempty) {
     sg_ring ring = {0, 0}, tq = {0, 0}, bq = {0, 0};
     unsigned next = sg_mega_task_at(p, sg_mega_take_ticket(p));
+    int ti = 0;  // PROF: this CTA's tasks so far (the trace's index)
     for (;;) {
         const unsigned code = next;
+        const unsigned long long g0 = PROF ? sg_mega_gtimer() : 0ull;
         const sg_mega_task k = sg_mega_decode(code);
         const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = sg_mega_task_n0(k.kind, k.b, p.narrow);
         const bool gemm = sg_mega_is_gemm(k.kind);
@@ -311,11 +335,19 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             atomicAdd(p.prof + SG_MT_END + 1, dw);
             atomicAdd(p.prof + SG_MEGA_PROF_DEPW + k.kind, dw);
         }
+        const unsigned long long g1 = PROF ? sg_mega_gtimer() : 0ull;
         if (gemm && sg_mega_fp8row<Arch>(p, k)) sg_mega_produce_row_scales<Arch>(p, k, m0, bias_s, bfull, slot);
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
         sg_mbar_arrive(&tfull[tq.stage]);  // release: the slot write is visible to the consumers' wait
         sg_ring_next(tq, SG_MEGA_TASKQ);
+        if (PROF)
+            if (unsigned long long *e = sg_mega_trace_at(p, ti++)) {
+                e[0] = code;
+                e[1] = g0;
+                e[2] = g1;
+                e[5] = sg_mega_gtimer();
+            }
         if (k.kind == SG_MT_END) return;
         const unsigned tnext = sg_mega_take_ticket(p);  // its table entry at the loop's end
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
@@ -505,15 +537,21 @@ __device__ __forceinline__ void sg_mega_out_signal(const sg_mega_out &o, uint32_
 // The storer thread of a consumer warpgroup (see sg_mega_store_desc). A tile's completion is awaited only after
 // the next piece's stores are issued (wait_group 1), so stores overlap; before blocking for new work the pending
 // signal is flushed, so a counter is never held back while the consumers wait for work that depends on it.
+template <bool PROF>
 __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const uint8_t *buf, uint64_t *ready,
-                                               uint64_t *free, const sg_mega_store_desc *desc) {
+                                               uint64_t *free, const sg_mega_store_desc *desc, bool rec) {
     uint32_t phase = 0;
     int pending = -1;  // counter word of the tile whose stores are issued but not yet known complete
+    int nrel = 0;      // PROF (rec: warpgroup 0's storer): the tiles released so far, for the trace
+    auto release = [&](int c) {
+        sg_red_release_add(p.cnt + c, 1);
+        if (PROF && rec) sg_mega_trace_release(p, nrel++);
+    };
     auto flush = [&] {  // the pending tile's stores complete, then its signal
         if (pending < 0) return;
         sg_bulk_wait0();
         sg_fence_proxy_async_global();
-        sg_red_release_add(p.cnt + pending, 1);
+        release(pending);
         pending = -1;
     };
     for (;;) {
@@ -525,7 +563,7 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         if (d.mode == 5) {  // written by the warpgroup's threads: signal, after the tile still in flight
             sg_mbar_arrive(free);
             flush();
-            sg_red_release_add(p.cnt + d.cnt, 1);
+            release(d.cnt);
             continue;
         }
         const CUtensorMap *map = p.smaps + d.map;
@@ -541,7 +579,7 @@ __device__ __forceinline__ void sg_mega_storer(const sg_mega_params &p, const ui
         if (pending >= 0) {  // the previous tile is complete once at most this piece is in flight
             sg_bulk_wait1();
             sg_fence_proxy_async_global();  // async-proxy writes, then the generic release
-            sg_red_release_add(p.cnt + pending, 1);
+            release(pending);
             pending = -1;
         }
         if (d.cnt >= 0) pending = d.cnt;
@@ -644,6 +682,7 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
 // task's K loop start, [2] its end. In shared memory rather than registers: a 64-bit stamp live across the K loop
 // spilled the profiling instantiation (and one live across the epilogue, the FP8 kernel's).
 __shared__ long long sg_mega_prof_t[3];
+__shared__ int sg_mega_trace_n;  // the consumers' tasks so far (the trace's index; thread 0)
 __device__ __forceinline__ void sg_mega_prof_mark(int i) {
     if (threadIdx.x == 0) sg_mega_prof_t[i] = clock64();
 }
@@ -691,6 +730,11 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 const unsigned long long idle = (unsigned long long)(sg_mega_prof_t[0] - t_idle);
                 atomicAdd(p.prof + SG_MT_END, idle);
                 atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, idle);
+                const unsigned long long g = sg_mega_gtimer();
+                if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n)) {
+                    e[3] = g;
+                    e[6] = (unsigned long long)sg_mega_prof_t[0];
+                }
             }
         }
         switch (k.kind) {
@@ -801,7 +845,13 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         }
         }
         if (rec) {
-            atomicAdd(p.prof + k.kind, (unsigned long long)(clock64() - sg_mega_prof_t[0]));
+            const long long t1 = clock64();
+            const unsigned long long g = sg_mega_gtimer();
+            if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n++)) {
+                e[4] = g;
+                e[7] = (unsigned long long)t1;
+            }
+            atomicAdd(p.prof + k.kind, (unsigned long long)(t1 - sg_mega_prof_t[0]));
             atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);
         }
     }
@@ -845,7 +895,11 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
             sg_mbar_init(&bempty[q], SG_MEGA_CONSUMERS);  // every consumer thread, after its accumulator start
         }
         sg_fence_mbar_init();
-        if (PROF) t_start = clock64();
+        if (PROF) {
+            t_start = clock64();
+            sg_mega_trace_n = 0;
+            sg_mega_trace_cap = (unsigned)p.prof[SG_MEGA_PROF_TRACE_CAP];
+        }
     }
     Arch::cta_begin();
     __syncthreads();
@@ -867,7 +921,7 @@ __device__ __forceinline__ void sg_mega_kernel_body(const sg_mega_params &p) {
         if (warp == 8 && lane == 0)
             sg_mega_produce<Arch, PROF>(p, sm, tfull, tempty, tslot, bias_s, bfull, bempty);
         else if (warp == 9 && lane < SG_MEGA_WGS)
-            sg_mega_storer(p, outbuf + lane * obytes, &sready[lane], &sfree[lane], &sdesc[lane]);
+            sg_mega_storer<PROF>(p, outbuf + lane * obytes, &sready[lane], &sfree[lane], &sdesc[lane], lane == 0);
         else if (warp >= 10)
             sg_mega_side<Arch, PROF>(p, warp - 10, &side_slot);
         __syncwarp();
