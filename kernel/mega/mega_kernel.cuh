@@ -604,9 +604,15 @@ __device__ __forceinline__ void sg_mega_rowwise(const sg_mega_params &p, const s
                        : head ? p.head->ln_w : p.post_w;
         const float *b = k.kind == SG_MT_LN1 ? L->ln1_b : k.kind == SG_MT_LN2 ? L->ln2_b
                        : head ? p.head->ln_b : p.post_b;
-        if (k.kind != SG_MT_LN2 || !Arch::ln2_quant(p, k.layer, g, b, r0, nr, M, warp, nwarps))
-            sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y, SG_MEGA_D,
-                                        r0, nr, head ? p.n : M, warp, nwarps);
+        if (k.kind == SG_MT_LN2 && Arch::ln2_quant(p, k.layer, g, b, r0, nr, M, warp, nwarps)) return;
+        if (nr <= nwarps) {  // a row per warp (small launches): gamma and beta loaded with the row
+            if (warp < nr && r0 + warp < (head ? p.n : M))
+                sg_ln_row_early(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, r0 + warp,
+                                sg_ln_store_bf16{head ? p.hy : p.y, SG_MEGA_D});
+            return;
+        }
+        sg_ln_rows<Arch::ln_unroll>(head ? p.pooled : p.h, SG_MEGA_D, g, b, p.eps, head ? p.hy : p.y, SG_MEGA_D, r0, nr,
+                                    head ? p.n : M, warp, nwarps);
         return;
     }
     const int lane = threadIdx.x % 32, r_end = min(r0 + nr, M);

@@ -236,7 +236,9 @@ struct sg_sm90_arch {
     // FP8ROW FC1: LayerNorm-2 writes FC1's input as E4M3 codes + one fp32 scale per row (sm90_fp8row.cuh). Three
     // rows in flight per warp, not ln_unroll's four: with four, ptxas spilled the consumers' loop state (12-16 bytes,
     // also with the row's values recomputed for the codes instead of kept); with three, nothing.
-    // On a layer whose FC2 runs in FP8 (p.fc2_f8) it also writes the scales of FC1's E4M3 output.
+    // On a layer whose FC2 runs in FP8 (p.fc2_f8) it also writes the scales of FC1's E4M3 output. (At small launches
+    // the bf16 LayerNorms load gamma and beta with the row, sg_ln_row_early; that form here, or U = 1, spilled the
+    // FP8 kernel's profiling instantiation by 4-16 bytes: session 19.)
     static __device__ __forceinline__ bool ln2_quant(const sg_mega_params &p, int layer, const float *g,
                                                      const float *b, int r0, int nr, int M, int warp, int nwarps) {
         if (!F8) return false;
