@@ -10,11 +10,14 @@ last in the file, or --launch N, or the last of --batch B) this prints
   2. the critical path: from the task done last, back through the task it waited for (the latest done task of
      the kind it depends on, done before its inputs were seen complete), and per kind along that path the
      hand-offs (predecessor done -> inputs seen complete; "late" is the part where the producer had not yet come
-     to the task), the queue (inputs complete -> consumers start), the runs and the stores, summed.
+     to the task), the queue (inputs complete -> consumers start), the runs and the stores, summed;
+  3. the path's GEMM runs split at their K loop's start and end, the attention's at its Q, K, V in shared memory and
+     its outputs written (per task).
 
 Stamps are %globaltimer (ns, one clock for all SMs); the consumers' stamps are warpgroup 0's. A GEMM's "end" is its
 tile handed to the storer thread, "released" its counter signalled by warpgroup 0's storer (its stores complete);
-a task is "done" when released (GEMMs) or ended (the rest, which publish their outputs themselves). Usage:
+a task is "done" when released (GEMMs) or ended (the rest, which publish their outputs themselves). Two phase stamps
+split the path's GEMM and attention runs (3.). Usage:
   python3 scripts/mega_trace.py TRACE.csv [--launch N | --batch B] [--layer L]
 """
 import argparse
@@ -49,7 +52,8 @@ def load(path, launch=None, batch=None):
         sys.exit(f"mega_trace: no launch {launch} in {path}")
     tasks = []
     for r in rows[launch]:
-        t = {k: int(r[k]) for k in ("cta", "layer", "a", "b", "came", "ready", "start", "end", "handed", "released")}
+        t = {k: int(r[k]) for k in ("cta", "layer", "a", "b", "came", "ready", "start", "end", "handed", "released",
+                                    "mark1", "mark2")}
         t["done"] = t["released"] if t["released"] >= 0 else t["end"]  # its output complete and published
         t["kind"] = r["kind"]
         tasks.append(t)
@@ -110,6 +114,26 @@ def critical_path(tasks):
     return steps
 
 
+def print_phases(steps):
+    """The phase stamps' split of the path's GEMM and attention runs (mark1, mark2: mega_gpu.h)."""
+    ph = collections.OrderedDict()
+    for t, *_ in steps:
+        if t["mark1"] >= 0 and t["mark2"] >= 0:
+            g = ph.setdefault(t["kind"], [0, 0, 0, 0])
+            g[0] += 1
+            g[1] += t["mark1"] - t["start"]
+            g[2] += t["mark2"] - t["mark1"]
+            g[3] += t["end"] - t["mark2"]
+    if not ph:
+        return
+    print("\nthe path's runs by phase (us per task): start -> mark 1 (a GEMM's K loop starts; the attention's Q, K, V in "
+          "shared memory), -> mark 2 (the K loop ends; the attention's outputs written), -> end")
+    for k in ORDER:
+        if k in ph:
+            n, a, b, c = ph[k]
+            print(f"  {k:7s} {n:4d}  {us(a) / n:6.2f} {us(b) / n:6.2f} {us(c) / n:6.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
@@ -148,6 +172,7 @@ def main():
             tot = [x + y for x, y in zip(tot, (hand, late, queue, run, store))]
     print(f"  {'all':7s} {len(steps):4d}  hand-off {us(tot[0]):7.1f} (late {us(tot[1]):5.1f})  queue "
           f"{us(tot[2]):6.1f}  run {us(tot[3]):7.1f}  store {us(tot[4]):6.1f}")
+    print_phases(steps)
     if a.layer is not None:
         print(f"\nlayer {a.layer}'s tasks on the critical path (us from the launch's first stamp): kind, row tile, "
               "column tile / head, cta, came, ready, start, end, done")

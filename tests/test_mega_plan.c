@@ -129,11 +129,11 @@ static void check_all_sizes(void) {
           "batch 1, narrow64: %zu tasks (12 layers x 304 + patch embedding 56 + post-LN 32 + head 304)", count);
     free(t);
     t = build(1, 12, 132, 3, &count, err, sizeof err);
-    /* halves: narrow64, with the 768-column kinds (patch, out-projection, FC2) as 64 x 64 tasks, 24 per row tile:
-     * per layer 2 x (16 + 36 + 24 + 16 + 48 + 24) + 24 = 352; patch embedding 2 x (16 + 24); post-LN 2 x 16; head
-     * 2 x 24 + 12 + 244 */
-    CHECK(t && count == 12 * 352 + 80 + 32 + 304,
-          "batch 1, halves: %zu tasks (12 layers x 352 + patch embedding 80 + post-LN 32 + head 304)", count);
+    /* halves: narrow64, with the 768-column kinds (patch, out-projection, FC2) as 64 x 64 tasks, 24 per row tile,
+     * and four attention tasks per head: per layer 2 x (16 + 36 + 24 + 16 + 48 + 24) + 48 = 376; patch embedding
+     * 2 x (16 + 24); post-LN 2 x 16; head 2 x 24 + 12 + 244 */
+    CHECK(t && count == 12 * 376 + 80 + 32 + 304,
+          "batch 1, halves: %zu tasks (12 layers x 376 + patch embedding 80 + post-LN 32 + head 304)", count);
     free(t);
     CHECK(build(1, 12, 132, 4, &count, err, sizeof err) == NULL, "a task shape beyond halves is refused (%s)", err);
     CHECK(build(1, SG_MEGA_MAX_LAYERS + 1, 132, 0, &count, err, sizeof err) == NULL,

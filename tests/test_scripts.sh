@@ -71,18 +71,20 @@ else
 fi
 
 # --- mega_trace.py: a megakernel task trace's critical path, on a synthetic launch (prep -> patch -> LN1, one
-# LN1 part off the path): two hand-offs of 0.8 us, 0.1 us queues, runs of 1, 2.7 and 1 us, the patch tile's store 0.3
+# LN1 part off the path): two hand-offs of 0.8 us, 0.1 us queues, runs of 1, 2.7 and 1 us, the patch tile's store 0.3;
+# its run's phases 0.5 (to the K loop), 1.8 (the K loop) and 0.4 us
 cat >"$T/mega.csv" <<'CSV'
-launch,batch,shape,ms,cta,i,kind,layer,a,b,came,ready,start,end,handed,released,clk_start,clk_end
-0,1,3,0.5,0,0,prep,0,0,0,0,100,200,1200,150,-1,0,0
-0,1,3,0.5,1,0,patch,0,0,0,50,2000,2100,4800,2050,5100,0,0
-0,1,3,0.5,0,1,ln1,0,0,0,1300,5900,6000,7000,5950,-1,0,0
-0,1,3,0.5,1,1,ln1,0,0,1,5200,5900,6000,6500,5950,-1,0,0
+launch,batch,shape,ms,cta,i,kind,layer,a,b,came,ready,start,end,handed,released,mark1,mark2
+0,1,3,0.5,0,0,prep,0,0,0,0,100,200,1200,150,-1,-1,-1
+0,1,3,0.5,1,0,patch,0,0,0,50,2000,2100,4800,2050,5100,2600,4400
+0,1,3,0.5,0,1,ln1,0,0,0,1300,5900,6000,7000,5950,-1,-1,-1
+0,1,3,0.5,1,1,ln1,0,0,1,5200,5900,6000,6500,5950,-1,-1,-1
 CSV
 out=$("$PY" "$SG_ROOT/scripts/mega_trace.py" "$T/mega.csv" 2>&1); rc=$?
 check "mega_trace.py: the synthetic launch's critical path (prep, patch, LN1), its hand-offs, queues, runs, stores" \
     bash -c "[ $rc -eq 0 ] && grep -q 'critical path: 3 tasks, 6.8 us' <<<\"\$0\" &&
-             grep -Eq 'all +3  hand-off +1.6 \(late +0.0\)  queue +0.3  run +4.7  store +0.3' <<<\"\$0\"" "$out"
+             grep -Eq 'all +3  hand-off +1.6 \(late +0.0\)  queue +0.3  run +4.7  store +0.3' <<<\"\$0\" &&
+             grep -Eq 'patch +1 +0.50 +1.80 +0.40' <<<\"\$0\"" "$out"
 
 # --- no package registry's host name anywhere in the tree (the patterns are split so this file passes too)
 hosts="python""hosted|pypi""\.org|pypi""\.python|registry""\.npmjs|crates""\.io|rubygems""\.org|proxy""\.golang"

@@ -94,8 +94,7 @@ static int sg_mega_trace_write(const sg_mega_gpu *g, int n, int shape, float ms,
     for (size_t e = 0; e < words; e += SG_MEGA_TRACE_WORDS)
         if (t[e + 1] && t[e + 1] < t0) t0 = t[e + 1];
     if (ftell(f) == 0)
-        fprintf(f, "launch,batch,shape,ms,cta,i,kind,layer,a,b,came,ready,start,end,handed,released,clk_start,"
-                   "clk_end\n");
+        fprintf(f, "launch,batch,shape,ms,cta,i,kind,layer,a,b,came,ready,start,end,handed,released,mark1,mark2\n");
     const auto rel = [t0](unsigned long long v) { return v ? (long long)(v - t0) : -1ll; };
     for (int c = 0; c < g->sms; c++) {
         unsigned long long ng = 0;  // the CTA's GEMM tiles so far: the k-th has the storer's k-th release
@@ -106,9 +105,9 @@ static int sg_mega_trace_write(const sg_mega_gpu *g, int n, int shape, float ms,
             const bool gemm = sg_mega_is_gemm(k.kind) && e[3];
             const long long released = gemm && ng < g->trace_cap ? rel(rel_t[(size_t)c * g->trace_cap + ng]) : -1;
             ng += gemm;
-            fprintf(f, "%d,%d,%d,%.4f,%d,%llu,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%llu,%llu\n", launch, n, shape,
+            fprintf(f, "%d,%d,%d,%.4f,%d,%llu,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", launch, n, shape,
                     ms, c, i, k.kind < SG_MT_END ? mega_prof_names[k.kind] : "end", k.layer, k.a, k.b, rel(e[1]),
-                    rel(e[2]), rel(e[3]), rel(e[4]), rel(e[5]), released, e[6], e[7]);
+                    rel(e[2]), rel(e[3]), rel(e[4]), rel(e[5]), released, rel(e[6]), rel(e[7]));
         }
     }
     launch++;

@@ -191,8 +191,9 @@ static inline size_t sg_mega_w1sf_bytes(int fc1) {
 // the counters the trace itself: CTA c's i-th task (the order its producer and consumers took it) at entry
 // c * cap + i, SG_MEGA_TRACE_WORDS words each: [0] the task's code (sg_mega_encode), %globaltimer (ns) when [1] the
 // producer came to it, [2] its inputs were complete, [3] the consumers started it, [4] they ended it (a GEMM's tile
-// handed to the storer threads; other kinds' outputs published), [5] the producer had handed it over; clock64 at [6]
-// the consumers' start and [7] end. Then one word per entry (c * cap + k): the time warpgroup 0's storer released
+// handed to the storer threads; other kinds' outputs published), [5] the producer had handed it over, and two phase
+// stamps (0: none): a GEMM's K loop [6] start and [7] end, an attention task's [6] Q, K, V in shared memory and [7]
+// outputs written. Then one word per entry (c * cap + k): the time warpgroup 0's storer released
 // the counter of CTA c's k-th GEMM tile (its stores complete). Consumer stamps are warpgroup 0's; the side warps'
 // tasks are not traced.
 #define SG_MEGA_PROF_TRACE_CAP 160

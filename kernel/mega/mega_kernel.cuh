@@ -352,9 +352,9 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
         const unsigned tnext = sg_mega_take_ticket(p);  // its table entry at the loop's end
         if (k.kind == SG_MT_ATT || k.kind == SG_MT_POOL) {
             // Q, K, V of head b % 12: columns 768 j + 64 head (POOL: no Q, a scratch stage); a split attention
-            // task's Q is the 128 rows of its two query blocks (sg_mega_att_parts)
-            const int head = k.b % SG_MEGA_HEADS, part = k.b / SG_MEGA_HEADS;
-            const bool split = k.kind == SG_MT_ATT && sg_mega_att_parts(p.narrow) > 1;
+            // task's Q is the 128 rows of the block pair holding its query blocks (sg_mega_att_parts)
+            const int head = k.b % SG_MEGA_HEADS, part = k.b / SG_MEGA_HEADS, parts = sg_mega_att_parts(p.narrow);
+            const bool split = k.kind == SG_MT_ATT && parts > 1;
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
                 const bool load = k.kind == SG_MT_ATT || j > 0, q128 = split && j == 0;
@@ -363,7 +363,8 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                 if (load)
                     sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES,
                                    p.maps + (q128 ? SG_MAP_QKV128 : SG_MAP_QKV), &sm.full[ring.stage],
-                                   SG_MEGA_D * j + SG_MEGA_DH * head, k.a * SG_MEGA_T + (q128 ? 128 * part : 0));
+                                   SG_MEGA_D * j + SG_MEGA_DH * head,
+                                   k.a * SG_MEGA_T + (q128 ? 64 * ((part << (2 - parts / 2)) & ~1) : 0));
                 sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
             }
         } else if (gemm) {
@@ -689,8 +690,14 @@ __device__ __forceinline__ void sg_mega_side(const sg_mega_params &p, int warp, 
 // spilled the profiling instantiation (and one live across the epilogue, the FP8 kernel's).
 __shared__ long long sg_mega_prof_t[3];
 __shared__ int sg_mega_trace_n;  // the consumers' tasks so far (the trace's index; thread 0)
+// The trace's two phase stamps of the current task (%globaltimer, 0: none): a GEMM's K loop start and end (marks 1
+// and 2), an attention task's Q, K and V in shared memory and its outputs written.
+__shared__ unsigned long long sg_mega_trace_ph[2];
 __device__ __forceinline__ void sg_mega_prof_mark(int i) {
-    if (threadIdx.x == 0) sg_mega_prof_t[i] = clock64();
+    if (threadIdx.x == 0) {
+        sg_mega_prof_t[i] = clock64();
+        if (i > 0) sg_mega_trace_ph[i - 1] = sg_mega_gtimer();
+    }
 }
 
 // A consumer's positions in the task queue (SG_MEGA_TASKQ = 4 slots) and the bias slots (2), packed in one
@@ -737,10 +744,8 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 atomicAdd(p.prof + SG_MT_END, idle);
                 atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, idle);
                 const unsigned long long g = sg_mega_gtimer();
-                if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n)) {
-                    e[3] = g;
-                    e[6] = (unsigned long long)sg_mega_prof_t[0];
-                }
+                if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n)) e[3] = g;
+                sg_mega_trace_ph[0] = sg_mega_trace_ph[1] = 0ull;
             }
         }
         switch (k.kind) {
@@ -782,9 +787,11 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             // The stages come back in ring order, one arrival per warpgroup on each: the attention gives them back
             // itself (as early as its reads end), the pool after its last barrier.
             if (k.kind == SG_MT_ATT) {
-                const int part = sg_mega_att_parts(p.narrow) > 1 ? k.b / SG_MEGA_HEADS : -1;
-                Arch::attention(st[0], st[1], st[2], sm.empty, sqkv, k.a, k.b % SG_MEGA_HEADS, part, p.att, SG_MEGA_D,
-                                w);
+                const int parts = sg_mega_att_parts(p.narrow), part = parts > 1 ? k.b / SG_MEGA_HEADS : -1;
+                if (rec) sg_mega_trace_ph[0] = sg_mega_gtimer();
+                Arch::attention(st[0], st[1], st[2], sm.empty, sqkv, k.a, k.b % SG_MEGA_HEADS, part, parts, p.att,
+                                SG_MEGA_D, w);
+                if (rec) sg_mega_trace_ph[1] = sg_mega_gtimer();
                 sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written
             } else {
                 sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);
@@ -855,7 +862,8 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             const unsigned long long g = sg_mega_gtimer();
             if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n++)) {
                 e[4] = g;
-                e[7] = (unsigned long long)t1;
+                e[6] = sg_mega_trace_ph[0];
+                e[7] = sg_mega_trace_ph[1];
             }
             atomicAdd(p.prof + k.kind, (unsigned long long)(t1 - sg_mega_prof_t[0]));
             atomicAdd(p.prof + SG_MEGA_PROF_COUNTS + k.kind, 1ull);

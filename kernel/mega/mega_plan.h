@@ -173,9 +173,11 @@ SG_HD static inline int sg_mega_task_n0(int kind, int b, int narrow) {
     return sg_mega_tn(narrow) * (sg_mega_shape(kind, narrow) == 3 ? b >> 1 : b);
 }
 // Attention tasks per (image, head): one (its four 64-query blocks, two per warpgroup), or in a narrow launch two,
-// part p taking query blocks 2p and 2p + 1 (one per warpgroup; the b field is head + 12 p): the same per-block
-// arithmetic, so an image's rows do not depend on it, and at small batches twice the SMs work on the stage.
-SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow ? 2 : 1; }
+// part p taking query blocks 2p and 2p + 1 (one per warpgroup; the b field is head + 12 p), or in a halves launch
+// (1-4 images) four, part p taking block p alone (warpgroup 0; warpgroup 1 only gives the stages back: the two
+// warpgroups of a task share the SM's tensor pipe and MUFU, v63): the same per-block arithmetic, so an image's rows do
+// not depend on it, and at small batches more SMs work on the stage.
+SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow == 3 ? 4 : narrow ? 2 : 1; }
 // Row-wise tasks per row tile of kind LN1, LN2, POSTLN, PREP (the patch preparation) and HLN: 4 of 32 rows; in a
 // narrow64 or halves launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there
 // such a stage is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm

@@ -274,7 +274,8 @@ struct sg_sm100_arch {
     // All 8 consumer warps share the task's MMAs, so the stages go back only when both warpgroups are done.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
                                                      uint64_t *empty, int sqkv, int img, int head, int /*part*/,
-                                                     __nv_bfloat16 *out, int ldo, int) {  // never split: no narrow launch
+                                                     int /*parts*/, __nv_bfloat16 *out, int ldo,
+                                                     int) {  // never split: no narrow launch
         sg_mma_attn_task(q, k, v, img, head, out, ldo, threadIdx.x / 32, 2 * 4);  // the 8 consumer warps
         sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);
         if (threadIdx.x % 128 == 0)

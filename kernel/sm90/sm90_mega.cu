@@ -439,17 +439,22 @@ struct sg_sm90_arch {
         }
     }
 
-    // Query blocks w and w + 2 of the four 64-query blocks (a split task, part >= 0: block 2 part + w, its Q rows
-    // at 64 w of the 128-row box); the last block gives the Q and K stages back as soon as its S = Q K^T is
-    // complete and V's after P V, so the producer's next loads overlap its softmax and P V. One loop for both
-    // kinds of task: a second inlined copy of the block cost the register that spilled the kernel.
+    // Query blocks w and w + 2 of the four 64-query blocks (a split task of `parts`, part >= 0: its 4 / parts
+    // blocks from 4 part / parts, one per warpgroup, its Q the 128-row box of the block pair); the last block gives
+    // the Q and K stages back as soon as its S = Q K^T is complete and V's after P V, so the producer's next loads
+    // overlap its softmax and P V; a warpgroup with no block (a quarter task's warpgroup 1) gives them back at once.
+    // One loop for all kinds of task: a second inlined copy of the block cost the register that spilled the kernel.
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
                                                      uint64_t *empty, int sqkv, int img, int head, int part,
-                                                     __nv_bfloat16 *out, int ldo, int w) {
-        const int base = part >= 0 ? 2 * part : 0, first = base + w, end = part >= 0 ? first + 1 : 4;
-        for (int rb = first; rb < end; rb += SG_MEGA_WGS)
+                                                     int parts, __nv_bfloat16 *out, int ldo, int w) {
+        const int per = 4 >> (parts / 2);  // blocks per task (parts: 1, 2 or 4), without a division
+        const int first = part >= 0 ? part * per : 0, end = part >= 0 ? first + per : 4;
+        const int base = part >= 0 ? first & ~1 : 0;
+        for (int rb = first + w; rb < end; rb += SG_MEGA_WGS)
             sg_sm90_attn_block(rb, q + (rb - base) * 64 * 128, k, v, img, head, out, ldo,
                                rb + SG_MEGA_WGS >= end ? empty : nullptr, sqkv);
+        if (first + w >= end && threadIdx.x % 128 == 0)
+            for (int j = 0; j < 3; j++) sg_mbar_arrive(empty + sg_mega_qkv_stage(sqkv, j));
     }
 };
 
