@@ -355,6 +355,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             // task's Q is the 128 rows of the block pair holding its query blocks (sg_mega_att_parts)
             const int head = k.b % SG_MEGA_HEADS, part = k.b / SG_MEGA_HEADS, parts = sg_mega_att_parts(p.narrow);
             const bool split = k.kind == SG_MT_ATT && parts > 1;
+            const int qblk = (part << (2 - parts / 2)) & ~1;  // its block pair's first: 4 part / parts, made even
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
                 const bool load = k.kind == SG_MT_ATT || j > 0, q128 = split && j == 0;
@@ -364,7 +365,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                     sg_tma_load_2d(sm.stages + ring.stage * SG_MEGA_STAGE_BYTES,
                                    p.maps + (q128 ? SG_MAP_QKV128 : SG_MAP_QKV), &sm.full[ring.stage],
                                    SG_MEGA_D * j + SG_MEGA_DH * head,
-                                   k.a * SG_MEGA_T + (q128 ? 64 * ((part << (2 - parts / 2)) & ~1) : 0));
+                                   k.a * SG_MEGA_T + (q128 ? 64 * qblk : 0));
                 sg_ring_next(ring, sg_mega_ring_stages(p.narrow));
             }
         } else if (gemm) {
