@@ -355,7 +355,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             // task's Q is the 128 rows of the block pair holding its query blocks (sg_mega_att_parts)
             const int head = k.b % SG_MEGA_HEADS, part = k.b / SG_MEGA_HEADS, parts = sg_mega_att_parts(p.narrow);
             const bool split = k.kind == SG_MT_ATT && parts > 1;
-            const int qblk = (part << (2 - parts / 2)) & ~1;  // its block pair's first: 4 part / parts, made even
+            const int qblk = sg_mega_att_first_block(part, parts) & ~1;  // the first block of its Q box's pair
             for (int j = 0; j < 3; j++) {
                 sg_mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1u);
                 const bool load = k.kind == SG_MT_ATT || j > 0, q128 = split && j == 0;

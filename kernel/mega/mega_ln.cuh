@@ -21,6 +21,15 @@ __device__ __forceinline__ float sg_ln_apply(float x, float mean, float rstd, fl
     return (x - mean) * rstd * g + b;
 }
 
+// Four normalised values of a row as bf16 at y[0 .. 3] (one 8-byte store): sg_ln_out_bf16 and sg_ln_store_bf16.
+__device__ __forceinline__ void sg_ln_store4_bf16(__nv_bfloat16 *y, float a, float b, float c, float d) {
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(a, b), hi = __floats2bfloat162_rn(c, d);
+    uint2 pk;
+    pk.x = *reinterpret_cast<const uint32_t *>(&lo);
+    pk.y = *reinterpret_cast<const uint32_t *>(&hi);
+    *reinterpret_cast<uint2 *>(y) = pk;
+}
+
 // Normalises rows [r0, min(r0 + rows, M)) with warp `warp` of `nwarps` (rows warp, warp + nwarps, ...), U rows
 // at a time per warp so that U rows' loads are in flight together (a row alone is one L2 latency, ~1 us, for
 // 3 KB). x: [M, ldx] fp32, ldx a multiple of 4. Each row goes to out(row, v, mean, rstd): v[4 i + j] is the raw
@@ -76,14 +85,10 @@ struct sg_ln_out_bf16 {
             const int c = 4 * lane + 128 * i;
             const float4 g = __ldg(reinterpret_cast<const float4 *>(gamma + c));
             const float4 b = __ldg(reinterpret_cast<const float4 *>(beta + c));
-            const __nv_bfloat162 lo = __floats2bfloat162_rn(sg_ln_apply(v[4 * i], mean, rstd, g.x, b.x),
-                                                            sg_ln_apply(v[4 * i + 1], mean, rstd, g.y, b.y));
-            const __nv_bfloat162 hi = __floats2bfloat162_rn(sg_ln_apply(v[4 * i + 2], mean, rstd, g.z, b.z),
-                                                            sg_ln_apply(v[4 * i + 3], mean, rstd, g.w, b.w));
-            uint2 pk;
-            pk.x = *reinterpret_cast<const uint32_t *>(&lo);
-            pk.y = *reinterpret_cast<const uint32_t *>(&hi);
-            *reinterpret_cast<uint2 *>(y + (size_t)row * ldy + c) = pk;
+            sg_ln_store4_bf16(y + (size_t)row * ldy + c, sg_ln_apply(v[4 * i], mean, rstd, g.x, b.x),
+                              sg_ln_apply(v[4 * i + 1], mean, rstd, g.y, b.y),
+                              sg_ln_apply(v[4 * i + 2], mean, rstd, g.z, b.z),
+                              sg_ln_apply(v[4 * i + 3], mean, rstd, g.w, b.w));
         }
     }
 };
@@ -135,14 +140,9 @@ struct sg_ln_store_bf16 {
     __device__ __forceinline__ void operator()(int row, const float (&v)[SG_LN_PER_LANE]) const {
         const int lane = threadIdx.x % 32;
 #pragma unroll
-        for (int i = 0; i < SG_LN_PER_LANE / 4; i++) {
-            const __nv_bfloat162 lo = __floats2bfloat162_rn(v[4 * i], v[4 * i + 1]);
-            const __nv_bfloat162 hi = __floats2bfloat162_rn(v[4 * i + 2], v[4 * i + 3]);
-            uint2 pk;
-            pk.x = *reinterpret_cast<const uint32_t *>(&lo);
-            pk.y = *reinterpret_cast<const uint32_t *>(&hi);
-            *reinterpret_cast<uint2 *>(y + (size_t)row * ldy + 4 * lane + 128 * i) = pk;
-        }
+        for (int i = 0; i < SG_LN_PER_LANE / 4; i++)
+            sg_ln_store4_bf16(y + (size_t)row * ldy + 4 * lane + 128 * i, v[4 * i], v[4 * i + 1], v[4 * i + 2],
+                              v[4 * i + 3]);
     }
 };
 

@@ -178,6 +178,10 @@ SG_HD static inline int sg_mega_task_n0(int kind, int b, int narrow) {
 // warpgroups of a task share the SM's tensor pipe and MUFU, v63): the same per-block arithmetic, so an image's rows do
 // not depend on it, and at small batches more SMs work on the stage.
 SG_HD static inline int sg_mega_att_parts(int narrow) { return narrow == 3 ? 4 : narrow ? 2 : 1; }
+// The first of the four 64-query blocks that part `part` of `parts` takes (4 / parts blocks from it; parts: 1, 2 or
+// 4, without a division); its Q is the 128-row box of the pair from block first & ~1. (sg_sm90_arch::attention
+// computes the same blocks as part * (4 >> (parts / 2)): written with this helper, its SASS moved, session 19.)
+SG_HD static inline int sg_mega_att_first_block(int part, int parts) { return part << (2 - parts / 2); }
 // Row-wise tasks per row tile of kind LN1, LN2, POSTLN, PREP (the patch preparation) and HLN: 4 of 32 rows; in a
 // narrow64 or halves launch (1-7 images on an H100) the encoder's (all but HLN) 16 of 8 rows, a row per warp: there
 // such a stage is on the critical path, and its time is the loads of a task's rows (measured on an H100: LayerNorm

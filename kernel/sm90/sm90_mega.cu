@@ -447,7 +447,7 @@ struct sg_sm90_arch {
     static __device__ __forceinline__ void attention(const uint8_t *q, const uint8_t *k, const uint8_t *v,
                                                      uint64_t *empty, int sqkv, int img, int head, int part,
                                                      int parts, __nv_bfloat16 *out, int ldo, int w) {
-        const int per = 4 >> (parts / 2);  // blocks per task (parts: 1, 2 or 4), without a division
+        const int per = 4 >> (parts / 2);  // blocks per task: as sg_mega_att_first_block (mega_plan.h)
         const int first = part >= 0 ? part * per : 0, end = part >= 0 ? first + per : 4;
         const int base = part >= 0 ? first & ~1 : 0;
         for (int rb = first + w; rb < end; rb += SG_MEGA_WGS)
