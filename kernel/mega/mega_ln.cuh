@@ -66,6 +66,7 @@ __device__ __forceinline__ void sg_ln_rows_to(const float *x, int ldx, float eps
 #pragma unroll
             for (int i = 0; i < SG_LN_PER_LANE; i++) ss += (v[u][i] - mean) * (v[u][i] - mean);
             const float rstd = 1.0f / sqrtf(sg_warp_sum(ss) * (1.0f / SG_LN_D) + eps);  // not rsqrtf: 2 ulp
+            // (sg_ln_row_early computes the same sums: small and wide launches' rows must match bit for bit)
             if (row >= r_end) continue;  // (uniform across the warp: out may use shuffles)
             out(row, v[u], mean, rstd);
         }
