@@ -11,6 +11,7 @@
 #include "sm100_gemm_check.h"
 #include "sm100_mxf8_tile.h"
 #include "sm90_chain_lab.h"
+#include "sm90_dsmem_lab.h"
 #include "sm90_lab.h"
 
 static const char k_no_cuda[] = "built without CUDA (no nvcc found at build time): the lab kernels are absent";
@@ -67,6 +68,16 @@ int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *e
     return no_cuda(err, errlen);
 }
 int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_result *r, char *err, size_t errlen) {
+    (void)c; (void)r;
+    return no_cuda(err, errlen);
+}
+
+/* The cluster hand-off microbenchmark (sm90_dsmem_lab.h): 0 SMs, i.e. not available. */
+int sg_sm90_dsmem_available(char *err, size_t errlen) {
+    no_cuda(err, errlen);
+    return 0;
+}
+int sg_sm90_dsmem_hops(const sg_dsmem_hop_cfg *c, sg_dsmem_hop_result *r, char *err, size_t errlen) {
     (void)c; (void)r;
     return no_cuda(err, errlen);
 }
