@@ -4,9 +4,11 @@
 #ifndef SG_LAB_CUDA_CUH
 #define SG_LAB_CUDA_CUH
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <vector>
 #include <cuda_runtime.h>
 
 #define SG_CK(call)                                                                                   \
@@ -61,6 +63,29 @@ static double sg_lab_time_us(int reps, F launch) {
 // shared memory (its allocation keeps 1 KB to spare).
 __device__ __forceinline__ uint8_t *sg_align1024(uint8_t *p) {
     return reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
+// A chain kernel's ns per hop over `reps` timed launches: launch() runs reps + 1 times (the first warms up code and
+// TLB and is not counted), each after reset(); each run leaves the first and the last hop's %globaltimer in t_dev[0]
+// and t_dev[1], and counts (t1 - t0) / hops. The median (of the middle two for an even count), fastest and slowest.
+struct sg_lab_hop_ns {
+    double median, min, max;
+};
+template <class Reset, class Launch>
+static sg_lab_hop_ns sg_lab_time_hops(int reps, int hops, const unsigned long long *t_dev, Reset reset,
+                                      Launch launch) {
+    std::vector<double> ns;
+    for (int rep = 0; rep <= reps; rep++) {
+        reset();
+        launch();
+        SG_CK(cudaGetLastError());
+        SG_CK(cudaDeviceSynchronize());
+        unsigned long long t[2];
+        SG_CK(cudaMemcpy(t, t_dev, sizeof t, cudaMemcpyDeviceToHost));
+        if (rep) ns.push_back((double)(long long)(t[1] - t[0]) / hops);
+    }
+    std::sort(ns.begin(), ns.end());
+    return {(ns[(ns.size() - 1) / 2] + ns[ns.size() / 2]) / 2, ns.front(), ns.back()};
 }
 
 // Wall-clock seconds (CLOCK_REALTIME): the window a timed run announces to scripts/energy_trace.py.

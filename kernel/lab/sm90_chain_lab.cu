@@ -760,23 +760,19 @@ extern "C" int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result
     cfg.dynamicSmemBytes = SG_CHAIN_SMEM;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    std::vector<double> ns;
-    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0 warms up (code, TLB) and is not counted
-        SG_CK(cudaMemset(p.flags, 0, flag_bytes));
-        if (D) SG_CK(cudaMemset(p.regions + D, 0xFF, (size_t)(H + 1) * D));  // a stale read cannot pass the check
-        SG_CK(cudaLaunchKernelEx(&cfg, kern, p));
-        SG_CK(cudaGetLastError());
-        SG_CK(cudaDeviceSynchronize());
-        unsigned long long t[2];
-        SG_CK(cudaMemcpy(t, p.t, sizeof t, cudaMemcpyDeviceToHost));
-        if (rep) ns.push_back((double)(long long)(t[1] - t[0]) / H);
-    }
+    const sg_lab_hop_ns ns = sg_lab_time_hops(
+        c->reps, H, p.t,
+        [&] {
+            SG_CK(cudaMemset(p.flags, 0, flag_bytes));
+            if (D) SG_CK(cudaMemset(p.regions + D, 0xFF, (size_t)(H + 1) * D));  // a stale read cannot pass the check
+        },
+        [&] { SG_CK(cudaLaunchKernelEx(&cfg, kern, p)); });
     if (D && c->out) SG_CK(cudaMemcpy(c->out, p.regions + D, (size_t)(H + 1) * D, cudaMemcpyDeviceToHost));
     std::vector<int> smid(sms);
     SG_CK(cudaMemcpy(smid.data(), p.smid, sms * sizeof(int), cudaMemcpyDeviceToHost));
-    r->ns_per_hop = sg_median(ns);
-    r->ns_min = *std::min_element(ns.begin(), ns.end());
-    r->ns_max = *std::max_element(ns.begin(), ns.end());
+    r->ns_per_hop = ns.median;
+    r->ns_min = ns.min;
+    r->ns_max = ns.max;
     r->ctas = P;
     r->stride = stride;
     r->sm_hop0 = smid[0];

@@ -12,9 +12,7 @@
 // A buffer is never written while it is read: a rank's input is refilled only by hop h + C (after its hop h read it),
 // its output only by its own hop h + C, which starts after the next rank's barrier saw hop h's copy complete.
 // The C API and the addressing are in sm90_dsmem_lab.h; the driver is kernel/lab/test_sm90_dsmem.c.
-#include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <cuda_runtime.h>
 #include "sm90_dsmem_lab.h"
 #include "../mega/tma_ptx.cuh"
@@ -144,23 +142,18 @@ extern "C" int sg_sm90_dsmem_hops(const sg_dsmem_hop_cfg *c, sg_dsmem_hop_result
     cfg.dynamicSmemBytes = SG_DSMEM_SMEM;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    std::vector<double> ns;
-    for (int rep = 0; rep <= c->reps; rep++) {  // rep 0 warms up and is not counted
-        if (D) SG_CK(cudaMemset(p.out, 0xFF, D));  // a hop that skipped its copy cannot pass the check
-        SG_CK(cudaLaunchKernelEx(&cfg, sg_dsmem_hop_kernel, p));
-        SG_CK(cudaGetLastError());
-        SG_CK(cudaDeviceSynchronize());
-        unsigned long long t[2];
-        SG_CK(cudaMemcpy(t, p.t, sizeof t, cudaMemcpyDeviceToHost));
-        if (rep) ns.push_back((double)(long long)(t[1] - t[0]) / H);
-    }
+    const sg_lab_hop_ns ns = sg_lab_time_hops(
+        c->reps, H, p.t,
+        [&] {
+            if (D) SG_CK(cudaMemset(p.out, 0xFF, D));  // a hop that skipped its copy cannot pass the check
+        },
+        [&] { SG_CK(cudaLaunchKernelEx(&cfg, sg_dsmem_hop_kernel, p)); });
     if (D && c->out) SG_CK(cudaMemcpy(c->out, p.out, D, cudaMemcpyDeviceToHost));
     int smid[8] = {0};
     SG_CK(cudaMemcpy(smid, p.smid, C * sizeof(int), cudaMemcpyDeviceToHost));
-    std::sort(ns.begin(), ns.end());
-    r->ns_per_hop = ns[ns.size() / 2];
-    r->ns_min = ns.front();
-    r->ns_max = ns.back();
+    r->ns_per_hop = ns.median;
+    r->ns_min = ns.min;
+    r->ns_max = ns.max;
     r->sm_rank0 = smid[0];
     r->sm_rank1 = smid[1];
     SG_CK(cudaFree(const_cast<uint8_t *>(p.in)));
