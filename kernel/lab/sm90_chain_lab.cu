@@ -42,17 +42,6 @@
 
 static_assert(SG_CHAIN_SMEM >= SG_CHAIN_MAX_BYTES + 1024, "a hop's D bytes and the ingest ring (+ its 1 KB alignment) fit");
 
-// No wrappers for these special registers elsewhere in the tree.
-__device__ __forceinline__ unsigned long long sg_globaltimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ int sg_smid() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-    return (int)r;
-}
 // The word the ingest buffer holds at u32 index w (the header's pattern).
 __device__ __forceinline__ unsigned sg_ingest_word(unsigned long long w) { return (unsigned)w * 2654435761u + 12345u; }
 

@@ -30,11 +30,6 @@ struct sg_dsmem_params {
     int hops, bytes;
 };
 
-__device__ __forceinline__ unsigned long long sg_dsmem_gtimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 // The shared::cluster address of `local` (this CTA's shared memory) in cluster CTA `rank`.
 __device__ __forceinline__ uint32_t sg_dsmem_peer(const void *local, uint32_t rank) {
     uint32_t a;
@@ -52,14 +47,10 @@ __global__ void __launch_bounds__(SG_DSMEM_THREADS, 1) sg_dsmem_hop_kernel(sg_ds
     extern __shared__ __align__(128) uint8_t smem[];
     __shared__ uint64_t full;  // one phase per hop of this rank: thread 0's arrival + D bytes, or the peer's arrival
     const int tid = threadIdx.x, D = p.bytes;
-    uint32_t C;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(C));
-    const uint32_t rank = sg_cluster_rank(), next = (rank + 1) % C;
+    const uint32_t C = sg_cluster_size(), rank = sg_cluster_rank(), next = (rank + 1) % C;
     uint8_t *in_s = smem, *out_s = smem + SG_DSMEM_MAX_BYTES;
     if (tid == 0) {
-        unsigned s;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-        p.smid[rank] = (int)s;
+        p.smid[rank] = sg_smid();
         sg_mbar_init(&full, 1);
         sg_fence_mbar_init();
     }
@@ -89,9 +80,9 @@ __global__ void __launch_bounds__(SG_DSMEM_THREADS, 1) sg_dsmem_hop_kernel(sg_ds
             __syncthreads();
         }
         if (tid == 0) {
-            if (h == 0) p.t[0] = sg_dsmem_gtimer();
+            if (h == 0) p.t[0] = sg_globaltimer();
             if (h == p.hops) {
-                p.t[1] = sg_dsmem_gtimer();
+                p.t[1] = sg_globaltimer();
             } else if (D > 0) {
                 for (int o = 0; o < D; o += SG_DSMEM_PIECE)
                     sg_dsmem_copy(peer_in + (uint32_t)o, out_s + o, (uint32_t)min(SG_DSMEM_PIECE, D - o), peer_full);

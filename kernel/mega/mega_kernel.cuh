@@ -293,11 +293,6 @@ __device__ __forceinline__ void sg_mega_produce_hmm(const sg_mega_params &p, con
 // The profile's task trace (SG_SM90_TRACE; mega_gpu.h). Its capacity per CTA (0: no trace) is read into shared
 // memory when the CTA starts, so a stamp never waits on a global load.
 __shared__ unsigned sg_mega_trace_cap;
-__device__ __forceinline__ unsigned long long sg_mega_gtimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 // This CTA's i-th task's entry, or NULL past the capacity.
 __device__ __forceinline__ unsigned long long *sg_mega_trace_at(const sg_mega_params &p, int i) {
     const unsigned cap = sg_mega_trace_cap;
@@ -306,7 +301,7 @@ __device__ __forceinline__ unsigned long long *sg_mega_trace_at(const sg_mega_pa
 }
 // Warpgroup 0's storer: the time of its i-th release of a GEMM tile's counter (after the trace's entries).
 __device__ __forceinline__ void sg_mega_trace_release(const sg_mega_params &p, int i) {
-    const unsigned long long t = sg_mega_gtimer();
+    const unsigned long long t = sg_globaltimer();
     const unsigned cap = sg_mega_trace_cap;
     if ((unsigned)i < cap)
         p.prof[SG_MEGA_PROF_WORDS + ((size_t)gridDim.x * cap) * SG_MEGA_TRACE_WORDS + (size_t)blockIdx.x * cap + i] = t;
@@ -321,7 +316,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
     int ti = 0;  // PROF: this CTA's tasks so far (the trace's index)
     for (;;) {
         const unsigned code = next;
-        const unsigned long long g0 = PROF ? sg_mega_gtimer() : 0ull;
+        const unsigned long long g0 = PROF ? sg_globaltimer() : 0ull;
         const sg_mega_task k = sg_mega_decode(code);
         const int m0 = k.a * SG_MEGA_BM, tn = sg_mega_tn(p.narrow), n0 = sg_mega_task_n0(k.kind, k.b, p.narrow);
         const bool gemm = sg_mega_is_gemm(k.kind);
@@ -335,7 +330,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
             atomicAdd(p.prof + SG_MT_END + 1, dw);
             atomicAdd(p.prof + SG_MEGA_PROF_DEPW + k.kind, dw);
         }
-        const unsigned long long g1 = PROF ? sg_mega_gtimer() : 0ull;
+        const unsigned long long g1 = PROF ? sg_globaltimer() : 0ull;
         if (gemm && sg_mega_fp8row<Arch>(p, k)) sg_mega_produce_row_scales<Arch>(p, k, m0, bias_s, bfull, slot);
         sg_mbar_wait(&tempty[tq.stage], tq.phase ^ 1u);
         tslot[tq.stage] = (int)code;  // SG_MT_END is the stop
@@ -346,7 +341,7 @@ __device__ __forceinline__ void sg_mega_produce(const sg_mega_params &p, const s
                 e[0] = code;
                 e[1] = g0;
                 e[2] = g1;
-                e[5] = sg_mega_gtimer();
+                e[5] = sg_globaltimer();
             }
         if (k.kind == SG_MT_END) return;
         const unsigned tnext = sg_mega_take_ticket(p);  // its table entry at the loop's end
@@ -697,7 +692,7 @@ __shared__ unsigned long long sg_mega_trace_ph[2];
 __device__ __forceinline__ void sg_mega_prof_mark(int i) {
     if (threadIdx.x == 0) {
         sg_mega_prof_t[i] = clock64();
-        if (i > 0) sg_mega_trace_ph[i - 1] = sg_mega_gtimer();
+        if (i > 0) sg_mega_trace_ph[i - 1] = sg_globaltimer();
     }
 }
 
@@ -744,7 +739,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
                 const unsigned long long idle = (unsigned long long)(sg_mega_prof_t[0] - t_idle);
                 atomicAdd(p.prof + SG_MT_END, idle);
                 atomicAdd(p.prof + SG_MEGA_PROF_IDLE + k.kind, idle);
-                const unsigned long long g = sg_mega_gtimer();
+                const unsigned long long g = sg_globaltimer();
                 if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n)) e[3] = g;
                 sg_mega_trace_ph[0] = sg_mega_trace_ph[1] = 0ull;
             }
@@ -789,10 +784,10 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
             // itself (as early as its reads end), the pool after its last barrier.
             if (k.kind == SG_MT_ATT) {
                 const int parts = sg_mega_att_parts(p.narrow), part = parts > 1 ? k.b / SG_MEGA_HEADS : -1;
-                if (rec) sg_mega_trace_ph[0] = sg_mega_gtimer();
+                if (rec) sg_mega_trace_ph[0] = sg_globaltimer();
                 Arch::attention(st[0], st[1], st[2], sm.empty, sqkv, k.a, k.b % SG_MEGA_HEADS, part, parts, p.att,
                                 SG_MEGA_D, w);
-                if (rec) sg_mega_trace_ph[1] = sg_mega_gtimer();
+                if (rec) sg_mega_trace_ph[1] = sg_globaltimer();
                 sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // both warpgroups' outputs written
             } else {
                 sg_mega_pool(p, k.a, k.b, st[0], st[1], st[2]);
@@ -860,7 +855,7 @@ __device__ __forceinline__ void sg_mega_consume(const sg_mega_params &p, int w, 
         }
         if (rec) {
             const long long t1 = clock64();
-            const unsigned long long g = sg_mega_gtimer();
+            const unsigned long long g = sg_globaltimer();
             if (unsigned long long *e = sg_mega_trace_at(p, sg_mega_trace_n++)) {
                 e[4] = g;
                 e[6] = sg_mega_trace_ph[0];

@@ -1,11 +1,12 @@
 // kernel/mega/tma_ptx.cuh — the architecture-neutral instructions of the megakernels, as inline PTX: what the
 // Hopper (sm_90a) and Blackwell (sm_100a) kernels, the skeleton (mega_kernel.cuh) and the lab kernels share.
 //
-// One thin wrapper per instruction, no policy: mbarrier (init, arrive, expect_tx, parity wait with a debug
-// timeout), TMA 2D (and 3D) tile loads and small bulk copies that complete on an mbarrier, TMA tile stores and reduce-adds with their bulk
-// async-groups, the proxy fences, the release / acquire counter operations and named barriers. Each exists on
-// sm_90 and later, so this header carries no per-architecture guard; the MMA instructions are in each
-// architecture's own header (kernel/sm90/sm90_ptx.cuh: wgmma; kernel/sm100/sm100_ptx.cuh: tcgen05).
+// One thin wrapper per instruction, no policy: the clock and SM-id special registers, mbarrier (init, arrive,
+// expect_tx, parity wait with a debug timeout), TMA 2D (and 3D) tile loads and small bulk copies that complete on an
+// mbarrier, TMA tile stores and reduce-adds with their bulk async-groups, the cluster's rank and size, the proxy
+// fences, the release / acquire counter operations and named barriers. Each exists on sm_90 and later, so this
+// header carries no per-architecture guard; the MMA instructions are in each architecture's own header
+// (kernel/sm90/sm90_ptx.cuh: wgmma; kernel/sm100/sm100_ptx.cuh: tcgen05).
 // Layout facts used by the callers: operands are stored as TMA writes them with CU_TENSOR_MAP_SWIZZLE_128B: rows
 // of 128 bytes (64 bf16), 8-row groups of 1024 bytes, each group 1024-byte aligned.
 #ifndef SG_TMA_PTX_CUH
@@ -19,6 +20,20 @@
 // Debug timeout for every spin wait: 2^32 cycles is ~2 s at 1.98 GHz, far beyond any legitimate wait in a
 // kernel of a few ms, so a lost arrival traps (with a message) instead of hanging the GPU.
 #define SG_SPIN_LIMIT (1ull << 32)
+
+// --- special registers: the trace's and the labs' clocks and placement ---------------------------------------------
+// %globaltimer: ns, one clock for every SM (the megakernel's task trace and the chain labs compare stamps across SMs).
+__device__ __forceinline__ unsigned long long sg_globaltimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+// The SM this thread runs on.
+__device__ __forceinline__ int sg_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return (int)r;
+}
 
 __device__ __forceinline__ uint32_t sg_smem_u32(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -96,6 +111,12 @@ __device__ __forceinline__ uint32_t sg_cluster_id() {
 __device__ __forceinline__ uint32_t sg_cluster_count() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return r;
+}
+// The CTAs in this CTA's cluster (1 without a cluster launch).
+__device__ __forceinline__ uint32_t sg_cluster_size() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
     return r;
 }
 // Every thread of every CTA of the cluster (aligned: all threads of the CTA execute it): what each did before is
