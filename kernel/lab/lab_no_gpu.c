@@ -26,10 +26,13 @@ int sg_lab_built(char *why, size_t whylen) {
     return 0;
 }
 
-int sg_sm90_lab_available(char *err, size_t errlen) {
-    no_cuda(err, errlen);
-    return 0;
-}
+/* A lab's availability check: 0 SMs, i.e. not available, with the reason. */
+#define SG_LAB_UNAVAILABLE(fn)                                                                                   \
+    int fn(char *err, size_t errlen) {                                                                           \
+        no_cuda(err, errlen);                                                                                    \
+        return 0;                                                                                                \
+    }
+SG_LAB_UNAVAILABLE(sg_sm90_lab_available)
 /* The Hopper lab's launchers all take (args, err, errlen). */
 #define SG_LAB_REFUSE(fn, args_t)                                                                                \
     int fn(args_t *a, char *err, size_t errlen) {                                                                \
@@ -42,45 +45,24 @@ SG_LAB_REFUSE(sg_sm90_lab_mlp, sg_sm90_lab_mlp_args)
 SG_LAB_REFUSE(sg_sm90_lab_layernorm, sg_sm90_lab_ln_args)
 SG_LAB_REFUSE(sg_sm90_lab_gemm_fp8, sg_sm90_lab_gemm_fp8_args)
 
-/* The hop-latency and ingest microbenchmarks (sm90_chain_lab.h): 0 SMs, i.e. not available. */
-int sg_sm90_chain_available(char *err, size_t errlen) {
-    no_cuda(err, errlen);
-    return 0;
-}
-int sg_sm90_chain_hops(const sg_chain_hop_cfg *c, sg_chain_hop_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_chain_ingest(const sg_chain_ingest_cfg *c, sg_chain_ingest_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_chain_tingest(const sg_chain_tingest_cfg *c, sg_chain_ingest_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_chain_fence(const sg_chain_fence_cfg *c, sg_chain_fence_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_chain_mma(const sg_chain_mma_cfg *c, sg_chain_mma_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-int sg_sm90_chain_task(const sg_chain_task_cfg *c, sg_chain_task_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
-
-/* The cluster hand-off microbenchmark (sm90_dsmem_lab.h): 0 SMs, i.e. not available. */
-int sg_sm90_dsmem_available(char *err, size_t errlen) {
-    no_cuda(err, errlen);
-    return 0;
-}
-int sg_sm90_dsmem_hops(const sg_dsmem_hop_cfg *c, sg_dsmem_hop_result *r, char *err, size_t errlen) {
-    (void)c; (void)r;
-    return no_cuda(err, errlen);
-}
+/* The microbenchmarks' launchers take (cfg, result, err, errlen). */
+#define SG_LAB_REFUSE_RUN(fn, cfg_t, res_t)                                                                      \
+    int fn(const cfg_t *c, res_t *r, char *err, size_t errlen) {                                                 \
+        (void)c;                                                                                                 \
+        (void)r;                                                                                                 \
+        return no_cuda(err, errlen);                                                                             \
+    }
+/* The hop-latency and ingest microbenchmarks (sm90_chain_lab.h). */
+SG_LAB_UNAVAILABLE(sg_sm90_chain_available)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_hops, sg_chain_hop_cfg, sg_chain_hop_result)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_ingest, sg_chain_ingest_cfg, sg_chain_ingest_result)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_tingest, sg_chain_tingest_cfg, sg_chain_ingest_result)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_fence, sg_chain_fence_cfg, sg_chain_fence_result)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_mma, sg_chain_mma_cfg, sg_chain_mma_result)
+SG_LAB_REFUSE_RUN(sg_sm90_chain_task, sg_chain_task_cfg, sg_chain_task_result)
+/* The cluster hand-off microbenchmark (sm90_dsmem_lab.h). */
+SG_LAB_UNAVAILABLE(sg_sm90_dsmem_available)
+SG_LAB_REFUSE_RUN(sg_sm90_dsmem_hops, sg_dsmem_hop_cfg, sg_dsmem_hop_result)
 
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen) {
