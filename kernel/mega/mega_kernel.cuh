@@ -192,7 +192,8 @@ __device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &
 // each stage's prefetch streams while the stage before reads its own weight from L2 (v44, session 12, asked for a
 // whole layer's at once and slowed the GEMM beside it). Measured (H100, v56): 2-4 images 1.4-2.6 % faster, batch 1
 // unchanged (inside the kernel the small loops are held by more than their weights: docs/perf-notes.md session 17),
-// 5-9 images 0.98-0.99x, so only halves launches run it by default (sg_mega_params.w_prefetch).
+// 5-9 images 0.98-0.99x, so only halves launches run it by default (sg_mega_params.w_prefetch). Session 21, on the
+// kernel since v55-v63: batch 1 1.018x with it (0.5195 against 0.5287 ms), FC2's K loop 7.53 against 8.66 us.
 template <class Arch>
 __device__ __forceinline__ void sg_mega_prefetch_next_w(const sg_mega_params &p, const sg_mega_task &k) {
     const sg_mega_task nx = sg_mega_next_gemm(p, k);
