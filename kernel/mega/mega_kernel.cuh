@@ -190,10 +190,10 @@ __device__ __forceinline__ sg_mega_task sg_mega_next_gemm(const sg_mega_params &
 // asks L2 for its share of the next GEMM stage's weight: boxes j = i, i + T, ... of the weight's 64-row map (64 x 64
 // elements each, row-major over the boxes), i the task's index among the T tasks of its stage. One stage ahead, so
 // each stage's prefetch streams while the stage before reads its own weight from L2 (v44, session 12, asked for a
-// whole layer's at once and slowed the GEMM beside it). Measured (H100, v56): 2-4 images 1.4-2.6 % faster, batch 1
-// unchanged (inside the kernel the small loops are held by more than their weights: docs/perf-notes.md session 17),
-// 5-9 images 0.98-0.99x, so only halves launches run it by default (sg_mega_params.w_prefetch). Session 21, on the
-// kernel since v55-v63: batch 1 1.018x with it (0.5195 against 0.5287 ms), FC2's K loop 7.53 against 8.66 us.
+// whole layer's at once and slowed the GEMM beside it). Measured on an H100: 2-4 images 1.4-2.6 % faster (v56,
+// session 17); batch 1 1.018x since v55-v63 (session 21: FC2's K loop 7.53 against 8.66 us; unchanged in session
+// 17, when the consumers' descriptors paced the small loops); in the other launch shapes -1.7 to +1.2 % (5-9 images
+// 0.98-0.99x in session 17), so only halves launches run it by default (sg_mega_params.w_prefetch).
 template <class Arch>
 __device__ __forceinline__ void sg_mega_prefetch_next_w(const sg_mega_params &p, const sg_mega_task &k) {
     const sg_mega_task nx = sg_mega_next_gemm(p, k);
