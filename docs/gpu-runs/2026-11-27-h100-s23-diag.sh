@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 23's diagnostic runs, as one script (calls 1-6 ran its parts as .carry/s23{a..e}.sh; call 8 ran this file).
+# Session 23's diagnostic runs, as one script (calls 1-6 ran its parts as .carry/s23{a..e}.sh; call 8 ran this file,
+# before the checkpoint check and ROUNDS below, which change no figure).
 # On an H100, from the repo root, with the build deps in .carry/deps (scripts/pack-build-deps.sh):
 #   git archive -o .carry/base.tar HEAD                                  # HEAD's kernel, for the calibration
 #   git apply docs/gpu-runs/2026-11-27-h100-s23-diag-energy-breakdown.patch   # timing-only knobs; rows are wrong
@@ -18,14 +19,14 @@ if [ -f .carry/base.tar ]; then
     (cd $B && make -j16 DEPS_PREFIX=$PWD/.carry/deps build/tools/sg_gpu_graph_bench > "$R/build-base.log" 2>&1)
 fi
 wait; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader | tee "$R/gpu.txt"
-CK=$W/siglip2-base-random
-if [ "$MODE" = energy ]; then
-    VARS=${VARS:-"off:0:0 st:3:0 ln:4:0 att:8:0 all:31:0 noA:0:1 noW:0:2 noload:0:3 allnl:31:3 f8off:0:0:sm90:fp8 f8all:31:0:sm90:fp8 off2:0:0"}
+CK=$W/siglip2-base-random  # made by sg_gpu_checkpoint above, in the background: its exit does not stop this shell
+[ -f "$CK/model.safetensors" ] || { echo "no checkpoint: see $W/ckpt.log" >&2; exit 1; }
+if [ "$MODE" = energy ]; then  # one round: each variant's two windows take ~20 s
+    ROUNDS=1 VARS=${VARS:-"off:0:0 st:3:0 ln:4:0 att:8:0 all:31:0 noA:0:1 noW:0:2 noload:0:3 allnl:31:3 f8off:0:0:sm90:fp8 f8all:31:0:sm90:fp8 off2:0:0"}
 else
-    VARS=${VARS:-"head:0:0 off:0:0 st:3:0 ln:4:0 att:8:0 all:31:0 noload:0:3 allnl:31:3"}
+    ROUNDS=3 VARS=${VARS:-"head:0:0 off:0:0 st:3:0 ln:4:0 att:8:0 all:31:0 noload:0:3 allnl:31:3"}
 fi
-for round in 1 2 3; do
-    [ "$MODE" = energy ] && [ $round -gt 1 ] && break
+for round in $(seq "$ROUNDS"); do
     for v in $VARS; do
         IFS=: read -r name sk nl _ <<<"$v"; be=${v#*:*:*:}; [ "$be" = "$v" ] && be=sm90
         bin=build/tools/sg_gpu_graph_bench; [ "$name" = head ] && bin=$B/build/tools/sg_gpu_graph_bench
