@@ -14,7 +14,10 @@
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
 #    pipeline (.carry/bench/e2e_hf.py, which also times Pillow decode-only and decode+resize on 16 processes) and
 #    through siglip2-embed -b 256 -v per backend (files → npy, exact preprocessing; the whole process is timed,
-#    start-up included), whose -v report (start-up, per-stage CPU, waits, peak memory) is kept and printed;
+#    start-up included), whose -v report (start-up, per-stage CPU, waits, peak memory) is kept and printed; then
+#    every corpus image's embedding, as written, against HF fp32 (scripts/hf_embed.py, scripts/gpu_compare.py
+#    --unit) with issue 12's gates: cosine >= 0.9999 for every image, 0.999 for sm90:fp8 (a failure exits 1 after
+#    the report);
 # 5. prints the table with images/s, latency and ratios to HF (scripts/gpu_report.py), our exact end-to-end
 #    rate beside Pillow's decode-only rate of the same run, and writes the JSON.
 set -uo pipefail
@@ -85,21 +88,47 @@ stamp "end to end: HF DataLoader"
 OUT=$WORK $PY "$BENCH/e2e_hf.py" "$CORPUS" >"$WORK/e2e_hf.log" 2>&1 || { tail "$WORK/e2e_hf.log"; echo "e2e_hf failed"; }
 tail -12 "$WORK/e2e_hf.log"
 : >"$WORK/e2e_ours.jsonl"
-for B in cuda sm90 sm100; do
+for B in cuda sm90 sm100 sm90:fp8; do
     grep -q "\"backend\": \"$B\", \"load_s\"" "$WORK/ours.jsonl" || continue
     stamp "end to end: siglip2-embed --backend $B"
-    rm -f "$WORK/e2e-$B.npy"
+    F=${B/:/-}
+    PREC=()
+    [ "$B" != "${B%%:*}" ] && PREC=(--precision "${B#*:}")
+    rm -f "$WORK/e2e-$F.npy" "$WORK/e2e-$F.npy.paths"
     t=$EPOCHREALTIME
-    if "$BIN" --weights "$CKPT" --backend "$B" -b 256 -v -f npy -o "$WORK/e2e-$B.npy" "$CORPUS" 2>"$WORK/e2e-$B.err"; then
+    if "$BIN" --weights "$CKPT" --backend "${B%%:*}" "${PREC[@]}" -b 256 -v -f npy -o "$WORK/e2e-$F.npy" "$CORPUS" \
+        2>"$WORK/e2e-$F.err"; then
         t1=$EPOCHREALTIME
-        sed 's/^/    /' "$WORK/e2e-$B.err"   # -v: where the time went
-        $PY -c "import json, numpy as np; n = np.load('$WORK/e2e-$B.npy').shape[0]; s = $t1 - $t; \
+        sed 's/^/    /' "$WORK/e2e-$F.err"   # -v: where the time went
+        $PY -c "import json, numpy as np; n = np.load('$WORK/e2e-$F.npy').shape[0]; s = $t1 - $t; \
 print(json.dumps({'backend': '$B', 'images': n, 'seconds': round(s, 3), 'img_s': round(n / s, 1), \
-'verbose': open('$WORK/e2e-$B.err').read()}))" |
+'verbose': open('$WORK/e2e-$F.err').read()}))" |
             tee -a "$WORK/e2e_ours.jsonl" | cut -c1-200
     else
-        tail -3 "$WORK/e2e-$B.err"
+        tail -3 "$WORK/e2e-$F.err"
     fi
 done
+# The same corpus's embeddings, as the command wrote them, against HF fp32 image by image (every crop is a new
+# input; gpu-check's 13 photos are the sources): the gates of issue 12, cosine >= 0.9999 (0.999 for sm90:fp8).
+stamp "end to end: accuracy of every corpus image against HF fp32"
+: >"$WORK/e2e_accuracy.txt"
+find "$CORPUS" -name '*.jpg' | sort >"$WORK/corpus.list"
+if $PY scripts/hf_embed.py "$CKPT" "$WORK/e2e-hf.npy" --list "$WORK/corpus.list" >"$WORK/e2e-hf.log" 2>&1; then
+    tail -1 "$WORK/e2e-hf.log"
+    for B in cuda sm90 sm100 sm90:fp8; do
+        F=${B/:/-}
+        [ -f "$WORK/e2e-$F.npy" ] || continue
+        GATE=0.9999
+        [ "$F" != "$B" ] && GATE=0.999
+        $PY scripts/gpu_compare.py "$WORK/e2e-hf.npy" "$WORK/e2e-$F.npy" "siglip2-embed --backend $B vs HF fp32" \
+            "$GATE" --unit | tee -a "$WORK/e2e_accuracy.txt" | grep -q '^PASS' || accuracy_failed=1
+    done
+    cat "$WORK/e2e_accuracy.txt"
+else
+    tail -5 "$WORK/e2e-hf.log"
+    echo "FAIL: HF fp32 reference on the corpus" | tee -a "$WORK/e2e_accuracy.txt"
+    accuracy_failed=1
+fi
 stamp "report"
 $PY scripts/gpu_report.py "$WORK" "$RES/gpu-bench.json"
+[ -z "${accuracy_failed:-}" ] || die "an end-to-end output failed its accuracy gate (see the table's last section)"

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """scripts/gpu_compare.py — one backend's embeddings against the HF reference, per image, matched by path.
 
-  python3 scripts/gpu_compare.py REF.npy GOT.npy LABEL [MIN_COS]
+  python3 scripts/gpu_compare.py REF.npy GOT.npy LABEL [MIN_COS] [--unit]
 
 Both .npy files come with a .paths file beside them (one path per row; siglip2-embed writes FILE.paths for
 binary formats, hf_embed.py writes the same). Prints LABEL, image count, min and mean cosine and max |d|, and
 the worst image; exits 1 if any image is below MIN_COS (default 0.9999, the issue's target) or missing.
+--unit compares directions: both rows are scaled to unit length before max |d| (for GOT written as the command
+writes it by default, L2-normalised, against HF's unnormalised pooler output; the cosine is the same either way).
 """
 import os
 import sys
@@ -13,33 +15,36 @@ import sys
 import numpy as np
 
 
-def load(path):
-    x = np.load(path)
+def load(path, unit=False):
+    x = np.load(path).astype(np.float64)
+    if unit:
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
     with open(path + ".paths") as f:
         names = [os.path.realpath(l.rstrip("\n")) for l in f]
     if len(names) != x.shape[0]:
         sys.exit(f"{path}: {x.shape[0]} rows but {len(names)} paths")
-    return dict(zip(names, x.astype(np.float64)))
+    return dict(zip(names, x))
 
 
 def main():
-    ref, got, label = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
-    min_cos = float(sys.argv[4]) if len(sys.argv) > 4 else 0.9999
+    unit = "--unit" in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a != "--unit"]
+    if len(args) not in (3, 4):
+        sys.exit(__doc__)
+    ref, got, label = load(args[0], unit), load(args[1], unit), args[2]
+    min_cos = float(args[3]) if len(args) > 3 else 0.9999
     missing = [p for p in ref if p not in got]
-    cos, dmax, worst = [], 0.0, None
-    for p, r in ref.items():
-        if p not in got:
-            continue
-        g = got[p]
-        c = float(r @ g / np.sqrt((r @ r) * (g @ g)))
-        cos.append(c)
-        dmax = max(dmax, float(np.abs(r - g).max()))
-        if worst is None or c < worst[0]:
-            worst = (c, os.path.basename(p))
-    ok = not missing and cos and min(cos) >= min_cos and np.isfinite(dmax)
-    print(f"{'PASS' if ok else 'FAIL'}: {label}: {len(cos)} images, min cosine {min(cos) if cos else float('nan'):.7f}"
-          f" (>= {min_cos}), mean {np.mean(cos) if cos else float('nan'):.7f}, max |d| {dmax:.3g}"
-          f", worst {worst[1] if worst else '-'}" + (f", {len(missing)} missing" if missing else ""))
+    names = [p for p in ref if p in got]
+    cos = np.array([ref[p] @ got[p] / np.sqrt((ref[p] @ ref[p]) * (got[p] @ got[p])) for p in names])
+    dmax = max((float(np.abs(ref[p] - got[p]).max()) for p in names), default=0.0, key=lambda d: (np.isnan(d), d))
+    # the worst image: a NaN first, else the lowest cosine
+    order = np.argsort(np.where(np.isnan(cos), -np.inf, cos)) if len(cos) else []
+    worst = os.path.basename(names[order[0]]) if len(cos) else "-"
+    lo = float(np.min(cos)) if len(cos) else float("nan")  # NaN when any row is NaN
+    ok = not missing and len(cos) > 0 and lo >= min_cos and np.isfinite(dmax)
+    print(f"{'PASS' if ok else 'FAIL'}: {label}: {len(cos)} images, min cosine {lo:.7f}"
+          f" (>= {min_cos}), mean {np.mean(cos) if len(cos) else float('nan'):.7f}, max |d| {dmax:.3g}"
+          f", worst {worst}" + (f", {len(missing)} missing" if missing else ""))
     sys.exit(0 if ok else 1)
 
 

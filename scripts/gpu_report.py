@@ -3,7 +3,7 @@
 
   python3 scripts/gpu_report.py WORKDIR OUT.json
 
-Reads WORKDIR/hf_bench.jsonl, ours.jsonl, e2e_hf.json, e2e_ours.jsonl; prints a Markdown table (images/s,
+Reads WORKDIR/hf_bench.jsonl, ours.jsonl, e2e_hf.json, e2e_ours.jsonl, e2e_accuracy.txt; prints a Markdown table (images/s,
 latency, ratio to HF sdpa bf16 at the same batch and to torch.compile at 256, and the end-to-end rates) and
 writes everything to OUT.json. Targets from the issue are printed beside the figures they apply to.
 """
@@ -99,10 +99,17 @@ def main():
         print(f"| --backend {r['backend']} -b 256 | {r['img_s']:,.0f} | {pil:,.0f} | {ratio} |" if pil else
               f"| --backend {r['backend']} -b 256 | {r['img_s']:,.0f} | ? | ? |")
     print("\nTarget (issue 14): >= 0.8x Pillow decode-only and >= 650 images/s.")
+    p = os.path.join(work, "e2e_accuracy.txt")
+    e2e_accuracy = [l.rstrip("\n") for l in open(p)] if os.path.exists(p) else []
+    if e2e_accuracy:
+        print("\n## End to end: every corpus image's embedding, as written, against HF fp32\n")
+        print("\n".join(e2e_accuracy))
+        print("\nGates (issue 12): cosine >= 0.9999 for every image; sm90:fp8 >= 0.999.")
     for r in e2e_ours:
         if r.get("verbose"):
             print(f"\n-v of --backend {r['backend']}:\n" + "\n".join("    " + l for l in r["verbose"].splitlines()))
-    json.dump({"gpu": gpu, "hf": hf, "ours": ours, "ours_graph": ours_graph, "e2e_hf": e2e_hf, "e2e_ours": e2e_ours}, open(out, "w"), indent=1)
+    json.dump({"gpu": gpu, "hf": hf, "ours": ours, "ours_graph": ours_graph, "e2e_hf": e2e_hf, "e2e_ours": e2e_ours,
+               "e2e_accuracy": e2e_accuracy}, open(out, "w"), indent=1)
     print(f"\nwritten: {out}")
 
 

@@ -5,6 +5,9 @@
 #   scripts/make_fixtures.py without its reference libraries: says which are missing and writes nothing;
 #   scripts/get-sass-tools.sh with pip pointed at a local folder holding a wheel of the right name but wrong
 #     bytes: pip's hash check refuses it and no tool lands in DEST (offline: no index is asked);
+#   scripts/gpu_compare.py (gpu-check's and gpu-bench's accuracy gate): passes rows that point the same way, in
+#     any row order, with --unit against unnormalised references; fails a row bent below the gate, a missing
+#     row and a NaN row;
 #   no package registry's host name appears in any tracked file.
 source "$(dirname "$0")/lib.sh"
 T=$SG_TMP/scripts_sh
@@ -85,6 +88,41 @@ check "mega_trace.py: the synthetic launch's critical path (prep, patch, LN1), i
     bash -c "[ $rc -eq 0 ] && grep -q 'critical path: 3 tasks, 6.8 us' <<<\"\$0\" &&
              grep -Eq 'all +3  hand-off +1.6 \(late +0.0\)  queue +0.3  run +4.7  store +0.3' <<<\"\$0\" &&
              grep -Eq 'patch +1 +0.50 +1.80 +0.40' <<<\"\$0\"" "$out"
+
+# --- gpu_compare.py: the gate gpu-check and gpu-bench apply to every image, on synthetic rows
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+    skip "gpu_compare.py: $PY has no numpy"
+else
+    "$PY" - "$T" <<'PYEOF'
+import sys
+import numpy as np
+t = sys.argv[1]
+rng = np.random.default_rng(7)
+ref = (rng.standard_normal((40, 768)) * 3).astype(np.float32)
+unit = ref / np.linalg.norm(ref, axis=1, keepdims=True)
+bent = unit.copy()
+bent[11] += 0.01 * rng.standard_normal(768).astype(np.float32)  # cosine ~0.96
+nan = unit.copy()
+nan[5] = np.nan
+paths = [f"{t}/img{i:03d}.jpg\n" for i in range(40)]
+for name, rows, order in [("ref", ref, paths), ("unit", unit[::-1], paths[::-1]), ("bent", bent, paths),
+                          ("short", unit[:39], paths[:39]), ("nan", nan, paths)]:
+    np.save(f"{t}/{name}.npy", np.ascontiguousarray(rows))
+    open(f"{t}/{name}.npy.paths", "w").writelines(order)
+PYEOF
+    cmp_rc() { "$PY" "$SG_ROOT/scripts/gpu_compare.py" "$T/ref.npy" "$T/$1.npy" "$1" "${@:2}" >"$T/cmp-$1.txt" 2>&1; echo $?; }
+    rc=$(cmp_rc unit 0.9999 --unit)
+    check "gpu_compare.py --unit: the same directions in reverse row order pass, max |d| ~0 ($(cat "$T/cmp-unit.txt"))" \
+        bash -c "[ $rc -eq 0 ] && grep -Eq '^PASS: unit: 40 images, min cosine 1.0000000 .*max \|d\| [0-9.]+e-(0[89]|1[0-9])' '$T/cmp-unit.txt'"
+    rc=$(cmp_rc bent 0.9999 --unit)
+    check "gpu_compare.py: a row bent to cosine ~0.96 fails and is named ($(cat "$T/cmp-bent.txt"))" \
+        bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: bent: 40 images, min cosine 0.9.*worst img011.jpg' '$T/cmp-bent.txt'"
+    rc=$(cmp_rc short 0.9999 --unit)
+    check "gpu_compare.py: a missing row fails ($(cat "$T/cmp-short.txt"))" \
+        bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: short: 39 images.*1 missing' '$T/cmp-short.txt'"
+    rc=$(cmp_rc nan 0.9999 --unit)
+    check "gpu_compare.py: a NaN row fails ($(cat "$T/cmp-nan.txt"))" bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: nan: 40 images, min cosine nan.*worst img005.jpg' '$T/cmp-nan.txt'"
+fi
 
 # --- no package registry's host name anywhere in the tree (the patterns are split so this file passes too)
 hosts="python""hosted|pypi""\.org|pypi""\.python|registry""\.npmjs|crates""\.io|rubygems""\.org|proxy""\.golang"
