@@ -113,6 +113,128 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
     }
 }
 
+// Schedule 6 (session 24): 256 x 192 tiles, each of two consumer warpgroups owning 128 rows x 192 columns (two
+// m64n192k16 per k16 step on the same W block, 2 x 96 accumulator registers). The question it answers: an SM pulls
+// (256 + 192) x 128 bytes per K block for 2 x 256 x 192 x 64 FLOP, 22 % fewer bytes per FLOP than the megakernel's
+// 128 x 256 task ((128 + 256) x 128 bytes for 2 x 128 x 256 x 64), and at the power limit session 23 put the
+// operands' delivery at ~17 mJ of the forward's ~54.5 mJ an image, so this tile's K loops should cost ~10 % less
+// energy per FLOP (docs/perf-notes.md, session 24). Its accumulators need more registers than a kernel with a
+// producer warpgroup gets: ptxas compiles every thread of a CTA to the same count, 65,536 / threads rounded down
+// (168 for 384 threads, and for 288: the count goes by whole warpgroups), setmaxnreg notwithstanding (tried: 192 x
+// 256 on three consumer warpgroups stops ptxas at 128 registers, C7602; 288 threads with a producer warp spilled at
+// 168). So 256 threads, no producer role: thread 0 feeds the ring from inside the K loop, one block per block
+// consumed, waiting on the stage it refills (freed by both warpgroups) after its own warpgroup's MMAs are issued.
+// A stage holds A 256 x 64 (32 KB) and W 192 x 64 (24 KB); four stages are 224 KB. Row tiles past M are
+// zero-filled by TMA and their rows dropped.
+// Measured (H100, session 24, M = 196 x 1,024, `test_sm90_lab --power 6` under scripts/energy_trace.py): its main
+// loops run at 0.99-1.01x the 128 x 256 task's time (both ~720-740 TFLOP/s) and 0.97-1.03x its energy: the
+// prediction failed. `test_sm90_lab --power-data` says why: the same loop with the same bytes costs 43 % less energy
+// with constant operands and 47-49 % less with zeros, so a K loop's energy follows the values the tensor cores
+// multiply, not the bytes an SM pulls.
+#define SG_LAB192_THREADS 256
+#define SG_LAB192_BM 256
+#define SG_LAB192_BN 192
+#define SG_LAB192_A_BYTES (SG_LAB192_BM * SG_GEMM_BK * 2)
+#define SG_LAB192_STAGE_BYTES (SG_LAB192_A_BYTES + SG_GEMM_B_BYTES(SG_LAB192_BN))
+static_assert(SG_LAB192_A_BYTES % 1024 == 0 && SG_LAB192_STAGE_BYTES % 1024 == 0,
+              "stages and W blocks stay 1024-byte aligned (128-byte swizzle)");
+
+/* D[64x192] (+)= A[64x16] . B[192x16]^T, both K-major in shared memory (descriptors), bf16 in, fp32 accumulate. */
+__device__ __forceinline__ void sg_lab_wgmma_ss_n192(float (&d)[96], uint64_t da, uint64_t db, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {"
+                 SG_WGMMA_REGS64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+                 "%96, %97, p, 1, 1, 0, 0;\n}\n"
+                 : SG_WGMMA_ACC32(d, 0), SG_WGMMA_ACC32(d, 32), SG_WGMMA_ACC32(d, 64)
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
+// The ring's feeder (thread 0): the next K block of this CTA's tiles, if any, into the next stage once both
+// consumer warpgroups freed it.
+typedef struct sg_lab192_feed {
+    int tile, k0;
+    sg_ring ring;
+} sg_lab192_feed;
+template <int ST>
+__device__ __forceinline__ void sg_lab192_feed_one(sg_lab192_feed &f, int tiles, int tiles_n, int K,
+                                                   const CUtensorMap *mapA, const CUtensorMap *mapW,
+                                                   const sg_ring_smem &sm) {
+    if (f.tile >= tiles) return;
+    sg_mbar_wait(&sm.empty[f.ring.stage], f.ring.phase ^ 1u);
+    uint8_t *a = sm.stages + f.ring.stage * SG_LAB192_STAGE_BYTES;
+    sg_mbar_arrive_expect_tx(&sm.full[f.ring.stage], SG_LAB192_STAGE_BYTES);
+    sg_tma_load_2d(a, mapA, &sm.full[f.ring.stage], f.k0, (f.tile / tiles_n) * SG_LAB192_BM);
+    sg_tma_load_2d(a + SG_LAB192_A_BYTES, mapW, &sm.full[f.ring.stage], f.k0, (f.tile % tiles_n) * SG_LAB192_BN);
+    sg_ring_next(f.ring, ST);
+    f.k0 += SG_GEMM_BK;
+    if (f.k0 == K) {
+        f.k0 = 0;
+        f.tile += gridDim.x;
+    }
+}
+
+template <int ST>
+__global__ void __launch_bounds__(SG_LAB192_THREADS, 1)
+sg_sm90_lab_gemm192_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapW, int M,
+                           int N, int K, sg_sm90_epilogue ep) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ uint64_t full[ST], empty[ST];
+    sg_ring_smem sm = {sg_align1024(smem_raw), full, empty};
+    sg_lab_ring_init(full, empty, 2, ST);  // a stage is freed by both consumer warpgroups
+    const int tiles_n = N / SG_LAB192_BN, tiles = (M + SG_LAB192_BM - 1) / SG_LAB192_BM * tiles_n;
+    const int c = threadIdx.x / 128, t = threadIdx.x % 128;  // consumer warpgroup: rows [128 c, 128 c + 128)
+    const bool feeder = threadIdx.x == 0;
+    sg_lab192_feed feed = {(int)blockIdx.x, 0, {0, 0}};
+    if (feeder) {
+        sg_tma_prefetch_desc(&mapA);
+        sg_tma_prefetch_desc(&mapW);
+        for (int s = 0; s < ST; s++) sg_lab192_feed_one<ST>(feed, tiles, tiles_n, K, &mapA, &mapW, sm);
+    }
+    sg_ring ring = {0, 0};
+    // Column tile fastest, as in the kernel above.
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int m0 = (tile / tiles_n) * SG_LAB192_BM + 128 * c, n0 = (tile % tiles_n) * SG_LAB192_BN;
+        float acc0[96], acc1[96];
+#pragma unroll
+        for (int i = 0; i < 96; i++) acc0[i] = acc1[i] = 0.0f;
+        uint32_t prev_stage = 0;
+        for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
+            sg_mbar_wait(&sm.full[ring.stage], ring.phase);
+            const uint8_t *a = sm.stages + ring.stage * SG_LAB192_STAGE_BYTES + c * (128 * 128);
+            const uint64_t da0 = sg_smem_desc(a, 16, 1024), da1 = sg_smem_desc(a + 64 * 128, 16, 1024);
+            const uint64_t db = sg_smem_desc(sm.stages + ring.stage * SG_LAB192_STAGE_BYTES + SG_LAB192_A_BYTES, 16,
+                                             1024);
+            sg_wgmma_fence_regs(acc0);
+            sg_wgmma_fence_regs(acc1);
+            sg_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < SG_GEMM_BK / 16; kk++) {  // +32 bytes per k16 step = +2 in the address field
+                const int accumulate = (k0 > 0 || kk > 0) ? 1 : 0;
+                sg_lab_wgmma_ss_n192(acc0, da0 + 2 * kk, db + 2 * kk, accumulate);
+                sg_lab_wgmma_ss_n192(acc1, da1 + 2 * kk, db + 2 * kk, accumulate);
+            }
+            sg_wgmma_commit();
+            sg_wgmma_fence_regs(acc0);
+            sg_wgmma_fence_regs(acc1);
+            sg_wgmma_wait<1>();  // the previous block's MMAs are complete: free its stage, refill one
+            if (k0 > 0) {
+                if (t == 0) sg_ring_free(sm, prev_stage, -1);
+                if (feeder) sg_lab192_feed_one<ST>(feed, tiles, tiles_n, K, &mapA, &mapW, sm);
+            }
+            prev_stage = ring.stage;
+            sg_ring_next(ring, ST);
+        }
+        sg_wgmma_wait<0>();
+        sg_wgmma_fence_regs(acc0);
+        sg_wgmma_fence_regs(acc1);
+        if (t == 0) sg_ring_free(sm, prev_stage, -1);
+        if (feeder) sg_lab192_feed_one<ST>(feed, tiles, tiles_n, K, &mapA, &mapW, sm);
+        sg_sm90_gemm_epilogue<SG_LAB192_BN>(acc0, m0, n0, M, ep);
+        sg_sm90_gemm_epilogue<SG_LAB192_BN>(acc1, m0 + 64, n0, M, ep);
+    }
+}
+
 // Ping-pong of 64 x 256 warpgroup tiles (the GEMM part of a two-stream megakernel design, tested here first):
 // the consumer warpgroups take alternate tiles of 64 rows x 256 columns, each with one m64n256k16 per k16 step
 // (128 registers, the megakernel's wide K-loop shape since v27), so one's epilogue overlaps the other's K loop. A
@@ -419,13 +541,14 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int pp = a->pingpong, wg64 = pp == 3 || pp == 4;  // 3, 4: 64 x 256 warpgroup tiles
     const int st = a->stages ? a->stages : SG_GEMM_STAGES;
     const int mc = pp == 2 || pp == 4 || pp == 5;  // 2-CTA clusters, the W block multicast
-    if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 5 || ((pp == 1 || pp == 2) && bn != 128) ||
-        ((wg64 || pp == 5) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || pp)) || a->N < bn || a->N % bn ||
-        a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
+    const int t192 = pp == 6;                      // 256 x 192 tiles, two consumer warpgroups of 128 x 192
+    if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 6 || ((pp == 1 || pp == 2) && bn != 128) ||
+        ((wg64 || pp == 5 || t192) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || (pp && !t192))) ||
+        a->N < bn || a->N % bn || (t192 && a->N % SG_LAB192_BN) || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
-                 "256, schedule 0-5, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4) and the "
-                 "cooperative multicast (5) only with 256, "
-                 "a 3-stage ring only for schedule 0, N %% tile == 0, K %% %d == 0)", a->M, a->N, a->K, bn, pp,
+                 "256, schedule 0-6, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4), the "
+                 "cooperative multicast (5) and 256 x 192 tiles (6) only with 256, "
+                 "a 3-stage ring only for schedules 0 and 6, N %% tile == 0 (and N %% 192 for 6), K %% %d == 0)", a->M, a->N, a->K, bn, pp,
                  SG_GEMM_BK);
         return -1;
     }
@@ -436,24 +559,30 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const size_t out_bytes = M * N * (a->out_bf16 ? 2 : 4);
     SG_CK(cudaMalloc(&dout, out_bytes));
     SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
-    const CUtensorMap mA = sg_tmap_bf16(dA, M, K, wg64 ? 64 : SG_GEMM_BM, SG_GEMM_BK);
-    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, mc ? bn / 2 : bn, SG_GEMM_BK);  // multicast: halves
+    const CUtensorMap mA = sg_tmap_bf16(dA, M, K, wg64 ? 64 : t192 ? SG_LAB192_BM : SG_GEMM_BM, SG_GEMM_BK);
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, mc ? bn / 2 : t192 ? SG_LAB192_BN : bn, SG_GEMM_BK);  // multicast: halves
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
-    const int smem = (wg64 ? SG_LAB64_SMEM : st * SG_GEMM_STAGE_BYTES(bn)) + 1024;  // + 1024: ring alignment
+    const int smem = (wg64 ? SG_LAB64_SMEM : st * (t192 ? SG_LAB192_STAGE_BYTES : SG_GEMM_STAGE_BYTES(bn))) +
+                     1024;  // + 1024: ring alignment
     void (*kern)(const CUtensorMap, const CUtensorMap, int, int, int, sg_sm90_epilogue) =
         bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0>
                   : (a->pingpong ? sg_sm90_lab_gemm_kernel<128, 1> : sg_sm90_lab_gemm_kernel<128, 0>);
     SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const int bm = wg64 ? 64 : SG_GEMM_BM;
-    if (wg64) {
+    const int bm = wg64 ? 64 : t192 ? SG_LAB192_BM : SG_GEMM_BM;
+    int threads = SG_LAB_THREADS;
+    if (t192) {
+        kern = st == 3 ? sg_sm90_lab_gemm192_kernel<3> : sg_sm90_lab_gemm192_kernel<SG_GEMM_STAGES>;
+        threads = SG_LAB192_THREADS;
+        SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    } else if (wg64) {
         kern = pp == 4 ? sg_sm90_lab_gemm64_kernel<1> : sg_sm90_lab_gemm64_kernel<0>;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     } else if (st == 3) {
         kern = bn == 256 ? sg_sm90_lab_gemm_kernel<256, 0, 0, 3> : sg_sm90_lab_gemm_kernel<128, 0, 0, 3>;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     }
-    const int tiles = (int)((M + bm - 1) / bm * (N / bn));
+    const int tiles = (int)((M + bm - 1) / bm * (N / (t192 ? SG_LAB192_BN : bn)));
     int grid = tiles < sg_sm_count() ? tiles : sg_sm_count();
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute cluster[1];
@@ -476,7 +605,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
         if (mc)
             SG_CK(cudaLaunchKernelEx(&cfg, kern, mA, mW, (int)M, (int)N, (int)K, ep));
         else
-            kern<<<grid, SG_LAB_THREADS, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
+            kern<<<grid, threads, smem>>>(mA, mW, (int)M, (int)N, (int)K, ep);
     };
     launch();
     SG_CK(cudaGetLastError());

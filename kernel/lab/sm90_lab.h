@@ -33,11 +33,13 @@ typedef struct sg_sm90_lab_gemm_args {
                                   tiles 2p, 2p + 1 of the same columns, each multicasting half the W block into
                                   both (needs bn 128); 3: consumer warpgroups take alternate 64 x 256 tiles
                                   (m64n256k16; needs bn 256); 4: 3 in 2-CTA clusters with the W block multicast;
-                                  5: 0 (the megakernel's 128 x 256 task) in 2-CTA clusters, W multicast (bn 256) */
+                                  5: 0 (the megakernel's 128 x 256 task) in 2-CTA clusters, W multicast (bn 256);
+                                  6: 256 x 192 tiles, each consumer warpgroup 128 x 192 (bn 256 and N % 192 == 0;
+                                  288 threads) */
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */
-    int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedule 0 only) */
+    int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedules 0 and 6 only) */
     double t0, t1;             /* out: CLOCK_REALTIME seconds around the timed launches (an energy trace's window) */
 } sg_sm90_lab_gemm_args;
 

@@ -12,9 +12,12 @@
  *   test_sm90_lab --quick    the smallest cases only (for compute-sanitizer)
  *   test_sm90_lab --bench    also M = 196 x 128 timings (rows sampled for the check), main-loop-only probes,
  *                            and 10,000 mixed-size launches of the persistent MLP skeleton
- *   test_sm90_lab --power    only the 128 x 256 task plain and in 2-CTA clusters with the W block multicast, at
+ *   test_sm90_lab --power [6|5]  only the 128 x 256 task beside 256 x 192 tiles (two consumer warpgroups of
+ *                            128 x 192; 6, the default) or beside itself in 2-CTA clusters with the W block multicast (5), at
  *                            M = 196 x 1,024, ~1.3 s of launches each, with WINDOW lines for
  *                            scripts/energy_trace.py (energy per launch)
+ *   test_sm90_lab --power-data  the 128 x 256 task's main loop with random, constant, zero and (A random, W constant)
+ *                            operands, the same way: the energy that follows the data, not the bytes
  */
 #include <math.h>
 #include <stdint.h>
@@ -69,7 +72,8 @@ static const char *schedule(int pp) {
     static const char *names[] = {"", " ping-pong", " ping-pong 2-CTA multicast",
                                   " ping-pong of 64 x 256 warpgroup tiles",
                                   " ping-pong of 64 x 256 warpgroup tiles, 2-CTA multicast",
-                                  " cooperative, 2-CTA W multicast"};
+                                  " cooperative, 2-CTA W multicast",
+                                  " cooperative, two consumer warpgroups of 128 x 192"};
     return names[pp];
 }
 
@@ -112,34 +116,41 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
          * only the fp32 accumulation order of K <= 3072 products differs from the double reference. */
         const double tol_l2 = out_bf16 ? 4e-3 : 1e-4, tol_max = out_bf16 ? 8e-3 : 2e-4;
         CHECK(e.bad == 0 && e.rel_l2 <= tol_l2 && e.rel_max <= tol_max,
-              "sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
+              "sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
               "max err/max %.2e (tol %.0e), non-finite %ld%s",
-              name, M, N, K, bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", gelu ? " +GELU" : "",
+              name, M, N, K, pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", gelu ? " +GELU" : "",
               res ? " +residual" : "",
               out_bf16 ? "bf16" : "fp32", e.rel_l2, tol_l2, e.rel_max, tol_max, e.bad,
               row_step > 1 ? " (sampled rows)" : "");
         if (reps > 0)
-            printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s: %.1f us, %.0f TFLOP/s\n", name, M, N, K, bn,
-                   schedule(pp), a.us, a.tflops);
+            printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s: %.1f us, %.0f TFLOP/s\n", name, M, N, K,
+                   pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), a.us, a.tflops);
         if (reps > 0 && g_windows)  /* for scripts/energy_trace.py: the timed launches' wall-clock window */
             printf("WINDOW %s-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     }
     free(A); free(W); free(bias); free(res); free(out); free(ref);
 }
 
+/* --power-data: the probes' operands. 0 random (A ~U(-1, 1), W ~U(-0.03, 0.03)); 1 every A element 0.5 and every W
+ * element 2^-7 (the same bits in every K block: no toggling in the operand paths); 2 all zero; 3 A random, W
+ * constant 2^-7. */
+static int g_probe_fill;
+static const char *const k_fill_names[4] = {"random", "constant", "zero", "w-constant"};
+
 /* Timing probe: the GEMM main loop with the epilogue's stores switched off (out_bf16 = 2); nothing to check.
- * stages: the ring's depth (0: the lab's 4; 3: the megakernel's). */
+ * stages: the ring's depth (0: the lab's 4; 3: the megakernel's). Operands as g_probe_fill says. */
 static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp, int stages, int reps) {
     float *A = alloc_f((size_t)M * K), *W = alloc_f((size_t)N * K), dummy = 0;
-    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = frand(-1, 1);
-    for (size_t i = 0; i < (size_t)N * K; i++) W[i] = frand(-0.03f, 0.03f);
+    const int f = g_probe_fill;
+    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = f == 0 || f == 3 ? frand(-1, 1) : f == 1 ? 0.5f : 0.0f;
+    for (size_t i = 0; i < (size_t)N * K; i++) W[i] = f == 0 ? frand(-0.03f, 0.03f) : f == 2 ? 0.0f : 0.0078125f;
     sg_sm90_lab_gemm_args a = {M, N, K, A, W, NULL, 0, NULL, 2, &dummy, bn, pp, reps, 0, 0, stages, 0, 0};
     char err[512] = "";
     if (sg_sm90_lab_gemm(&a, err, sizeof err) != 0)
         CHECK(0, "sm90 gemm probe %s: %s", name, err);
     else
-        printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile 128x%d%s%s main loop only (no stores): %.1f us, %.0f "
-               "TFLOP/s\n", name, M, N, K, bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
+        printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s%s main loop only (no stores): %.1f us, %.0f "
+               "TFLOP/s\n", name, M, N, K, pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
     if (g_windows)
         printf("WINDOW %s-main-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     free(A); free(W);
@@ -292,6 +303,7 @@ int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int bench = argc > 1 && !strcmp(argv[1], "--bench");
     const int power = argc > 1 && !strcmp(argv[1], "--power");
+    const int power_data = argc > 1 && !strcmp(argv[1], "--power-data");
     char err[512] = "";
 
     sg_backend_opts o = {SG_BACKEND_SM90, 0, 8, 0, SG_PRECISION_BF16};
@@ -307,25 +319,46 @@ int main(int argc, char **argv) {
     g_rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
     printf("seed %llu\n", (unsigned long long)g_rng);
 
-    if (power) {
-        /* The megakernel's 128 x 256 task with and without the 2-CTA W multicast at 1,024 images, each GEMM ~1.3 s
-         * of back-to-back launches (long enough for an energy counter's resolution), in the order plain, multicast,
-         * plain, multicast so that a drift shows between rounds; sampled rows checked. */
+    if (power_data) {
+        /* The 128 x 256 task's main loop (no epilogue) with the operands g_probe_fill names, ~1.2 s of launches each,
+         * two rounds: how much of a K loop's energy follows the data it multiplies rather than the bytes it moves
+         * (the same bytes are loaded in every case). */
         const int M = T_TOK * 1024;
+        char name[64];
         g_windows = 1;
         for (int round = 0; round < 2; round++)
-            for (int pp = 0; pp <= 5; pp += 5) {
+            for (int f = 0; f < 4; f++) {
+                g_probe_fill = f;
+                snprintf(name, sizeof name, "qkv-%s", k_fill_names[f]);
+                gemm_probe(name, M, 2304, 768, 256, 0, 0, 1200);
+                snprintf(name, sizeof name, "fc2-%s", k_fill_names[f]);
+                gemm_probe(name, M, 768, 3072, 256, 0, 0, 1000);
+            }
+        return CHECK_DONE();
+    }
+    if (power) {
+        /* The megakernel's 128 x 256 task beside another schedule at 1,024 images (--power 5: the 2-CTA W multicast,
+         * session 16; --power 6, the default: 256 x 192 tiles, two consumer warpgroups of 128 x 192, session 24), each GEMM
+         * ~1.3 s of back-to-back launches (long enough for an energy counter's resolution), in the order 128 x 256,
+         * other, 128 x 256, other so that a drift shows between rounds; sampled rows checked. */
+        const int M = T_TOK * 1024, other = argc > 2 && atoi(argv[2]) == 5 ? 5 : 6;
+        g_windows = 1;
+        for (int round = 0; round < 2; round++)
+            for (int pp = 0; pp <= other; pp += other) {
                 gemm_case("qkv", M, 2304, 768, 0, 0, 1, 256, pp, 997, 800, 0);
                 gemm_case("out-proj", M, 768, 768, 0, 1, 0, 256, pp, 997, 1600, 0);
                 gemm_case("fc1", M, 3072, 768, 1, 0, 1, 256, pp, 997, 600, 0);
                 gemm_case("fc2", M, 768, 3072, 0, 1, 0, 256, pp, 997, 800, 0);
             }
         /* The main loops alone (no epilogue): the K loop's own energy per FLOP beside the vendor's whole GEMMs
-         * (scripts/gemm_energy.py). */
-        for (int pp = 0; pp <= 5; pp += 5) {
-            gemm_probe("qkv", M, 2304, 768, 256, pp, 0, 1200);
-            gemm_probe("fc2", M, 768, 3072, 256, pp, 0, 1000);
-        }
+         * (scripts/gemm_energy.py), in two rounds too. */
+        for (int round = 0; round < 2; round++)
+            for (int pp = 0; pp <= other; pp += other) {
+                gemm_probe("qkv", M, 2304, 768, 256, pp, 0, 1200);
+                gemm_probe("out-proj", M, 768, 768, 256, pp, 0, 2400);
+                gemm_probe("fc1", M, 3072, 768, 256, pp, 0, 900);
+                gemm_probe("fc2", M, 768, 3072, 256, pp, 0, 1000);
+            }
         return CHECK_DONE();
     }
     sg_sm90_lab_gemm_args bad = {196, 100, 768, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -334,8 +367,11 @@ int main(int argc, char **argv) {
     bad.out = &dummy;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects N=100 (%s)", err);
     bad.N = 768;
+    bad.pingpong = 7;
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 7 (%s)", err);
     bad.pingpong = 6;
-    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects schedule 6 (%s)", err);
+    CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects 256 x 192 tiles with 128-wide tiles "
+          "(%s)", err);
     bad.pingpong = 5;
     CHECK(sg_sm90_lab_gemm(&bad, err, sizeof err) == -1, "sm90 gemm rejects the cooperative multicast schedule "
           "with 128-wide tiles (%s)", err);
@@ -350,9 +386,9 @@ int main(int argc, char **argv) {
     /* Consumer schedules: (tile width, ping-pong) = (128, cooperative), (256, cooperative), (128, ping-pong), (128,
      * ping-pong in 2-CTA clusters with the W block multicast), (256, ping-pong of 64 x 256 warpgroup tiles), (256,
      * the same in 2-CTA clusters with the W block multicast), (256, cooperative in 2-CTA clusters with the W block
-     * multicast). */
-    enum { NMODES = 7 };
-    const int modes[NMODES][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}, {256, 3}, {256, 4}, {256, 5}};
+     * multicast), (256, 256 x 192 tiles: two consumer warpgroups of 128 x 192). */
+    enum { NMODES = 8 };
+    const int modes[NMODES][2] = {{128, 0}, {256, 0}, {128, 1}, {128, 2}, {256, 3}, {256, 4}, {256, 5}, {256, 6}};
     const int Bs[2] = {1, 8};
     for (int i = 0; i < (quick ? 1 : 2); i++) {
         const int M = T_TOK * Bs[i];
