@@ -3,8 +3,8 @@
 
   python3 scripts/gpu_report.py WORKDIR OUT.json
 
-Reads WORKDIR/hf_bench.jsonl, ours.jsonl, e2e_hf.json, e2e_ours.jsonl, e2e_accuracy.txt; prints a Markdown table (images/s,
-latency, ratio to HF sdpa bf16 at the same batch and to torch.compile at 256, and the end-to-end rates) and
+Reads WORKDIR/hf_bench.jsonl, ours.jsonl, e2e_hf.json, e2e_ours.jsonl, e2e_accuracy.txt; prints a Markdown table
+(images/s, latency, ratio to HF sdpa bf16 at the same batch and to torch.compile at 256, and the end-to-end rates) and
 writes everything to OUT.json. Targets from the issue are printed beside the figures they apply to.
 """
 import json

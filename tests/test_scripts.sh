@@ -110,10 +110,14 @@ for name, rows, order in [("ref", ref, paths), ("unit", unit[::-1], paths[::-1])
     np.save(f"{t}/{name}.npy", np.ascontiguousarray(rows))
     open(f"{t}/{name}.npy.paths", "w").writelines(order)
 PYEOF
-    cmp_rc() { "$PY" "$SG_ROOT/scripts/gpu_compare.py" "$T/ref.npy" "$T/$1.npy" "$1" "${@:2}" >"$T/cmp-$1.txt" 2>&1; echo $?; }
+    cmp_rc() {
+        "$PY" "$SG_ROOT/scripts/gpu_compare.py" "$T/ref.npy" "$T/$1.npy" "$1" "${@:2}" >"$T/cmp-$1.txt" 2>&1
+        echo $?
+    }
     rc=$(cmp_rc unit 0.9999 --unit)
     check "gpu_compare.py --unit: the same directions in reverse row order pass, max |d| ~0 ($(cat "$T/cmp-unit.txt"))" \
-        bash -c "[ $rc -eq 0 ] && grep -Eq '^PASS: unit: 40 images, min cosine 1.0000000 .*max \|d\| [0-9.]+e-(0[89]|1[0-9])' '$T/cmp-unit.txt'"
+        bash -c "[ $rc -eq 0 ] &&
+                 grep -Eq '^PASS: unit: 40 images, min cosine 1.0000000 .*max \|d\| [0-9.]+e-(0[89]|1[0-9])' '$T/cmp-unit.txt'"
     rc=$(cmp_rc bent 0.9999 --unit)
     check "gpu_compare.py: a row bent to cosine ~0.96 fails and is named ($(cat "$T/cmp-bent.txt"))" \
         bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: bent: 40 images, min cosine 0.9.*worst img011.jpg' '$T/cmp-bent.txt'"
@@ -121,7 +125,8 @@ PYEOF
     check "gpu_compare.py: a missing row fails ($(cat "$T/cmp-short.txt"))" \
         bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: short: 39 images.*1 missing' '$T/cmp-short.txt'"
     rc=$(cmp_rc nan 0.9999 --unit)
-    check "gpu_compare.py: a NaN row fails ($(cat "$T/cmp-nan.txt"))" bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: nan: 40 images, min cosine nan.*worst img005.jpg' '$T/cmp-nan.txt'"
+    check "gpu_compare.py: a NaN row fails ($(cat "$T/cmp-nan.txt"))" \
+        bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: nan: 40 images, min cosine nan.*worst img005.jpg' '$T/cmp-nan.txt'"
 fi
 
 # --- no package registry's host name anywhere in the tree (the patterns are split so this file passes too)

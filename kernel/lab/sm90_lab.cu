@@ -544,12 +544,13 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int t192 = pp == 6;                      // 256 x 192 tiles, two consumer warpgroups of 128 x 192
     if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 6 || ((pp == 1 || pp == 2) && bn != 128) ||
         ((wg64 || pp == 5 || t192) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || (pp && !t192))) ||
-        a->N < bn || a->N % bn || (t192 && a->N % SG_LAB192_BN) || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A || !a->W || !a->out) {
+        a->N < bn || a->N % bn || (t192 && a->N % SG_LAB192_BN) || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A ||
+        !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
                  "256, schedule 0-6, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4), the "
                  "cooperative multicast (5) and 256 x 192 tiles (6) only with 256, "
-                 "a 3-stage ring only for schedules 0 and 6, N %% tile == 0 (and N %% 192 for 6), K %% %d == 0)", a->M, a->N, a->K, bn, pp,
-                 SG_GEMM_BK);
+                 "a 3-stage ring only for schedules 0 and 6, N %% tile == 0 (and N %% 192 for 6), K %% %d == 0)", a->M,
+                 a->N, a->K, bn, pp, SG_GEMM_BK);
         return -1;
     }
     const size_t M = a->M, N = a->N, K = a->K;
@@ -560,7 +561,8 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     SG_CK(cudaMalloc(&dout, out_bytes));
     SG_CK(cudaMemset(dout, 0xFF, out_bytes));  // NaN in both fp32 and bf16: an unwritten element cannot pass
     const CUtensorMap mA = sg_tmap_bf16(dA, M, K, wg64 ? 64 : t192 ? SG_LAB192_BM : SG_GEMM_BM, SG_GEMM_BK);
-    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, mc ? bn / 2 : t192 ? SG_LAB192_BN : bn, SG_GEMM_BK);  // multicast: halves
+    // multicast: halves; schedule 6: 192-row boxes
+    const CUtensorMap mW = sg_tmap_bf16(dW, N, K, mc ? bn / 2 : t192 ? SG_LAB192_BN : bn, SG_GEMM_BK);
     sg_sm90_epilogue ep = {dbias, a->gelu, dres, (int)N, a->out_bf16 == 0 ? (float *)dout : NULL,
                            a->out_bf16 == 1 ? (__nv_bfloat16 *)dout : NULL, (int)N};
     const int smem = (wg64 ? SG_LAB64_SMEM : st * (t192 ? SG_LAB192_STAGE_BYTES : SG_GEMM_STAGE_BYTES(bn))) +

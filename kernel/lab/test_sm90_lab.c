@@ -13,8 +13,8 @@
  *   test_sm90_lab --bench    also M = 196 x 128 timings (rows sampled for the check), main-loop-only probes,
  *                            and 10,000 mixed-size launches of the persistent MLP skeleton
  *   test_sm90_lab --power [6|5]  only the 128 x 256 task beside 256 x 192 tiles (two consumer warpgroups of
- *                            128 x 192; 6, the default) or beside itself in 2-CTA clusters with the W block multicast (5), at
- *                            M = 196 x 1,024, ~1.3 s of launches each, with WINDOW lines for
+ *                            128 x 192; 6, the default) or beside itself in 2-CTA clusters with the W block
+ *                            multicast (5), at M = 196 x 1,024, ~1.3 s of launches each, with WINDOW lines for
  *                            scripts/energy_trace.py (energy per launch)
  *   test_sm90_lab --power-data  the 128 x 256 task's main loop with random, constant, zero and (A random, W constant)
  *                            operands, the same way: the energy that follows the data, not the bytes
@@ -77,6 +77,10 @@ static const char *schedule(int pp) {
     return names[pp];
 }
 
+/* A schedule's tile: rows x columns (schedule 6 runs 256 x 192 whatever bn says). */
+static int tile_rows(int pp) { return pp == 6 ? 256 : 128; }
+static int tile_cols(int pp, int bn) { return pp == 6 ? 192 : bn; }
+
 static int g_windows; /* --power: print each timed run's WINDOW line */
 
 static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
@@ -118,13 +122,13 @@ static void gemm_case(const char *name, int M, int N, int K, int gelu, int resid
         CHECK(e.bad == 0 && e.rel_l2 <= tol_l2 && e.rel_max <= tol_max,
               "sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s%s%s%s -> %s: rel L2 %.2e (tol %.0e), "
               "max err/max %.2e (tol %.0e), non-finite %ld%s",
-              name, M, N, K, pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", gelu ? " +GELU" : "",
-              res ? " +residual" : "",
+              name, M, N, K, tile_rows(pp), tile_cols(pp, bn), schedule(pp), stages == 3 ? ", 3-stage ring" : "",
+              gelu ? " +GELU" : "", res ? " +residual" : "",
               out_bf16 ? "bf16" : "fp32", e.rel_l2, tol_l2, e.rel_max, tol_max, e.bad,
               row_step > 1 ? " (sampled rows)" : "");
         if (reps > 0)
             printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s: %.1f us, %.0f TFLOP/s\n", name, M, N, K,
-                   pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), a.us, a.tflops);
+                   tile_rows(pp), tile_cols(pp, bn), schedule(pp), a.us, a.tflops);
         if (reps > 0 && g_windows)  /* for scripts/energy_trace.py: the timed launches' wall-clock window */
             printf("WINDOW %s-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     }
@@ -150,7 +154,8 @@ static void gemm_probe(const char *name, int M, int N, int K, int bn, int pp, in
         CHECK(0, "sm90 gemm probe %s: %s", name, err);
     else
         printf("TIME: sm90 gemm %s M=%d N=%d K=%d tile %dx%d%s%s main loop only (no stores): %.1f us, %.0f "
-               "TFLOP/s\n", name, M, N, K, pp == 6 ? 256 : 128, pp == 6 ? 192 : bn, schedule(pp), stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
+               "TFLOP/s\n", name, M, N, K, tile_rows(pp), tile_cols(pp, bn), schedule(pp),
+               stages == 3 ? ", 3-stage ring" : "", a.us, a.tflops);
     if (g_windows)
         printf("WINDOW %s-main-%d %.6f %.6f %d %.6e\n", name, pp, a.t0, a.t1, reps, 2.0 * M * N * K);
     free(A); free(W);
@@ -337,10 +342,11 @@ int main(int argc, char **argv) {
         return CHECK_DONE();
     }
     if (power) {
-        /* The megakernel's 128 x 256 task beside another schedule at 1,024 images (--power 5: the 2-CTA W multicast,
-         * session 16; --power 6, the default: 256 x 192 tiles, two consumer warpgroups of 128 x 192, session 24), each GEMM
-         * ~1.3 s of back-to-back launches (long enough for an energy counter's resolution), in the order 128 x 256,
-         * other, 128 x 256, other so that a drift shows between rounds; sampled rows checked. */
+        /* The megakernel's 128 x 256 task beside another schedule at 1,024 images (--power 5: the 2-CTA W
+         * multicast, session 16; --power 6, the default: 256 x 192 tiles, two consumer warpgroups of 128 x 192,
+         * session 24), each GEMM ~1.3 s of back-to-back launches (long enough for an energy counter's
+         * resolution), in the order 128 x 256, other, 128 x 256, other so that a drift shows between rounds; sampled
+         * rows checked. */
         const int M = T_TOK * 1024, other = argc > 2 && atoi(argv[2]) == 5 ? 5 : 6;
         g_windows = 1;
         for (int round = 0; round < 2; round++)
