@@ -117,16 +117,14 @@ __device__ __forceinline__ void sg_sm90_gemm_epilogue(float (&acc)[BN / 2], int 
     sg_sm90_epilogue_store<BN>(acc, r0, n0, M, ep);
 }
 
-// Cooperative consumer of one tile: all 128 threads of consumer warpgroup `wg` (0 .. BM / 64 - 1), which owns rows
-// [m0 + 64 wg, m0 + 64 wg + 64); all BM / 64 consumer warpgroups work on the same tile (empty[] count BM / 64). Runs
-// the K loop and the fused epilogue. MC: the lab's 2-CTA cluster (W multicast) whose peer CTA writes into this ring
-// too, so each stage is freed there as well (empty[] count 4; the peer's rank read where it is used, which keeps it
-// out of the K loop's registers). BM: the tile's rows, 128 (two consumer warpgroups: the megakernel's) or 192 (three:
-// the lab's schedule 6); a stage holds A's BM rows and then W's BN rows of one K block (sg_gemm_produce's layout).
-template <int BN, int STAGES = SG_GEMM_STAGES, bool MC = false, int BM = SG_GEMM_BM>
+// Cooperative consumer of one tile: all 128 threads of consumer warpgroup `wg` (0 or 1), which owns rows
+// [m0 + 64 wg, m0 + 64 wg + 64); both warpgroups work on the same tile (empty[] count 2). Runs the K loop and
+// the fused epilogue. MC: the lab's 2-CTA cluster (W multicast) whose peer CTA writes into this ring too, so each
+// stage is freed there as well (empty[] count 4; the peer's rank read where it is used, which keeps it out of the
+// K loop's registers).
+template <int BN, int STAGES = SG_GEMM_STAGES, bool MC = false>
 __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int M, int K, const sg_sm90_epilogue &ep,
                                                      const sg_ring_smem &sm, sg_ring &ring) {
-    constexpr uint32_t a_bytes = BM * SG_GEMM_BK * 2, stage_bytes = a_bytes + SG_GEMM_B_BYTES(BN);
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) acc[i] = 0.0f;
@@ -134,8 +132,8 @@ __device__ __forceinline__ void sg_sm90_gemm_consume(int wg, int m0, int n0, int
     uint32_t prev_stage = 0;
     for (int k0 = 0; k0 < K; k0 += SG_GEMM_BK) {
         sg_mbar_wait(&sm.full[ring.stage], ring.phase);
-        const uint8_t *a = sm.stages + ring.stage * stage_bytes + wg * (64 * 128);
-        const uint8_t *b = sm.stages + ring.stage * stage_bytes + a_bytes;
+        const uint8_t *a = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN) + wg * (64 * 128);
+        const uint8_t *b = sm.stages + ring.stage * SG_GEMM_STAGE_BYTES(BN) + SG_GEMM_A_BYTES;
         const uint64_t da = sg_smem_desc(a, 16, 1024), db = sg_smem_desc(b, 16, 1024);
         sg_wgmma_fence_regs(acc);
         sg_wgmma_fence();
