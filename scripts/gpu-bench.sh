@@ -23,6 +23,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/lib-gpu.sh
+. scripts/lib-gpu.sh
 RES=${OUT:-/tmp/sg-gpu-bench}
 WORK=${SG_WORK:-/tmp/sg-gpu-work}
 mkdir -p "$RES" "$WORK"
@@ -91,12 +93,11 @@ tail -12 "$WORK/e2e_hf.log"
 for B in cuda sm90 sm100 sm90:fp8; do
     grep -q "\"backend\": \"$B\", \"load_s\"" "$WORK/ours.jsonl" || continue
     stamp "end to end: siglip2-embed --backend $B"
-    F=${B/:/-}
-    PREC=()
-    [ "$B" != "${B%%:*}" ] && PREC=(--precision "${B#*:}")
+    F=$(sg_spec_file "$B")
     rm -f "$WORK/e2e-$F.npy" "$WORK/e2e-$F.npy.paths"
     t=$EPOCHREALTIME
-    if "$BIN" --weights "$CKPT" --backend "${B%%:*}" "${PREC[@]}" -b 256 -v -f npy -o "$WORK/e2e-$F.npy" "$CORPUS" \
+    # shellcheck disable=SC2046
+    if "$BIN" --weights "$CKPT" $(sg_spec_args "$B") -b 256 -v -f npy -o "$WORK/e2e-$F.npy" "$CORPUS" \
         2>"$WORK/e2e-$F.err"; then
         t1=$EPOCHREALTIME
         sed 's/^/    /' "$WORK/e2e-$F.err"   # -v: where the time went
@@ -116,12 +117,10 @@ find "$CORPUS" -name '*.jpg' | sort >"$WORK/corpus.list"
 if $PY scripts/hf_embed.py "$CKPT" "$WORK/e2e-hf.npy" --list "$WORK/corpus.list" >"$WORK/e2e-hf.log" 2>&1; then
     tail -1 "$WORK/e2e-hf.log"
     for B in cuda sm90 sm100 sm90:fp8; do
-        F=${B/:/-}
+        F=$(sg_spec_file "$B")
         [ -f "$WORK/e2e-$F.npy" ] || continue
-        GATE=0.9999
-        [ "$F" != "$B" ] && GATE=0.999
         $PY scripts/gpu_compare.py "$WORK/e2e-hf.npy" "$WORK/e2e-$F.npy" "siglip2-embed --backend $B vs HF fp32" \
-            "$GATE" --unit | tee -a "$WORK/e2e_accuracy.txt" | grep -q '^PASS' || accuracy_failed=1
+            "$(sg_spec_gate "$B")" --unit | tee -a "$WORK/e2e_accuracy.txt" | grep -q '^PASS' || accuracy_failed=1
     done
     cat "$WORK/e2e_accuracy.txt"
 else

@@ -27,6 +27,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/lib-gpu.sh
+. scripts/lib-gpu.sh
 RES=${OUT:-/tmp/sg-gpu-check}
 WORK=${SG_WORK:-/tmp/sg-gpu-work}
 mkdir -p "$RES" "$WORK"
@@ -84,18 +86,15 @@ else
     fail "HF fp32 reference failed"
     finish
 fi
-# B: a backend, or BACKEND:PRECISION (sm90:fp8, FC1 and FC2 of layers 2-11 in FP8: its gate is cosine >= 0.999, issue
-# 12's FP8 target)
-bargs() { local b=${1%%:*}; echo "--backend $b${1#"$b"}" | sed 's/:/ --precision /'; }
-fname() { echo "${1/:/-}"; }
+# B: a backend spec (scripts/lib-gpu.sh: sm90:fp8 is FC1 and FC2 of layers 2-11 in FP8, whose gate is cosine >=
+# 0.999, issue 12's FP8 target)
 AVAILABLE=()
 for B in cuda sm90 sm100 sm90:fp8; do
-    F=$(fname "$B")
-    GATE=0.9999
-    [ "${B#*:}" = fp8 ] && GATE=0.999
+    F=$(sg_spec_file "$B")
+    GATE=$(sg_spec_gate "$B")
     rm -f "$WORK/$F.npy" "$WORK/$F.npy.paths"
     # shellcheck disable=SC2046
-    if "$BIN" --weights "$CKPT" $(bargs "$B") --batch 8 --no-normalize -q -f npy -o "$WORK/$F.npy" "${FILES[@]}" \
+    if "$BIN" --weights "$CKPT" $(sg_spec_args "$B") --batch 8 --no-normalize -q -f npy -o "$WORK/$F.npy" "${FILES[@]}" \
         >"$WORK/$F.log" 2>&1; then
         AVAILABLE+=("$B")
         if $PY scripts/gpu_compare.py "$WORK/hf.npy" "$WORK/$F.npy" "backend $B vs HF fp32 (${#FILES[@]} photos)" \
@@ -119,7 +118,7 @@ done
 # against its batch-1 reference (tests/tools/sg_backend_stress.c)
 for B in "${AVAILABLE[@]}"; do
     [ "$B" = cuda ] && continue
-    F=$(fname "$B")
+    F=$(sg_spec_file "$B")
     if timeout 400 build/tools/sg_backend_stress "$CKPT" "$B" "${SG_STRESS_LAUNCHES:-10000}" >"$WORK/stress-$F.log" 2>&1; then
         pass "$(tail -1 "$WORK/stress-$F.log")"
     else
@@ -130,7 +129,7 @@ done
 
 # --- 3c. bit-identical rows whatever the batch size and position
 for B in "${AVAILABLE[@]}"; do
-    F=$(fname "$B")
+    F=$(sg_spec_file "$B")
     timeout 300 build/tools/sg_batch_invariance "$CKPT" "$B" >"$WORK/invariance-$F.log" 2>&1
     rc=$?
     if [ "$B" = cuda ]; then  # cuBLASLt may pick another algorithm for another M: reported, not required
@@ -176,11 +175,11 @@ else
     for run in "${RUNS[@]}"; do
         read -r B NB <<<"$run"
         for TOOL in memcheck racecheck synccheck; do
-            F=$(fname "$B")
+            F=$(sg_spec_file "$B")
             log=$WORK/sanitizer-$F-$TOOL-$NB.log
             rm -f "$WORK/san-$F.npy"  # a stale output must not pass for this run's
             # shellcheck disable=SC2046
-            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" $(bargs "$B") --batch "$NB" -q \
+            "$CS" --tool "$TOOL" --error-exitcode 99 "$BIN" --weights "$CKPT" $(sg_spec_args "$B") --batch "$NB" -q \
                 --no-normalize -f npy -o "$WORK/san-$F.npy" "${FILES[@]:0:$NB}" >"$log" 2>&1
             rc=$?
             summary=$(grep -m1 'SUMMARY' "$log")

@@ -1,5 +1,14 @@
-# scripts/lib-gpu.sh — sourced by the quick GPU loops (scripts/sm90-ab.sh, scripts/sm90-profile.sh): the full-size
-# random checkpoint they time with, and the card's state at the start of a run. Needs WORK, RES, PY and stamp().
+# scripts/lib-gpu.sh — sourced by the GPU scripts: the quick loops (scripts/sm90-ab.sh, scripts/sm90-profile.sh) use
+# the full-size random checkpoint they time with and the card's state at the start of a run (these two need WORK,
+# RES, PY and stamp()); gpu-check.sh and gpu-bench.sh use the backend specs' helpers (no variables needed).
+
+# A backend spec: BACKEND, or BACKEND:PRECISION (sm90:fp8: FC1 and FC2 of layers 2-11 in FP8).
+# sg_spec_args: the command's flags for it, to be word-split where used ("--backend sm90 --precision fp8");
+# sg_spec_file: a file-name stem for it (sm90-fp8);
+# sg_spec_gate: its gate against HF fp32, issue 12's: cosine >= 0.999 for FP8, else >= 0.9999.
+sg_spec_args() { local b=${1%%:*}; echo "--backend $b${1#"$b"}" | sed 's/:/ --precision /'; }
+sg_spec_file() { echo "${1/:/-}"; }
+sg_spec_gate() { if [ "${1#*:}" = fp8 ]; then echo 0.999; else echo 0.9999; fi; }
 
 # sg_gpu_checkpoint: sets CKPT to $WORK/siglip2-base-random, made once with scripts/make_fixtures.py (speed does not
 # depend on the values); exits on failure.

@@ -8,6 +8,7 @@
 #   scripts/gpu_compare.py (gpu-check's and gpu-bench's accuracy gate): passes rows that point the same way, in
 #     any row order, with --unit against unnormalised references; fails a row bent below the gate, a missing
 #     row and a NaN row;
+#   scripts/lib-gpu.sh's backend specs: the flags, file stem and accuracy gate of cuda and sm90:fp8;
 #   no package registry's host name appears in any tracked file.
 source "$(dirname "$0")/lib.sh"
 T=$SG_TMP/scripts_sh
@@ -128,6 +129,12 @@ PYEOF
     check "gpu_compare.py: a NaN row fails ($(cat "$T/cmp-nan.txt"))" \
         bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: nan: 40 images, min cosine nan.*worst img005.jpg' '$T/cmp-nan.txt'"
 fi
+
+# --- lib-gpu.sh's backend specs (gpu-check.sh and gpu-bench.sh run every backend through them)
+out=$(bash -c '. "$0/scripts/lib-gpu.sh"; for b in cuda sm90:fp8; do
+                   echo "[$(sg_spec_args $b)] [$(sg_spec_file $b)] [$(sg_spec_gate $b)]"; done' "$SG_ROOT" 2>&1)
+check "lib-gpu.sh: cuda and sm90:fp8 as flags, file stems and gates ($(tr '\n' ' ' <<<"$out"))" \
+    test "$out" = "$(printf '%s\n' '[--backend cuda] [cuda] [0.9999]' '[--backend sm90 --precision fp8] [sm90-fp8] [0.999]')"
 
 # --- no package registry's host name anywhere in the tree (the patterns are split so this file passes too)
 hosts="python""hosted|pypi""\.org|pypi""\.python|registry""\.npmjs|crates""\.io|rubygems""\.org|proxy""\.golang"
