@@ -36,15 +36,16 @@ def main():
     missing = [p for p in ref if p not in got]
     names = [p for p in ref if p in got]
     cos = np.array([ref[p] @ got[p] / np.sqrt((ref[p] @ ref[p]) * (got[p] @ got[p])) for p in names])
-    dmax = max((float(np.abs(ref[p] - got[p]).max()) for p in names), default=0.0, key=lambda d: (np.isnan(d), d))
-    # the worst image: a NaN first, else the lowest cosine
-    order = np.argsort(np.where(np.isnan(cos), -np.inf, cos)) if len(cos) else []
-    worst = os.path.basename(names[order[0]]) if len(cos) else "-"
-    lo = float(np.min(cos)) if len(cos) else float("nan")  # NaN when any row is NaN
-    ok = not missing and len(cos) > 0 and lo >= min_cos and np.isfinite(dmax)
-    print(f"{'PASS' if ok else 'FAIL'}: {label}: {len(cos)} images, min cosine {lo:.7f}"
-          f" (>= {min_cos}), mean {np.mean(cos) if len(cos) else float('nan'):.7f}, max |d| {dmax:.3g}"
-          f", worst {worst}" + (f", {len(missing)} missing" if missing else ""))
+    d = np.array([np.abs(ref[p] - got[p]).max() for p in names])
+    # min, mean and max stay NaN when any row is; the worst image is a NaN row first, else the lowest cosine
+    if names:
+        lo, mean, dmax = float(cos.min()), float(cos.mean()), float(d.max())
+        worst = os.path.basename(names[int(np.argmin(np.where(np.isnan(cos), -np.inf, cos)))])
+    else:
+        lo, mean, dmax, worst = float("nan"), float("nan"), 0.0, "-"
+    ok = not missing and len(names) > 0 and lo >= min_cos and np.isfinite(dmax)
+    print(f"{'PASS' if ok else 'FAIL'}: {label}: {len(names)} images, min cosine {lo:.7f} (>= {min_cos}),"
+          f" mean {mean:.7f}, max |d| {dmax:.3g}, worst {worst}" + (f", {len(missing)} missing" if missing else ""))
     sys.exit(0 if ok else 1)
 
 

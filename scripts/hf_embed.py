@@ -10,7 +10,7 @@ Image.open → ImageOps.exif_transpose → convert("RGB") → resize((S, S), BIL
 double) → (x - 0.5) / 0.5 → CHW. The model is SiglipVisionModel in float32, eager attention, on the GPU with
 TF32 off (model-spec.md §8: 2e-6 from an f64 reference), else on the CPU. Writes OUT.npy [N, D] float32 and
 OUT.npy.paths (the files, one per line, in row order). Many files are decoded and resized on a pool of worker
-processes (up to 16), in order, 64 at a time; the model runs in this process.
+processes (up to 16), in order, while the model runs batches of 16 in this process.
 """
 import os
 import sys
@@ -30,7 +30,7 @@ def pixels(path, size):
     return x.transpose(2, 0, 1)
 
 
-def pixel_batches(files, size, pool, n=64):
+def pixel_batches(files, size, pool, n=16):
     """The files' pixel arrays, n at a time, in order; decoded on the pool's workers when there is one."""
     if pool is None:
         arrays = (pixels(f, size) for f in files)
@@ -71,9 +71,7 @@ def main():
     rows = []
     with torch.inference_mode():
         for x in pixel_batches(files, size, pool):
-            for i in range(0, len(x), 16):
-                xb = torch.from_numpy(x[i:i + 16]).to(dev)
-                rows.append(model(pixel_values=xb).pooler_output.float().cpu().numpy())
+            rows.append(model(pixel_values=torch.from_numpy(x).to(dev)).pooler_output.float().cpu().numpy())
     if pool is not None:
         pool.close()
         pool.join()
