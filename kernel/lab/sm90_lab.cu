@@ -129,8 +129,8 @@ sg_sm90_lab_gemm_kernel(const __grid_constant__ CUtensorMap mapA, const __grid_c
 // Measured (H100, session 24, M = 196 x 1,024, `test_sm90_lab --power 6` under scripts/energy_trace.py): its main
 // loops run at 0.99-1.01x the 128 x 256 task's time (both ~720-740 TFLOP/s) and 0.97-1.03x its energy: the
 // prediction failed. `test_sm90_lab --power-data` says why: the same loop with the same bytes costs 43 % less energy
-// with constant operands and 47-49 % less with zeros, so a K loop's energy follows the values the tensor cores
-// multiply, not the bytes an SM pulls.
+// with constant operands and 47-49 % less with zeros, so a lone K loop's energy follows the values it multiplies,
+// not the bytes an SM pulls. (In the whole megakernel constant values are worth +11 % images/s: the same notes.)
 #define SG_LAB192_THREADS 256
 #define SG_LAB192_BM 256
 #define SG_LAB192_BN 192
@@ -543,13 +543,13 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int mc = pp == 2 || pp == 4 || pp == 5;  // 2-CTA clusters, the W block multicast
     const int t192 = pp == 6;                      // 256 x 192 tiles, two consumer warpgroups of 128 x 192
     if (a->M < 1 || (bn != 128 && bn != 256) || pp < 0 || pp > 6 || ((pp == 1 || pp == 2) && bn != 128) ||
-        ((wg64 || pp == 5 || t192) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || (pp && !t192))) ||
+        ((wg64 || pp == 5 || t192) && bn != 256) || (st != SG_GEMM_STAGES && (st != 3 || pp)) ||
         a->N < bn || a->N % bn || (t192 && a->N % SG_LAB192_BN) || a->K < SG_GEMM_BK || a->K % SG_GEMM_BK || !a->A ||
         !a->W || !a->out) {
         snprintf(err, errlen, "sm90 lab gemm: bad shape M %d N %d K %d tile %d schedule %d (need M >= 1, tile 128 or "
                  "256, schedule 0-6, ping-pong (1, 2) only with 128, 64 x 256 warpgroup tiles (3, 4), the "
                  "cooperative multicast (5) and 256 x 192 tiles (6) only with 256, "
-                 "a 3-stage ring only for schedules 0 and 6, N %% tile == 0 (and N %% 192 for 6), K %% %d == 0)", a->M,
+                 "a 3-stage ring only for schedule 0, N %% tile == 0 (and N %% 192 for 6), K %% %d == 0)", a->M,
                  a->N, a->K, bn, pp, SG_GEMM_BK);
         return -1;
     }
@@ -574,7 +574,7 @@ extern "C" int sg_sm90_lab_gemm(sg_sm90_lab_gemm_args *a, char *err, size_t errl
     const int bm = wg64 ? 64 : t192 ? SG_LAB192_BM : SG_GEMM_BM;
     int threads = SG_LAB_THREADS;
     if (t192) {
-        kern = st == 3 ? sg_sm90_lab_gemm192_kernel<3> : sg_sm90_lab_gemm192_kernel<SG_GEMM_STAGES>;
+        kern = sg_sm90_lab_gemm192_kernel<SG_GEMM_STAGES>;
         threads = SG_LAB192_THREADS;
         SG_CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     } else if (wg64) {

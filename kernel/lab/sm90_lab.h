@@ -39,7 +39,7 @@ typedef struct sg_sm90_lab_gemm_args {
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */
-    int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedules 0 and 6 only) */
+    int stages;                /* ring depth: 0 (= 4) or 3 (the megakernel's; schedule 0 only) */
     double t0, t1;             /* out: CLOCK_REALTIME seconds around the timed launches (an energy trace's window) */
 } sg_sm90_lab_gemm_args;
 
