@@ -4,7 +4,8 @@
 cd "$(git rev-parse --show-toplevel 2>/dev/null || echo .)"  # run from the repo root: OUT=DIR bash docs/gpu-runs/2026-11-27-h100-s24-review.sh
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader
-make -j16 DEPS_PREFIX=.carry/deps build/tests/test_sm90_lab siglip2-embed > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+DEPS=(); [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
+make -j"$(nproc)" "${DEPS[@]}" build/tests/test_sm90_lab siglip2-embed > "${OUT:?set OUT}"/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
 build/tests/test_sm90_lab > $OUT/lab.txt 2>&1; echo "lab rc $?: $(grep -c '^PASS' $OUT/lab.txt) pass $(grep -c '^FAIL' $OUT/lab.txt) fail"
 grep -E '256x192' $OUT/lab.txt | cut -c1-120 | head -3
 timeout 200 compute-sanitizer --tool racecheck build/tests/test_sm90_lab --quick > $OUT/racecheck.txt 2>&1
