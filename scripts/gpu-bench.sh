@@ -19,7 +19,8 @@
 #    --unit) with issue 12's gates: cosine >= 0.9999 for every image, 0.999 for sm90:fp8 (a failure exits 1 after
 #    the report);
 # 5. prints the table with images/s, latency and ratios to HF (scripts/gpu_report.py), our exact end-to-end
-#    rate beside Pillow's decode-only rate of the same run, and writes the JSON.
+#    rate beside Pillow's decode-only rate of the same run, issue 12's targets judged on this run's figures (met
+#    or not met), and writes the JSON.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

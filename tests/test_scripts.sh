@@ -8,6 +8,8 @@
 #   scripts/gpu_compare.py (gpu-check's and gpu-bench's accuracy gate): passes rows that point the same way, in
 #     any row order, with --unit against unnormalised references; fails a row bent below the gate, a missing
 #     row and a NaN row;
+#   scripts/gpu_report.py's table of issue 12's targets: a synthetic run meeting targets 1, 3, 4 and the cosine
+#     gates is judged met on each; one short of them is judged not met on each it misses;
 #   scripts/lib-gpu.sh's backend specs: the flags, file stem and accuracy gate of cuda and sm90:fp8;
 #   no package registry's host name appears in any tracked file.
 source "$(dirname "$0")/lib.sh"
@@ -129,6 +131,34 @@ PYEOF
     check "gpu_compare.py: a NaN row fails ($(cat "$T/cmp-nan.txt"))" \
         bash -c "[ $rc -eq 1 ] && grep -q '^FAIL: nan: 40 images, min cosine nan.*worst img005.jpg' '$T/cmp-nan.txt'"
 fi
+
+# --- gpu_report.py: issue 12's targets judged on a run's own figures (synthetic runs: one meeting every target it
+# can show, one missing targets 1 and 3 and one cosine gate)
+report12() {  # DIR SM90_1024 SM90_256 SM90_LAT FP8_1024 GATE_LINE: a run's JSON lines, then the report's table
+    mkdir -p "$1"
+    {
+        printf '{"backend": "%s", "batch": %s, "latency_ms": %s, "img_s": %s}\n' \
+            cuda-graph 1 0.6 1667 cuda-graph 256 22 11000 cuda-graph 1024 88 11000 sm90-graph 1 "$4" 1900 \
+            sm90-graph 256 17 "$3" sm90-graph 1024 64 "$2" sm90:fp8-graph 1024 50 "$5"
+    } >"$1/ours_graph.jsonl"
+    printf '{"backend": "%s", "batch": %s, "latency_ms": 1, "img_s": %s}\n' cuda 1024 10800 sm90 1024 15800 >"$1/ours.jsonl"
+    printf '%s\n' "PASS: siglip2-embed --backend sm90 vs HF fp32: 4000 images, min cosine 0.9999771 (>= 0.9999)" \
+        "$6" >"$1/e2e_accuracy.txt"
+    "$PY" "$SG_ROOT/scripts/gpu_report.py" "$1" "$1/out.json" 2>&1 | sed -n '/^| target/,/^$/p'
+}
+out=$(report12 "$T/r12met" 16200 15400 0.24 18700 \
+          "PASS: siglip2-embed --backend sm90:fp8 vs HF fp32: 4000 images, min cosine 0.9993294 (>= 0.999)")
+check "gpu_report.py: a run meeting targets 1, 3, 4 and the gates is judged met on each ($(grep -c '| met |' <<<"$out") met)" \
+    bash -c "[ \$(grep -c '| met |' <<<\"\$0\") -eq 5 ] && ! grep -q 'not met' <<<\"\$0\" &&
+             grep -q '16,200 (1.47x cuda.s 11,000); API 15,800 (1.46x' <<<\"\$0\" &&
+             grep -q '| 3. bf16 batch 1 <= 250 us | 0.240 ms | met |' <<<\"\$0\"" "$out"
+out=$(report12 "$T/r12not" 16200 13000 0.52 17000 \
+          "FAIL: siglip2-embed --backend sm90:fp8 vs HF fp32: 4000 images, min cosine 0.9981000 (>= 0.999)")
+check "gpu_report.py: 256 below 15,000, batch 1 at 0.52 ms, FP8 1.049x and a failed gate are each not met" \
+    bash -c "grep -q '| 1. bf16 at 1,024: .* | met |' <<<\"\$0\" &&
+             grep -q '| 1. bf16 at 256: .*13,000 (1.18x.*not met' <<<\"\$0\" &&
+             grep -q '| 3. .*0.520 ms | \*\*not met' <<<\"\$0\" && grep -q '| 4. .*1.049x.*not met' <<<\"\$0\" &&
+             grep -q 'sm90:fp8 0.9981000 (4000 images) | \*\*not met' <<<\"\$0\"" "$out"
 
 # --- lib-gpu.sh's backend specs (gpu-check.sh and gpu-bench.sh run every backend through them)
 out=$(bash -c '. "$0/scripts/lib-gpu.sh"; for b in cuda sm90:fp8; do
