@@ -125,6 +125,7 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
         sg_backend *b = sg_backend_create(m, bo, why, sizeof why, err, sizeof err);
         if (b) {
             printf("backend chosen: %s (%s)\n", b->name, why);
+            if (b->numerics) printf("numerics: %s\n", b->numerics);
             sg_backend_destroy(b);
         } else {
             printf("backend chosen: none: %s\n", err);
@@ -397,6 +398,7 @@ int main(int argc, char **argv) {
     }
     double t_backend = sg_cli_now();
     if (a.verbose) fprintf(stderr, "siglip2-embed: backend %s: %s\n", b->name, why);
+    if (a.verbose && b->numerics) fprintf(stderr, "siglip2-embed: numerics: %s\n", b->numerics);
     /* GPU-only options that auto could not honour (no usable GPU here): said, not silently dropped. --backend
      * cpu with them is refused while parsing. */
     if (strcmp(b->name, "cpu") == 0 && (a.device_set || a.precision != SG_PRECISION_AUTO))

@@ -42,6 +42,7 @@ typedef struct sg_backend_opts {
 typedef struct sg_backend sg_backend;
 struct sg_backend {
     const char *name;        /* "cpu", "cuda", "sm90", "sm100" */
+    const char *numerics;    /* what the embeddings are computed in, one line for -v and --info; NULL: not said */
     int dim;                 /* D: floats per embedding */
     int image_size;          /* S */
     int max_batch;

@@ -670,6 +670,7 @@ sg_backend *sg_selfcheck_break_wrap(sg_backend *inner, double amplitude, char *e
     k->inner = inner;
     k->amp = amplitude;
     b->name = inner->name;
+    b->numerics = inner->numerics;
     b->dim = inner->dim;
     b->image_size = inner->image_size;
     b->max_batch = inner->max_batch;

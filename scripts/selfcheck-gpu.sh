@@ -14,14 +14,15 @@
 #       output equals --backend cuda's byte for byte; a second run gets the FAIL from the cache, same output;
 #   (b) auto without the break: sm90 chosen with the check passed (or, if sm90 cannot be created here, the
 #       fallback reason printed and cuda used); the second run hits the cache; the embeddings agree with cuda
-#       (cosine >= 0.9999); SIGLIP2_SELFCHECK=always reruns it, =off skips it; --info reports the cached verdict;
+#       (cosine >= 0.9999); -v names its numerics (bf16); SIGLIP2_SELFCHECK=always reruns it, =off skips it; --info
+#       reports the cached verdict;
 #   (c) --backend sm90 with the break: forced (no fallback), output differs from cuda, and a warning names the
 #       cached failure;
 #   (d) an unwritable cache folder: the check still runs and the run still succeeds.
 #   (e) SIGLIP2_TEST_BREAK_BACKEND=sm90:crash (the process aborts at the check, as after a kernel fault): the first
 #       check runs in a child process, so auto survives on cuda (same bytes) and caches the crash as a failure;
-#   (f) auto --precision fp8: sm90 with FC1 and FC2 (layers 2-11) in FP8 checked on its own (FP8 tolerance) and chosen; its embeddings
-#       within cosine 0.999 of cuda's.
+#   (f) auto --precision fp8: sm90 with FC1 and FC2 (layers 2-11) in FP8 checked on its own (FP8 tolerance) and chosen; -v
+#       names those numerics; its embeddings within cosine 0.999 of cuda's.
 # Exits non-zero on any failure; the last line says how many checks passed, failed and were skipped.
 # SG_SELFCHECK_BIN=PATH runs PATH instead of ./siglip2-embed: only for testing this script's own logic with a
 # stand-in on a machine without a GPU.
@@ -153,6 +154,11 @@ if [ "$HAVE_SM90" = 1 ]; then
         sed 's/^/    | /' "$SC/auto1.err"
         fail "(b) auto: backend '$(chosen auto1)', self-check not passed"
     fi
+    if grep -q '^siglip2-embed: numerics: bf16 GEMMs and attention with fp32 accumulation$' "$SC/auto1.err"; then
+        pass "(b) auto: -v says the numerics ($(grep -m1 '^siglip2-embed: numerics' "$SC/auto1.err"))"
+    else
+        fail "(b) auto: -v numerics line: '$(grep -m1 'numerics' "$SC/auto1.err")'"
+    fi
     if [ "$(chosen auto2)" = sm90 ] && grep -q 'passed (cached)' "$SC/auto2.err"; then
         pass "(b) second auto run: sm90, verdict from the cache (no check run)"
     else
@@ -246,6 +252,11 @@ if [ "$HAVE_SM90" = 1 ]; then
     else
         sed 's/^/    | /' "$SC/auto_fp8.err" | tail -5
         fail "(f) auto --precision fp8: backend '$(chosen auto_fp8)', self-check not passed"
+    fi
+    if grep -q '^siglip2-embed: numerics: fp8: FC1 of every layer and FC2 of layers 2-11 in E4M3' "$SC/auto_fp8.err"; then
+        pass "(f) auto --precision fp8: -v says the numerics ($(grep -m1 '^siglip2-embed: numerics' "$SC/auto_fp8.err"))"
+    else
+        fail "(f) auto --precision fp8: -v numerics line: '$(grep -m1 'numerics' "$SC/auto_fp8.err")'"
     fi
     if $PY scripts/gpu_compare.py "$SC/cuda.npy" "$SC/auto_fp8.npy" "(f) auto --precision fp8 vs --backend cuda" 0.999 \
         >"$SC/cmp_fp8.txt" 2>&1 && grep -q '^PASS' "$SC/cmp_fp8.txt"; then

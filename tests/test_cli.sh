@@ -152,15 +152,17 @@ check "--resume with a binary format: exit 2" test $rc -eq 2
 
 # --- --info, --progress, --verbose
 out=$("$B" --info --weights "$SG_ROOT/tests/fixtures/tiny196" --backend cpu); rc=$?
-check "--info: exit 0, describes the model and the chosen backend" \
-    bash -c "[ $rc -eq 0 ] && grep -q 'backend chosen: cpu' <<<\"\$0\" && grep -q 'hidden 64' <<<\"\$0\"" "$out"
+check "--info: exit 0, describes the model, the chosen backend and its numerics" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'backend chosen: cpu' <<<\"\$0\" && grep -q 'hidden 64' <<<\"\$0\" &&
+             grep -q '^numerics: fp32 throughout' <<<\"\$0\"" "$out"
 "$B" "${W[@]}" --progress "$T/many" -o "$T/p.jsonl" 2>"$T/p.err"
 check "--progress draws done/total on stderr when asked in a pipe" grep -q "40/40 images" "$T/p.err"
 "$B" "${W[@]}" "$T/many" -o "$T/p.jsonl" 2>"$T/np.err"
 check "no progress in a pipe without --progress" test ! -s "$T/np.err"
 "$B" "${W[@]}" -v "$T/many" -o "$T/p.jsonl" 2>"$T/v.err"
-check "--verbose prints per-stage timings" \
-    bash -c "grep -q 'CPU seconds.*decode [0-9.]*  resize [0-9.]*' '$T/v.err' && grep -q 'compute .*s.*write .*s  wall .*images/s' '$T/v.err'"
+check "--verbose prints per-stage timings and the backend's numerics" \
+    bash -c "grep -q 'CPU seconds.*decode [0-9.]*  resize [0-9.]*' '$T/v.err' && grep -q 'compute .*s.*write .*s  wall .*images/s' '$T/v.err' &&
+             grep -q '^siglip2-embed: numerics: fp32 throughout (the reference)$' '$T/v.err'"
 
 # --- Ctrl-C during a binary run leaves neither a partial FILE nor temporary files
 mkdir -p "$T/big"

@@ -108,7 +108,8 @@ static run_result run(int threads, int batch, sg_cli_on_error mode, int fail_at)
     m.S = 8;
     m.fail_at = fail_at;
     m.seed = (unsigned)time(NULL) ^ (unsigned)threads;
-    sg_backend be = {"mock", DIM, 8, 64, &m, mock_submit, mock_collect, NULL};
+    sg_backend be = {.name = "mock", .numerics = "fp32 (a mock)", .dim = DIM, .image_size = 8, .max_batch = 64,
+                     .impl = &m, .submit = mock_submit, .collect = mock_collect, .destroy = NULL};
     char dir[600], out[600];
     snprintf(dir, sizeof dir, "%s/in", g_dir);
     snprintf(out, sizeof out, "%s/out.jsonl", g_dir);

@@ -90,6 +90,7 @@ sg_backend *sg_cpu_backend_create(const sg_model *m, const sg_backend_opts *opts
         return NULL;
     }
     b->name = "cpu";
+    b->numerics = "fp32 throughout (the reference)";
     b->dim = D;
     b->image_size = S;
     b->max_batch = max_batch;

@@ -58,7 +58,8 @@ int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_pla
  * (patch embedding, encoder, post-LayerNorm, MAP head). init runs once after sg_cu_model_init, with the weights
  * uploaded and the activations allocated; destroy frees what init made. Both return 0 or -1 with err. */
 typedef struct sg_cu_encoder_ops {
-    const char *name;  /* the backend's name: "sm90", "sm100" */
+    const char *name;      /* the backend's name: "sm90", "sm100" */
+    const char *numerics;  /* sg_backend.numerics: what its embeddings are computed in */
     int (*init)(void **ctx, const sg_model *m, struct sg_cu_model *cm, char *err, size_t errlen);
     int (*run)(void *ctx, struct sg_cu_model *cm, const uint8_t *pix, int n, cudaStream_t st, char *err,
                size_t errlen);

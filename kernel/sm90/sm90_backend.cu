@@ -8,6 +8,7 @@
 // default, and --precision bf16), or --precision fp8: FC1, and FC2 of layers 2-11, in E4M3 with row scales
 // (sm90_fp8row.cuh), every other GEMM in bf16.
 #include <cstdio>
+#include <cstdlib>
 #include "../gpu.h"
 #include "../cuda/cuda_backend.h"
 #include "sm90_mega.h"
@@ -19,8 +20,17 @@ static int sm90_init_fp8(void **out, const sg_model *m, sg_cu_model *cm, char *e
     return sg_mega_encoder_init(&sg_sm90_mega_launcher_fp8, out, m, cm, err, errlen);
 }
 
-static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
-static const sg_cu_encoder_ops k_sm90_fp8 = {"sm90", sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", "bf16 GEMMs and attention with fp32 accumulation",
+                                              sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_fp8 = {
+    "sm90", "fp8: FC1 of every layer and FC2 of layers 2-11 in E4M3 (one scale per token and per output channel), "
+            "the rest bf16 with fp32 accumulation",
+    sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
+// --precision fp8 with SG_FP8_FC2_LAYERS set (a lab knob, docs/debug-knobs.md): FC2's layers are the knob's.
+static const sg_cu_encoder_ops k_sm90_fp8_knob = {
+    "sm90", "fp8: FC1 of every layer in E4M3 and FC2 of the layers SG_FP8_FC2_LAYERS names (one scale per token "
+            "and per output channel), the rest bf16 with fp32 accumulation",
+    sm90_init_fp8, sg_mega_encoder_run, sg_mega_encoder_destroy};
 
 // The encoder ops for `prec` (FC1 and FC2 in FP8 for SG_PRECISION_FP8, else bf16), or NULL + err (cuda_backend.h).
 const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, sg_precision prec, char *err,
@@ -29,7 +39,8 @@ const sg_cu_encoder_ops *sg_sm90_encoder_ops(const sg_model *m, int device, sg_p
                           errlen))
         return nullptr;
     if (!sg_mega_supported(&m->cfg, err, errlen)) return nullptr;
-    return prec == SG_PRECISION_FP8 ? &k_sm90_fp8 : &k_sm90_bf16;
+    if (prec != SG_PRECISION_FP8) return &k_sm90_bf16;
+    return getenv("SG_FP8_FC2_LAYERS") ? &k_sm90_fp8_knob : &k_sm90_fp8;
 }
 
 extern "C" sg_backend *sg_sm90_backend_create(const sg_model *m, const sg_backend_opts *o, char *err, size_t n) {
