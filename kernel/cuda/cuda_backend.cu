@@ -226,7 +226,7 @@ sg_backend *sg_cu_backend_create_ops(const sg_model *m, const sg_backend_opts *o
         return NULL;
     }
     b->name = ops ? ops->name : "cuda";
-    b->numerics = ops ? ops->numerics : "bf16 GEMMs and attention with fp32 accumulation";
+    b->numerics = ops ? ops->numerics : SG_CU_NUMERICS_BF16;
     b->dim = D;
     b->image_size = S;
     b->max_batch = max_batch;

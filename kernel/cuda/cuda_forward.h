@@ -57,6 +57,9 @@ int sg_cu_encoder_layers(const sg_cu_layer *layers, int L, const sg_cu_layer_pla
  * capture, so lazy set-up per batch size may happen there) and leaves cm->pooled [n, D] fp32 = the pooler_output
  * (patch embedding, encoder, post-LayerNorm, MAP head). init runs once after sg_cu_model_init, with the weights
  * uploaded and the activations allocated; destroy frees what init made. Both return 0 or -1 with err. */
+/* The numerics line of every GPU path that runs in bf16 (cuda, and the megakernels at --precision bf16). */
+#define SG_CU_NUMERICS_BF16 "bf16 GEMMs and attention with fp32 accumulation"
+
 typedef struct sg_cu_encoder_ops {
     const char *name;      /* the backend's name: "sm90", "sm100" */
     const char *numerics;  /* sg_backend.numerics: what its embeddings are computed in */

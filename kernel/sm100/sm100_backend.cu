@@ -36,9 +36,8 @@ static int sm100_mega_init_mxfp8(void **out, const sg_model *m, sg_cu_model *cm,
     return sg_mega_encoder_init(&sg_sm100_mega_launcher_mxfp8, out, m, cm, err, errlen);
 }
 
-static const sg_cu_encoder_ops k_sm100_mega_bf16 = {"sm100", "bf16 GEMMs and attention with fp32 accumulation",
-                                                    sm100_mega_init_bf16, sg_mega_encoder_run,
-                                                    sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm100_mega_bf16 = {"sm100", SG_CU_NUMERICS_BF16, sm100_mega_init_bf16,
+                                                    sg_mega_encoder_run, sg_mega_encoder_destroy};
 static const sg_cu_encoder_ops k_sm100_mega_mxfp8 = {
     "sm100", "FC1 in MXFP8 (E4M3 with one power-of-two scale per 32 values), the rest bf16 with fp32 accumulation",
     sm100_mega_init_mxfp8, sg_mega_encoder_run, sg_mega_encoder_destroy};

@@ -20,8 +20,8 @@ static int sm90_init_fp8(void **out, const sg_model *m, sg_cu_model *cm, char *e
     return sg_mega_encoder_init(&sg_sm90_mega_launcher_fp8, out, m, cm, err, errlen);
 }
 
-static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", "bf16 GEMMs and attention with fp32 accumulation",
-                                              sm90_init_bf16, sg_mega_encoder_run, sg_mega_encoder_destroy};
+static const sg_cu_encoder_ops k_sm90_bf16 = {"sm90", SG_CU_NUMERICS_BF16, sm90_init_bf16, sg_mega_encoder_run,
+                                              sg_mega_encoder_destroy};
 static const sg_cu_encoder_ops k_sm90_fp8 = {
     "sm90", "fp8: FC1 of every layer and FC2 of layers 2-11 in E4M3 (one scale per token and per output channel), "
             "the rest bf16 with fp32 accumulation",
