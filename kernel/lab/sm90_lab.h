@@ -35,7 +35,7 @@ typedef struct sg_sm90_lab_gemm_args {
                                   (m64n256k16; needs bn 256); 4: 3 in 2-CTA clusters with the W block multicast;
                                   5: 0 (the megakernel's 128 x 256 task) in 2-CTA clusters, W multicast (bn 256);
                                   6: 256 x 192 tiles, each consumer warpgroup 128 x 192 (bn 256 and N % 192 == 0;
-                                  288 threads) */
+                                  256 threads, no producer role) */
     int reps;                  /* > 0: also time this many back-to-back launches */
     double us;                 /* out: mean microseconds per launch (when reps > 0) */
     double tflops;             /* out: 2 M N K / time */
