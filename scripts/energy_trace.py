@@ -62,6 +62,9 @@ def table(rows, windows):
         except ValueError:
             out.append(f"| {name} | window outside the trace |")
             continue
+        if t1 <= t0 or n < 1 or joules <= 0:  # a marker line, not a timed run: nothing to divide by
+            out.append(f"| {name} | empty window ({t1 - t0:.3f} s, {n} launches) |")
+            continue
         inside = [r for r in rows if t0 <= r[0] <= t1]
         mhz = statistics.median(r[3] for r in inside) if inside else 0
         out.append(f"| {name} | {t1 - t0:.3f} | {joules:.1f} | {joules / n * 1e3:.2f} mJ | {joules / (t1 - t0):.0f} | "
@@ -71,10 +74,12 @@ def table(rows, windows):
 
 def selftest():
     """A synthetic trace (500 W from t = 10 s, 1,500 MHz, a sample every 7 ms): a window [10.5, 11.75] with 100
-    launches of 1e12 FLOP must read 625 J, 6.25 J a launch, 500 W, 0.160 TFLOP/J; one outside the trace must say so."""
+    launches of 1e12 FLOP must read 625 J, 6.25 J a launch, 500 W, 0.160 TFLOP/J; one outside the trace must say so,
+    and so must an empty one (a marker's T0 = T1), rather than divide by zero."""
     rows = [(10 + 0.007 * i, 1000 + 500 * 0.007 * i, 500.0, 1500) for i in range(400)]
-    got = table(rows, [("w", 10.5, 11.75, 100, 1e12), ("late", 20.0, 21.0, 1, 1.0)])
-    want = ["| w | 1.250 | 625.0 | 6250.00 mJ | 500 | 1500 | 0.160 |", "| late | window outside the trace |"]
+    got = table(rows, [("w", 10.5, 11.75, 100, 1e12), ("late", 20.0, 21.0, 1, 1.0), ("mark", 11.0, 11.0, 1, 0.0)])
+    want = ["| w | 1.250 | 625.0 | 6250.00 mJ | 500 | 1500 | 0.160 |", "| late | window outside the trace |",
+            "| mark | empty window (0.000 s, 1 launches) |"]
     ok = got[2:] == want
     print(("PASS" if ok else "FAIL") + ": energy_trace.py's windows on a synthetic 500 W trace" +
           ("" if ok else f": got {got[2:]}, want {want}"))

@@ -10,7 +10,10 @@
 #    one does not construct) at the same batch sizes through tests/tools/sg_gpu_bench (cold start, median latency,
 #    throughput with 2 batches in flight so uploads overlap compute); and the cuda forward's CUDA graph alone with
 #    pixels already on the GPU (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the
-#    sm90 megakernel's layers, bf16 and fp8 (the report adds their ratio: issue 12's FP8 target);
+#    sm90 megakernel's layers, bf16 and fp8 (the report adds their ratio: issue 12's FP8 target); then HF, cuda,
+#    sm90 and sm90:fp8 again at 1,024 images, sustained: after 4 s of back-to-back calls and timed over 4 s more,
+#    the clock where the power limit holds it in a long job (SG_BENCH_SUSTAIN=S seconds, 0 to skip;
+#    SG_BENCH_SUSTAIN_BATCH);
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
 #    pipeline (.carry/bench/e2e_hf.py, which also times Pillow decode-only and decode+resize on 16 processes) and
 #    through siglip2-embed -b 256 -v per backend (files → npy, exact preprocessing; the whole process is timed,
@@ -79,6 +82,24 @@ build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90 2>"$WORK/graph-bench-sm90
 stamp "ours: sm90:fp8 (Hopper megakernel, FC1 and FC2 of layers 2-11 in FP8) forward graph replays, pixels already on the GPU"
 build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90:fp8 2>"$WORK/graph-bench-sm90-fp8.err" |
     tee -a "$WORK/ours_graph.jsonl" || tail -3 "$WORK/graph-bench-sm90-fp8.err"
+
+# The sustained rate: the short runs above time a card that has just come off idle, whose power reading (a moving
+# average) lets the first second or so run a higher clock; after seconds of continuous load the power limit holds
+# the clock lower (docs/perf-notes.md, session 26). The same forwards, each after SUSTAIN s of back-to-back calls and
+# timed over SUSTAIN s more, at SUSTAIN_BATCH images: what a long job sees. SG_BENCH_SUSTAIN=0 skips it.
+SUSTAIN=${SG_BENCH_SUSTAIN:-4}
+SUSTAIN_BATCH=${SG_BENCH_SUSTAIN_BATCH:-1024}
+: >"$WORK/sustained.jsonl"
+if [ "$SUSTAIN" != 0 ]; then
+    stamp "sustained: ${SUSTAIN} s of calls, then ${SUSTAIN} s timed, batch $SUSTAIN_BATCH: HF, cuda, sm90, sm90:fp8"
+    SG_BENCH_SUSTAIN=$SUSTAIN $PY scripts/hf_bench.py "$SUSTAIN_BATCH" 2>"$WORK/sustained-hf.err" | grep '"impl"' |
+        tee -a "$WORK/sustained.jsonl" || tail -3 "$WORK/sustained-hf.err"
+    for B in cuda sm90 sm90:fp8; do
+        SG_GRAPH_SUSTAIN=$SUSTAIN build/tools/sg_gpu_graph_bench "$CKPT" "$SUSTAIN_BATCH" "$B" \
+            2>"$WORK/sustained-$(sg_spec_file "$B").err" | tee -a "$WORK/sustained.jsonl" ||
+            tail -3 "$WORK/sustained-$(sg_spec_file "$B").err"
+    done
+fi
 
 PHOTOS=$ROOT/.carry/photos
 if [ ! -d "$PHOTOS" ]; then

@@ -143,6 +143,9 @@ report12() {  # DIR SM90_1024 SM90_256 SM90_LAT FP8_1024 GATE_LINE: a run's JSON
     } >"$1/ours_graph.jsonl"
     printf '{"backend": "%s", "batch": %s, "latency_ms": 1, "img_s": %s, "img_s_with_fill": %s}\n' \
         cuda 1024 10800 10500 sm90 1024 15800 15300 >"$1/ours.jsonl"
+    printf '{"impl": "hf-sdpa-bf16", "batch": 1024, "latency_ms": 150, "img_s": 6800, "sustained_s": 4}\n' >"$1/sustained.jsonl"
+    printf '{"backend": "%s", "batch": 1024, "latency_ms": 1, "img_s": %s, "sustained_s": 4}\n' \
+        cuda-graph 10800 sm90-graph 15600 sm90:fp8-graph 18000 >>"$1/sustained.jsonl"
     printf '%s\n' "PASS: siglip2-embed --backend sm90 vs HF fp32: 4000 images, min cosine 0.9999771 (>= 0.9999)" \
         "$6" >"$1/e2e_accuracy.txt"
     "$PY" "$SG_ROOT/scripts/gpu_report.py" "$1" "$1/out.json" 2>&1 | sed -n '/^| target/,/^$/p'
@@ -157,6 +160,12 @@ out=$("$PY" "$SG_ROOT/scripts/gpu_report.py" "$T/r12met" "$T/r12met/out2.json" 2
 check "gpu_report.py: the API rows are the steady state, and the fill-included figures follow the table" \
     bash -c "grep -q '| ours: sm90 (backend API, staged) | 1024 | 1.000 | 15,800 |' <<<\"\$0\" &&
              grep -q 'fill included: cuda 1024 10,500; sm90 1024 15,300)' <<<\"\$0\"" "$out"
+check "gpu_report.py: the sustained rates beside the short runs', their ratios, and beside targets 1 and 4" \
+    bash -c "grep -q '| sm90 | 1,024 | 15,600 | 16,200 | 0.963 |' <<<\"\$0\" &&
+             grep -q '| hf-sdpa-bf16 | 1,024 | 6,800 | | |' <<<\"\$0\" &&
+             grep -q 'sm90 / cuda at 1,024: 1.444x sustained, 1.473x short; sm90:fp8 / sm90 at 1,024: 1.154x sustained, 1.154x short; sm90 / hf-sdpa-bf16 at 1,024: 2.294x sustained; cuda / hf-sdpa-bf16 at 1,024: 1.588x sustained.' <<<\"\$0\" &&
+             grep -q '| 1. bf16 at 1,024: .*; sustained 15,600 (1.44x cuda.s 10,800) | met |' <<<\"\$0\" &&
+             grep -q '| 4. .*1.154x (18,700 / 16,200); sustained 1.154x (18,000 / 15,600) | met |' <<<\"\$0\"" "$out"
 out=$(report12 "$T/r12not" 16200 13000 0.52 17000 \
           "FAIL: siglip2-embed --backend sm90:fp8 vs HF fp32: 4000 images, min cosine 0.9981000 (>= 0.999)")
 check "gpu_report.py: 256 below 15,000, batch 1 at 0.52 ms, FP8 1.049x and a failed gate are each not met" \

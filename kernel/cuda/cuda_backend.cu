@@ -252,8 +252,8 @@ __global__ void fill_pixels_kernel(uint8_t *p, size_t count) {
     }
 }
 
-static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, cudaStream_t st, double *median_ms,
-                      char *err, size_t errlen) {
+static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, double warm_s, double min_s, cudaStream_t st,
+                      double *median_ms, char *err, size_t errlen) {
     if (sg_cu_forward(cm, pix, n, st, 0, err, errlen)) return -1;
     SG_CU_TRY(cudaStreamSynchronize(st), err, errlen);
     SG_CU_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), err, errlen);
@@ -272,15 +272,24 @@ static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, cudaStrea
     cudaEvent_t a, b;
     SG_CU_TRY(cudaEventCreate(&a), err, errlen);
     SG_CU_TRY(cudaEventCreate(&b), err, errlen);
+    // Warm-up: 3 replays, or as many as fill warm_s seconds of back-to-back replays (the power limit's clock
+    // settles within about two seconds of continuous load: docs/perf-notes.md, session 26).
+    const double w0 = wall_s();
+    for (int i = 0; i < 3 || wall_s() - w0 < warm_s; i++) {  // one at a time: the clock sees what it times
+        SG_CU_TRY(cudaGraphLaunch(exec, st), err, errlen);
+        SG_CU_TRY(cudaStreamSynchronize(st), err, errlen);
+    }
+    // Timed: iters replays, or more until they span min_s seconds; each between two events, the median kept.
     std::vector<float> ms;
-    for (int i = 0; i < iters + 3; i++) {  // the first 3 are warm-up
+    const double t0 = wall_s();
+    for (int i = 0; i < iters || wall_s() - t0 < min_s; i++) {
         SG_CU_TRY(cudaEventRecord(a, st), err, errlen);
         SG_CU_TRY(cudaGraphLaunch(exec, st), err, errlen);
         SG_CU_TRY(cudaEventRecord(b, st), err, errlen);
         SG_CU_TRY(cudaEventSynchronize(b), err, errlen);
         float t = 0;
         SG_CU_TRY(cudaEventElapsedTime(&t, a, b), err, errlen);
-        if (i >= 3) ms.push_back(t);
+        ms.push_back(t);
     }
     cudaEventDestroy(a);
     cudaEventDestroy(b);
@@ -290,11 +299,13 @@ static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, cudaStrea
     return 0;
 }
 
-/* Times one graph replay of the forward of n images (median of iters, after warm-up) on device `device`, with
- * the encoder layers of `backend` ("cuda": the portable ones; "sm90", "sm100": that megakernel, which must be
- * able to run on this device). Returns 0, or -1 with err. */
-extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters,
-                                  double *median_ms, char *err, size_t errlen) {
+/* Times one graph replay of the forward of n images on device `device`, with the encoder layers of `backend`
+ * ("cuda": the portable ones; "sm90", "sm100": that megakernel, which must be able to run on this device): the
+ * median of at least iters replays spanning at least min_s seconds, after 3 warm-up replays or warm_s seconds of
+ * them (0, 0: the short measurement gpu-bench has always made; a few seconds each: the sustained rate, with the
+ * clock where the power limit holds it). Returns 0, or -1 with err. */
+extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double warm_s,
+                                  double min_s, double *median_ms, char *err, size_t errlen) {
     if (n < 1 || iters < 1) {
         snprintf(err, errlen, "sg_cuda_time_graph: n %d, iters %d", n, iters);
         return -1;
@@ -320,7 +331,7 @@ extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *bac
         cudaGetLastError();
     } else {
         fill_pixels_kernel<<<256, 256, 0, st>>>(pix, count);
-        rc = time_graph(&cm, pix, n, iters, st, median_ms, err, errlen);
+        rc = time_graph(&cm, pix, n, iters, warm_s, min_s, st, median_ms, err, errlen);
         cudaStreamSynchronize(st);
     }
     if (st) cudaStreamDestroy(st);
