@@ -11,7 +11,7 @@
 #    throughput with 2 batches in flight so uploads overlap compute); and the cuda forward's CUDA graph alone with
 #    pixels already on the GPU (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the
 #    sm90 megakernel's layers, bf16 and fp8 (the report adds their ratio: issue 12's FP8 target); then HF, cuda,
-#    sm90 and sm90:fp8 again at 1,024 images, sustained: after 4 s of back-to-back calls and timed over 4 s more,
+#    sm90 and sm90:fp8 again at 256 and 1,024 images, sustained: after 4 s of back-to-back calls and timed over 4 s more,
 #    the clock where the power limit holds it in a long job (SG_BENCH_SUSTAIN=S seconds, 0 to skip;
 #    SG_BENCH_SUSTAIN_BATCH);
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
@@ -88,7 +88,7 @@ build/tools/sg_gpu_graph_bench "$CKPT" "$BATCHES" sm90:fp8 2>"$WORK/graph-bench-
 # the clock lower (docs/perf-notes.md, session 26). The same forwards, each after SUSTAIN s of back-to-back calls and
 # timed over SUSTAIN s more, at SUSTAIN_BATCH images: what a long job sees. SG_BENCH_SUSTAIN=0 skips it.
 SUSTAIN=${SG_BENCH_SUSTAIN:-4}
-SUSTAIN_BATCH=${SG_BENCH_SUSTAIN_BATCH:-1024}
+SUSTAIN_BATCH=${SG_BENCH_SUSTAIN_BATCH:-256,1024}
 : >"$WORK/sustained.jsonl"
 if [ "$SUSTAIN" != 0 ]; then
     stamp "sustained: ${SUSTAIN} s of calls, then ${SUSTAIN} s timed, batch $SUSTAIN_BATCH: HF, cuda, sm90, sm90:fp8"
