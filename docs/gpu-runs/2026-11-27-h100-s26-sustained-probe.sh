@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Session 26: is the graph bench's short window a burst? sm90 / cuda graph replays at 1,024, 10 replays against 200,
+# and the API, under the NVML trace (power, clock); then the clock and power in 1-s buckets.
 # Rerun: OUT=DIR bash docs/gpu-runs/2026-11-27-h100-s26-sustained-probe.sh (from the repo root; builds the two tools,
 # makes the random checkpoint if missing). The "api-start" marker line it prints made energy_trace.py divide by zero
 # then (its table was lost; res.txt kept the figures); energy_trace.py now reports it as an empty window.
-# and the API, under the NVML trace (power, clock); then the clock and power in 1-s buckets.
 cd "$(git rev-parse --show-toplevel 2>/dev/null || echo .)"
 DEPS=(); [ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps)
 date -u; nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv,noheader
