@@ -11,8 +11,8 @@
 #    throughput with 2 batches in flight so uploads overlap compute); and the cuda forward's CUDA graph alone with
 #    pixels already on the GPU (tests/tools/sg_gpu_graph_bench, CUDA events, as HF is timed), and the same with the
 #    sm90 megakernel's layers, bf16 and fp8 (the report adds their ratio: issue 12's FP8 target); then HF, cuda,
-#    sm90 and sm90:fp8 again at 256 and 1,024 images, sustained: after 4 s of back-to-back calls and timed over 4 s more,
-#    the clock where the power limit holds it in a long job (SG_BENCH_SUSTAIN=S seconds, 0 to skip;
+#    sm90 and sm90:fp8 again at 256 and 1,024 images, sustained: after 4 s of back-to-back calls and timed over
+#    4 s more, the clock where the power limit holds it in a long job (SG_BENCH_SUSTAIN=S seconds, 0 to skip;
 #    SG_BENCH_SUSTAIN_BATCH);
 # 4. end to end: a 4,000-JPEG corpus (.carry/bench/make_corpus.py from the photos) through HF's DataLoader
 #    pipeline (.carry/bench/e2e_hf.py, which also times Pillow decode-only and decode+resize on 16 processes) and

@@ -52,7 +52,8 @@ def sustained_table(sustained, hf, ours_graph):
     sus, short = by_impl(sustained), by_impl(hf + ours_graph)
     secs = sustained[0].get("sustained_s", "?")
     out = [f"\n## Sustained rate ({secs} s of back-to-back calls, then timed over {secs} s more; same run)\n",
-           "| implementation | batch | sustained images/s | short run above | sustained / short |", "|---|---:|---:|---:|---:|"]
+           "| implementation | batch | sustained images/s | short run above | sustained / short |",
+           "|---|---:|---:|---:|---:|"]
     for (impl, b), r in sus.items():
         o = short.get((impl, b))
         out.append(f"| {impl} | {b:,} | {r['img_s']:,.0f} | " +
@@ -105,7 +106,8 @@ def issue12_targets(ours, ours_graph, e2e_accuracy, sustained=()):
                  state(s is not None and s["latency_ms"] <= T3_MS)))
     f, s = g.get(("sm90:fp8", 1024)), g.get(("sm90", 1024))
     fs, ss = sus.get(("sm90:fp8", 1024)), sus.get(("sm90", 1024))
-    sus4 = f"; sustained {fs['img_s'] / ss['img_s']:.3f}x ({fs['img_s']:,.0f} / {ss['img_s']:,.0f})" if fs and ss else ""
+    sus4 = (f"; sustained {fs['img_s'] / ss['img_s']:.3f}x ({fs['img_s']:,.0f} / {ss['img_s']:,.0f})"
+            if fs and ss else "")
     rows.append((f"4. FP8 >= {T4_VS_BF16}x bf16 at 1,024",
                  f"{f['img_s'] / s['img_s']:.3f}x ({f['img_s']:,.0f} / {s['img_s']:,.0f}){sus4}" if f and s
                  else "not measured",

@@ -6,8 +6,9 @@
  * layers inside the same graph, with the same patch embedding and head).
  * One JSON line per batch size: the median of CUDA-event-timed replays of the forward's CUDA graph, the way
  * scripts/hf_bench.py times HF (no host staging, no copies); with SG_GRAPH_SUSTAIN=S (below) the sustained rate,
- * and the line says "sustained_s". sg_gpu_bench times the backend API instead (with uploads). The timing function lives in kernel/cuda/cuda_backend.cu and is a weak reference here, so this
- * tool also links in a build without CUDA, where it says so and exits 2.
+ * and the line says "sustained_s". sg_gpu_bench times the backend API instead (with uploads). The timing function
+ * lives in kernel/cuda/cuda_backend.cu and is a weak reference here, so this tool also links in a build without
+ * CUDA, where it says so and exits 2.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
     const char *su = getenv("SG_GRAPH_SUSTAIN");
     const double sustain = su ? atof(su) : 0;
     if (sustain < 0 || (sustain > 0 && getenv("SG_GRAPH_WINDOW"))) {
-        fprintf(stderr, "SG_GRAPH_SUSTAIN: seconds >= 0, and not with SG_GRAPH_WINDOW (whose replay count it varies)\n");
+        fprintf(stderr, "SG_GRAPH_SUSTAIN: seconds >= 0, and not with SG_GRAPH_WINDOW (whose replay count it "
+                        "varies)\n");
         sg_model_free(m);
         return 1;
     }
@@ -67,12 +69,10 @@ int main(int argc, char **argv) {
             continue;
         }
         const double w1 = sg_test_clock_s(CLOCK_REALTIME);
-        if (sustain > 0)
-            printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f, \"sustained_s\": %g}\n",
-                   backend, n, ms, n / ms * 1e3, sustain);
-        else
-            printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f}\n", backend, n, ms,
-                   n / ms * 1e3);
+        printf("{\"backend\": \"%s-graph\", \"batch\": %d, \"latency_ms\": %.4f, \"img_s\": %.1f", backend, n, ms,
+               n / ms * 1e3);
+        if (sustain > 0) printf(", \"sustained_s\": %g", sustain);
+        printf("}\n");
         if (getenv("SG_GRAPH_WINDOW"))  /* the whole call (set-up, capture, replays): WINDOW NAME T0 T1 REPLAYS 0 */
             printf("WINDOW %s-%d-x%d %.6f %.6f %d 0\n", backend, n, iters, w0, w1, iters);
         fflush(stdout);
