@@ -41,8 +41,6 @@ BENCH=$ROOT/.carry/bench
 die() { echo "gpu-bench: $*" >&2; exit 1; }
 T0=$SECONDS
 stamp() { echo "== [$((SECONDS - T0))s] $*"; }
-# The backend specs timed, run end to end and checked (scripts/lib-gpu.sh); those that cannot start are skipped.
-SPECS=(cuda sm90 sm100 sm90:fp8)
 
 stamp "build"
 DEPS=()
@@ -61,7 +59,7 @@ stamp "HF encoder"
 $PY scripts/hf_bench.py "$BATCHES" | tee "$WORK/hf_bench.jsonl" || echo "hf_bench failed"
 
 : >"$WORK/ours.jsonl"
-for B in "${SPECS[@]}"; do
+for B in "${SG_SPECS[@]}"; do
     stamp "ours: $B"
     F=$(sg_spec_file "$B")
     build/tools/sg_gpu_bench "$CKPT" "$B" "$BATCHES" 2>"$WORK/bench-$F.err" | tee -a "$WORK/ours.jsonl"
@@ -115,7 +113,7 @@ stamp "end to end: HF DataLoader"
 OUT=$WORK $PY "$BENCH/e2e_hf.py" "$CORPUS" >"$WORK/e2e_hf.log" 2>&1 || { tail "$WORK/e2e_hf.log"; echo "e2e_hf failed"; }
 tail -12 "$WORK/e2e_hf.log"
 : >"$WORK/e2e_ours.jsonl"
-for B in "${SPECS[@]}"; do
+for B in "${SG_SPECS[@]}"; do
     grep -q "\"backend\": \"$B\", \"load_s\"" "$WORK/ours.jsonl" || continue
     stamp "end to end: siglip2-embed --backend $B"
     F=$(sg_spec_file "$B")
@@ -141,7 +139,7 @@ stamp "end to end: accuracy of every corpus image against HF fp32"
 find "$CORPUS" -name '*.jpg' | sort >"$WORK/corpus.list"
 if $PY scripts/hf_embed.py "$CKPT" "$WORK/e2e-hf.npy" --list "$WORK/corpus.list" >"$WORK/e2e-hf.log" 2>&1; then
     tail -1 "$WORK/e2e-hf.log"
-    for B in "${SPECS[@]}"; do
+    for B in "${SG_SPECS[@]}"; do
         F=$(sg_spec_file "$B")
         [ -f "$WORK/e2e-$F.npy" ] || continue
         $PY scripts/gpu_compare.py "$WORK/e2e-hf.npy" "$WORK/e2e-$F.npy" "siglip2-embed --backend $B vs HF fp32" \

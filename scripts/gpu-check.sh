@@ -89,7 +89,7 @@ fi
 # B: a backend spec (scripts/lib-gpu.sh: sm90:fp8 is FC1 and FC2 of layers 2-11 in FP8, whose gate is cosine >=
 # 0.999, issue 12's FP8 target)
 AVAILABLE=()
-for B in cuda sm90 sm100 sm90:fp8; do
+for B in "${SG_SPECS[@]}"; do
     F=$(sg_spec_file "$B")
     GATE=$(sg_spec_gate "$B")
     rm -f "$WORK/$F.npy" "$WORK/$F.npy.paths"

@@ -3,6 +3,8 @@
 # RES, PY and stamp()); gpu-check.sh and gpu-bench.sh use the backend specs' helpers (no variables needed).
 
 # A backend spec: BACKEND, or BACKEND:PRECISION (sm90:fp8: FC1 and FC2 of layers 2-11 in FP8).
+# SG_SPECS: the specs gpu-check.sh checks and gpu-bench.sh times (those that cannot start are skipped there).
+SG_SPECS=(cuda sm90 sm100 sm90:fp8)
 # sg_spec_args: the command's flags for it, to be word-split where used ("--backend sm90 --precision fp8");
 # sg_spec_file: a file-name stem for it (sm90-fp8);
 # sg_spec_gate: its gate against HF fp32, issue 12's: cosine >= 0.999 for FP8, else >= 0.9999.
