@@ -79,7 +79,7 @@ def issue12_targets(ours, ours_graph, e2e_accuracy, sustained=()):
     A target whose figures this run lacks says so rather than passing. Sustained rates, where measured, are shown
     beside the figures the verdict is made on."""
     g = by_impl(ours_graph)
-    api = {(r["backend"], r["batch"]): r for r in ours if "batch" in r}
+    api = by_impl(ours)
     sus = by_impl(sustained)
     rows = []
 
@@ -133,7 +133,7 @@ def main():
     p = os.path.join(work, "e2e_hf.json")
     e2e_hf = json.load(open(p)) if os.path.exists(p) else {}
     gpu = next((r["gpu"] for r in hf if "gpu" in r), "?")
-    hf_rows = {(r["impl"], r["batch"]): r for r in hf if "impl" in r}
+    hf_rows = by_impl(hf)
     sdpa = {b: r for (i, b), r in hf_rows.items() if i == "hf-sdpa-bf16"}
     comp = next((r for (i, b), r in hf_rows.items() if i.startswith("hf-sdpa-bf16-compile")), None)
     print(f"\n## Encoder, {gpu} (images/s; latency = median ms per batch)\n")
@@ -158,12 +158,12 @@ def main():
         print(f"| ours: {name}, graph replay, pixels on GPU | {b} | {r['latency_ms']:.3f} | {r['img_s']:,.0f} | "
               f"{r['img_s'] * FLOP_IMG / 1e12:.0f} | {vs} | {vc} |")
     # issue 12's FP8 target: the FP8 megakernel against the BF16 one, graph replays of the same run
-    g = {(r.get("backend"), r["batch"]): r["img_s"] for r in ours_graph}
-    fp8 = sorted(b for (n, b) in g if n == "sm90:fp8-graph" and ("sm90-graph", b) in g)
+    g = by_impl(ours_graph)
+    fp8 = sorted(b for (n, b) in g if n == "sm90:fp8" and ("sm90", b) in g)
     if fp8:
         print("\n| batch | sm90 (bf16) images/s | sm90:fp8 images/s | fp8 / bf16 |\n|---:|---:|---:|---:|")
         for b in fp8:
-            f, s16 = g[("sm90:fp8-graph", b)], g[("sm90-graph", b)]
+            f, s16 = g[("sm90:fp8", b)]["img_s"], g[("sm90", b)]["img_s"]
             print(f"| {b} | {s16:,.0f} | {f:,.0f} | {f / s16:.3f}x |")
     print("\n(ours: backend API rows include host staging: pinned memcpy, upload and download, with two batches in "
           "flight, timed from the first batch's collect so the pipeline's fill is left out; the graph-replay "
