@@ -252,7 +252,7 @@ __global__ void fill_pixels_kernel(uint8_t *p, size_t count) {
     }
 }
 
-static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, double warm_s, double min_s, cudaStream_t st,
+static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, double sustain_s, cudaStream_t st,
                       double *median_ms, char *err, size_t errlen) {
     if (sg_cu_forward(cm, pix, n, st, 0, err, errlen)) return -1;
     SG_CU_TRY(cudaStreamSynchronize(st), err, errlen);
@@ -272,17 +272,17 @@ static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, double wa
     cudaEvent_t a, b;
     SG_CU_TRY(cudaEventCreate(&a), err, errlen);
     SG_CU_TRY(cudaEventCreate(&b), err, errlen);
-    // Warm-up: 3 replays, or as many as fill warm_s seconds of back-to-back replays (the power limit's clock
+    // Warm-up: 3 replays, or as many as fill sustain_s seconds of back-to-back replays (the power limit's clock
     // settles within about two seconds of continuous load: docs/perf-notes.md, session 26).
     const double w0 = wall_s();
-    for (int i = 0; i < 3 || wall_s() - w0 < warm_s; i++) {  // one at a time: the clock sees what it times
+    for (int i = 0; i < 3 || wall_s() - w0 < sustain_s; i++) {  // one at a time: the clock sees what it times
         SG_CU_TRY(cudaGraphLaunch(exec, st), err, errlen);
         SG_CU_TRY(cudaStreamSynchronize(st), err, errlen);
     }
-    // Timed: iters replays, or more until they span min_s seconds; each between two events, the median kept.
+    // Timed: iters replays, or more until they span sustain_s seconds; each between two events, the median kept.
     std::vector<float> ms;
     const double t0 = wall_s();
-    for (int i = 0; i < iters || wall_s() - t0 < min_s; i++) {
+    for (int i = 0; i < iters || wall_s() - t0 < sustain_s; i++) {
         SG_CU_TRY(cudaEventRecord(a, st), err, errlen);
         SG_CU_TRY(cudaGraphLaunch(exec, st), err, errlen);
         SG_CU_TRY(cudaEventRecord(b, st), err, errlen);
@@ -301,11 +301,11 @@ static int time_graph(sg_cu_model *cm, uint8_t *pix, int n, int iters, double wa
 
 /* Times one graph replay of the forward of n images on device `device`, with the encoder layers of `backend`
  * ("cuda": the portable ones; "sm90", "sm100": that megakernel, which must be able to run on this device): the
- * median of at least iters replays spanning at least min_s seconds, after 3 warm-up replays or warm_s seconds of
- * them (0, 0: the short measurement gpu-bench has always made; a few seconds each: the sustained rate, with the
- * clock where the power limit holds it). Returns 0, or -1 with err. */
-extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double warm_s,
-                                  double min_s, double *median_ms, char *err, size_t errlen) {
+ * median of at least iters replays, after 3 warm-up replays. sustain_s > 0: the warm-up lasts sustain_s seconds of
+ * replays and the timed ones span at least as long (the sustained rate, with the clock where the power limit holds
+ * it); 0: the short measurement gpu-bench has always made. Returns 0, or -1 with err. */
+extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters,
+                                  double sustain_s, double *median_ms, char *err, size_t errlen) {
     if (n < 1 || iters < 1) {
         snprintf(err, errlen, "sg_cuda_time_graph: n %d, iters %d", n, iters);
         return -1;
@@ -331,7 +331,7 @@ extern "C" int sg_cuda_time_graph(const sg_model *m, int device, const char *bac
         cudaGetLastError();
     } else {
         fill_pixels_kernel<<<256, 256, 0, st>>>(pix, count);
-        rc = time_graph(&cm, pix, n, iters, warm_s, min_s, st, median_ms, err, errlen);
+        rc = time_graph(&cm, pix, n, iters, sustain_s, st, median_ms, err, errlen);
         cudaStreamSynchronize(st);
     }
     if (st) cudaStreamDestroy(st);

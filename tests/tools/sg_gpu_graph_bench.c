@@ -19,8 +19,8 @@
 #include "weights/model_load.h"
 #include "tests/check.h"
 
-int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double warm_s,
-                       double min_s, double *median_ms, char *err, size_t errlen) __attribute__((weak));
+int sg_cuda_time_graph(const sg_model *m, int device, const char *backend, int n, int iters, double sustain_s,
+                       double *median_ms, char *err, size_t errlen) __attribute__((weak));
 
 int main(int argc, char **argv) {
     if (argc != 3 && argc != 4) {
@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
         const int iters = it && atoi(it) > 0 ? atoi(it) : n <= 1 ? 200 : n <= 32 ? 50 : n <= 256 ? 20 : 10;
         double ms = 0;
         const double w0 = sg_test_clock_s(CLOCK_REALTIME);
-        if (n < 1 || sg_cuda_time_graph(m, 0, backend, n, iters, sustain, sustain, &ms, err, sizeof err) != 0) {
+        if (n < 1 || sg_cuda_time_graph(m, 0, backend, n, iters, sustain, &ms, err, sizeof err) != 0) {
             fprintf(stderr, "batch %s: %s\n", s, n < 1 ? "bad batch size" : err);
             rc = 1;
             continue;
