@@ -188,6 +188,12 @@ static long text_peak_rss_kib(void) {
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* The note for a run that wrote no row over an existing -o FILE (the writer left it as it was). */
+static void say_kept(const char *output) {
+    char shown[4096];
+    fprintf(stderr, "siglip2-embed: no row written: %s left as it was\n", sg_cli_shown_path(output, shown, sizeof shown));
+}
+
 /* A text run: queries in, rows out. */
 static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     char where[4096], err[4096];
@@ -216,6 +222,7 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     sg_cli_text_stats st;
     int prc = sg_cli_text_run(&tc, &st, err, sizeof err);
     char cerr[1024];
+    int kept = sg_cli_writer_keeps_existing(w);
     int crc = sg_cli_writer_close(w, prc == 0, cerr, sizeof cerr);
     if (prog.out) sg_cli_progress_finish(&prog, st.embedded, st.failed, st.embedded + st.failed);
     int rc = EXIT_SETUP;
@@ -230,6 +237,7 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
                     (unsigned long long)(st.failed + st.embedded + st.not_reached),
                     st.stopped ? " (stopped at the first: --on-error fail)" : "");
     }
+    if (kept && !a->quiet) say_kept(a->output);
     if (a->verbose) {
         double n = (double)(st.embedded + st.failed);
         fprintf(stderr,
@@ -422,6 +430,7 @@ int main(int argc, char **argv) {
     pl = NULL;
     sg_cli_counter_stop(counter);
     counter = NULL;
+    int kept = sg_cli_writer_keeps_existing(w);
     int crc = sg_cli_writer_close(w, prc == 0, cerr, sizeof cerr);
     w = NULL;
     if (prog.out) sg_cli_progress_finish(&prog, st.embedded, st.failed, st.embedded + st.failed);
@@ -448,6 +457,7 @@ int main(int argc, char **argv) {
                     (unsigned long long)tried, plural(tried, "input", "inputs"),
                     st.stopped ? " (stopped at the first: --on-error fail)" : "");
     }
+    if (kept && !a.quiet) say_kept(a.output);
     if (a.verbose) {
         fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, backend %.3fs%s\n", t_loaded - t_start,
                 t_backend - t_loaded,

@@ -25,6 +25,9 @@ struct sg_cli_writer {
     char *shown;       /* -o as messages show it (shown_path.h), or "stdout" */
     char *final_path, *tmp_path, *final_paths, *tmp_paths; /* REPLACE mode of a binary format, else NULL */
     char *shown_paths; /* FILE.paths as messages show it */
+    char *lazy_path;   /* JSON / JSONL over an existing regular file: opened (truncated) at the first row, so a
+                          run that writes no row leaves the file as it was */
+    int target_existed; /* REPLACE mode: -o named an existing regular file */
     int to_stdout;
     uint64_t rows;
     sg_cli_buf line;
@@ -115,7 +118,7 @@ static FILE *create_tmp(const char *path, const sg_cli_out_target *t) {
 
 static void writer_free(sg_cli_writer *w) {
     free(w->shown); free(w->shown_paths);
-    free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths);
+    free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths); free(w->lazy_path);
     free(w->nan_row); free(w->le_row); free(w->scores); free(w->top);
     sg_cli_buf_free(&w->line);
     sg_cli_buf_free(&w->extra);
@@ -123,8 +126,9 @@ static void writer_free(sg_cli_writer *w) {
 }
 
 /* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats to a regular
- * file (with FILE.paths the same way); in place (truncated, or appended with --resume) for JSON to a regular
- * file. Returns 0 or -1 with a reason. */
+ * file (with FILE.paths the same way); in place for JSON to a regular file: appended with --resume, created
+ * now when new, and when it exists only checked for writing now and truncated at the first row (lazy_path).
+ * Returns 0 or -1 with a reason. */
 static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
     const sg_cli_writer_cfg *cfg = &w->cfg;
     sg_cli_out_target t;
@@ -160,12 +164,16 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
             snprintf(err, errlen, "%s exists and is not a regular file: refusing to replace it", w->shown_paths);
             goto done;
         }
+        w->target_existed = t.exists;
         w->f = create_tmp(w->tmp_path, &t);
         if (w->f) w->paths = create_tmp(w->tmp_paths, &t);
         if (!w->f || !w->paths) {
+            /* named as the user wrote it; the temporary it is written as first, in the same folder, beside it */
             char shown[4096];
-            snprintf(err, errlen, "%s: cannot create: %s",
-                     sg_cli_shown_path(w->f ? w->tmp_paths : w->tmp_path, shown, sizeof shown), strerror(errno));
+            const char *tmp = w->f ? w->tmp_paths : w->tmp_path, *base = strrchr(tmp, '/');
+            snprintf(err, errlen, "%s: cannot create (it is written as %s first, then renamed): %s",
+                     w->f ? w->shown_paths : w->shown, sg_cli_shown_path(base ? base + 1 : tmp, shown, sizeof shown),
+                     strerror(errno));
             if (w->f) {
                 fclose(w->f);
                 w->f = NULL;
@@ -175,6 +183,16 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
         }
         guard_tmp_files(w->tmp_path, w->tmp_paths);
         rc = 0;
+    } else if (t.exists && !cfg->append) {
+        int fd = open(t.path, O_WRONLY | O_CLOEXEC); /* can it be written? (neither truncated nor created) */
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
+        } else {
+            close(fd);
+            w->target_existed = 1;
+            w->lazy_path = sg_cli_xstrdup(t.path);
+            rc = 0;
+        }
     } else {
         w->f = fopen(t.path, cfg->append ? "ab" : "wb");
         if (!w->f) snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
@@ -183,6 +201,36 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
 done:
     sg_cli_out_target_free(&t);
     return rc;
+}
+
+/* What a file holds before its first row: the npy / fbin header with N = 0 (patched at the end), or a JSON
+ * array's opening bracket. */
+static int write_start(sg_cli_writer *w, char *err, size_t errlen) {
+    const sg_cli_writer_cfg *cfg = &w->cfg;
+    if (cfg->format == SG_FMT_NPY) {
+        unsigned char pre[NPY_PREAMBLE];
+        npy_preamble(pre, 0, cfg->dim);
+        return write_all(w, pre, sizeof pre, err, errlen);
+    }
+    if (cfg->format == SG_FMT_FBIN) {
+        unsigned char hdr[8];
+        put_u32le(hdr, 0);
+        put_u32le(hdr + 4, (uint32_t)cfg->dim);
+        return write_all(w, hdr, sizeof hdr, err, errlen);
+    }
+    if (cfg->format == SG_FMT_JSON && !cfg->single) return write_all(w, "[", 1, err, errlen);
+    return 0;
+}
+
+/* The first row of a JSON output over an existing file: only now is the file truncated and started. */
+static int open_lazy(sg_cli_writer *w, char *err, size_t errlen) {
+    if (!(w->f = fopen(w->lazy_path, "wb"))) {
+        snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
+        return -1;
+    }
+    free(w->lazy_path);
+    w->lazy_path = NULL;
+    return write_start(w, err, errlen);
 }
 
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen) {
@@ -215,20 +263,7 @@ sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_
         w->scores = sg_cli_xmalloc((size_t)cfg->zeroshot->n * sizeof(double));
         w->top = sg_cli_xmalloc((size_t)cfg->zeroshot->top_k * sizeof(int));
     }
-    int rc = 0;
-    if (cfg->format == SG_FMT_NPY) {
-        unsigned char pre[NPY_PREAMBLE];
-        npy_preamble(pre, 0, cfg->dim);
-        rc = write_all(w, pre, sizeof pre, err, errlen);
-    } else if (cfg->format == SG_FMT_FBIN) {
-        unsigned char hdr[8];
-        put_u32le(hdr, 0);
-        put_u32le(hdr + 4, (uint32_t)cfg->dim);
-        rc = write_all(w, hdr, sizeof hdr, err, errlen);
-    } else if (cfg->format == SG_FMT_JSON && !cfg->single) {
-        rc = write_all(w, "[", 1, err, errlen);
-    }
-    if (rc != 0) {
+    if (!w->lazy_path && write_start(w, err, errlen) != 0) {
         sg_cli_writer_close(w, 0, w->errbuf, sizeof w->errbuf);
         return NULL;
     }
@@ -284,6 +319,7 @@ void sg_cli_normalize_row(float *v, int d) {
 int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char *err, size_t errlen) {
     const sg_cli_writer_cfg *c = &w->cfg;
     int rc;
+    if (w->lazy_path && open_lazy(w, err, errlen) != 0) return -1;
     if (c->format == SG_FMT_JSON || c->format == SG_FMT_JSONL) {
         sg_cli_buf_clear(&w->line);
         if (c->format == SG_FMT_JSON && !c->single) sg_cli_buf_puts(&w->line, w->rows ? ",\n" : "\n");
@@ -320,7 +356,7 @@ int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char
 }
 
 int sg_cli_writer_flush(sg_cli_writer *w, char *err, size_t errlen) {
-    if (fflush(w->f) != 0) {
+    if (w->f && fflush(w->f) != 0) {
         snprintf(err, errlen, "%s: write failed: %s", w->shown, strerror(errno));
         return -1;
     }
@@ -364,7 +400,11 @@ static int json_end(sg_cli_writer *w, char *err, size_t errlen) {
 int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) {
     int rc = 0;
     char tmp[256];
-    if (commit) {
+    if (w->lazy_path) {
+        /* No row came: the existing file was never opened and stays as it was. */
+    } else if (commit && w->rows == 0 && w->target_existed && w->tmp_path) {
+        commit = 0; /* the same for a binary format: its temporaries are removed, the existing file kept */
+    } else if (commit) {
         rc = json_end(w, err, errlen);
         if (rc == 0) rc = patch_header(w, err, errlen);
     } else {
@@ -403,3 +443,5 @@ int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) 
 }
 
 uint64_t sg_cli_writer_rows(const sg_cli_writer *w) { return w->rows; }
+
+int sg_cli_writer_keeps_existing(const sg_cli_writer *w) { return w->rows == 0 && w->target_existed; }

@@ -12,7 +12,9 @@
  * formats; a json run that wrote no row (its single input failed) ends as [] so the file is valid JSON.
  * Where -o really writes is outpath.h's business: binary formats to a regular file (a symlink's target
  * included) are written to TARGET.tmp.PID (and TARGET.paths.tmp.PID) and renamed into place only when
- * complete, so a TARGET that exists is whole; TARGET.paths holds each row's path, its exact bytes and a '\n',
+ * complete, so a TARGET that exists is whole; JSON and JSONL are written in place (so --resume can continue
+ * them), but an existing TARGET is truncated only when the first row comes. Either way a run that writes no row
+ * leaves an existing TARGET as it was; TARGET.paths holds each row's path, its exact bytes and a '\n',
  * in row order. A path containing a newline cannot be listed there, so such an input is refused (the caller
  * reports it). A device, FIFO or descriptor (/dev/fd/N) is written in place, streamable formats only, with
  * no .paths file.
@@ -60,11 +62,16 @@ void sg_cli_normalize_row(float *v, int d);
 int sg_cli_writer_flush(sg_cli_writer *w, char *err, size_t errlen);
 
 /* Finishes the file (closing bracket, final N in the header, rename into place) and frees w. With commit
- * == 0 (a failed run) a temporary binary output is removed instead, and text outputs are just flushed.
+ * == 0 (a failed run) a temporary binary output is removed instead, and text outputs are just flushed. With no
+ * row written, an existing regular file is left untouched (sg_cli_writer_keeps_existing).
  * Returns 0 or -1 with a reason. */
 int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen);
 
 /* Rows written so far. */
 uint64_t sg_cli_writer_rows(const sg_cli_writer *w);
+
+/* 1 if -o names an existing regular file that no row has reached: closing now leaves it as it was (a run that
+ * embedded nothing, such as one given a folder that is not there, never empties the previous results). */
+int sg_cli_writer_keeps_existing(const sg_cli_writer *w);
 
 #endif

@@ -11,6 +11,11 @@
 3. Two names that differ only in bytes that are not UTF-8 (x\\xff, x\\xfe) stay two rows whose path_base64
    gives back each exact name; --resume after losing one row embeds exactly that one again; FILE.paths holds
    the exact bytes; every row parses with Python's strict json.
+4. A run that writes no row (a folder that is not there, an empty folder, a single input that fails, a text run
+   whose every query fails) leaves an existing -o FILE byte for byte as it was, in every format (JSON and JSONL
+   are written in place, but truncated only when the first row comes), says so, and exits 1; a new FILE is still
+   created ([] for json); a run with rows replaces the file as before. (Session 27: each of these emptied the
+   previous results before.)
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -210,4 +215,46 @@ r = run([os.path.join(os.fsdecode(odd), os.fsdecode(names[0])), "-f", "json"])
 row1 = json.loads(r.stdout)
 check(base64.b64decode(row1.get("path_base64", "")) == os.path.join(odd, names[0]) and "\ufffd" in row1["path"],
       "json: a single row carries path_base64 too; \"path\" shows U+FFFD for display")
+
+# --- 4. a run that writes no row leaves an existing FILE as it was
+empty_dir = out("empty_dir")
+os.makedirs(empty_dir)
+cases = [("a folder that is not there", [out("no_such_folder") + "/"]), ("an empty folder", [empty_dir]),
+         ("a single input that fails", [out("no_such.png")])]
+for fmt in ("jsonl", "json", "npy", "fbin", "fvecs", "f32"):
+    target = out(f"kept.{fmt}")
+    r = run(IMGS + ["-f", fmt, "-o", target])
+    sidecar = target + ".paths" if fmt in ("npy", "fbin", "fvecs", "f32") else None
+    before = open(target, "rb").read()
+    before_side = open(sidecar, "rb").read() if sidecar else None
+    check(r.returncode == 0 and len(before) > 0, f"-f {fmt}: the first run wrote {len(before)} bytes")
+    for what, inputs in cases:
+        r = subprocess.run([BIN, "--backend", "cpu", "--weights", FIX] + inputs + ["-f", fmt, "-o", target],
+                           capture_output=True, timeout=120)
+        after = open(target, "rb").read()
+        side_ok = sidecar is None or open(sidecar, "rb").read() == before_side
+        leftovers = [n for n in os.listdir(work) if ".tmp." in n]
+        check(r.returncode == 1 and after == before and side_ok and not leftovers
+              and b"left as it was" in r.stderr,
+              f"-f {fmt} over an existing file, {what}: exit 1, the file{' and its .paths' if sidecar else ''} "
+              f"untouched, no temporaries, and it says so (exit {r.returncode}, {len(after)} of {len(before)} bytes; "
+              f"{r.stderr.decode(errors='replace').strip()[-120:]})")
+    r = run(IMGS[:1] + ["-f", fmt, "-o", target])
+    after = open(target, "rb").read()
+    check(r.returncode == 0 and after != before, f"-f {fmt}: a run with a row still replaces the file")
+new_json = out("new_empty.json")
+r = run([out("no_such.png"), "-o", new_json])
+check(r.returncode == 1 and open(new_json, "rb").read() == b"[]\n",
+      f"a new FILE with no row is still created: json holds [] (exit {r.returncode})")
+# a text run whose only query fails (invalid UTF-8) over an existing file
+TXT = fixture("tinytext")
+qfile, tj = out("bad_queries.txt"), out("texts.jsonl")
+with open(qfile, "wb") as f:
+    f.write(b"bad \xff query\n")
+with open(tj, "wb") as f:
+    f.write(b"previous results\n")
+r = subprocess.run([BIN, "--backend", "cpu", "--weights", TXT, "--texts-from", qfile, "-o", tj],
+                   capture_output=True, timeout=120)
+check(r.returncode == 1 and open(tj, "rb").read() == b"previous results\n" and b"left as it was" in r.stderr,
+      f"a text run whose every query fails leaves an existing -o FILE as it was (exit {r.returncode})")
 done()
