@@ -205,6 +205,15 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     if (a->verbose)
         fprintf(stderr, "siglip2-embed: text backend %s: %s\nsiglip2-embed: text attention: %s\n", env.backend->name,
                 env.why, env.mask_why);
+    /* GPU-only options that a text run could not honour: said, as for images, not silently dropped. */
+    if (strcmp(env.backend->name, "cpu") == 0 && (a->device_set || a->precision != SG_PRECISION_AUTO))
+        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: text runs on the cpu backend here (%s), which "
+                        "computes in fp32\n",
+                a->device_set ? "--device" : "", a->device_set && a->precision != SG_PRECISION_AUTO ? " and " : "",
+                a->precision != SG_PRECISION_AUTO ? "--precision" : "", env.why);
+    else if (a->precision == SG_PRECISION_FP8)
+        fprintf(stderr, "siglip2-embed: warning: --precision fp8 ignored: text queries run on the portable cuda "
+                        "path in bf16 (FP8 is for images, in the sm90 and sm100 megakernels)\n");
     int single = a->ntexts == 1 && !a->texts_from;
     sg_cli_format fmt = choose_format(a, single);
     sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
@@ -336,7 +345,7 @@ int main(int argc, char **argv) {
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
     if (a.resume) {
         sg_cli_resume_info ri;
-        if (sg_cli_resume_prepare(a.output, D, &done, &ri, err, sizeof err) != 0) {
+        if (sg_cli_resume_prepare(a.output, D, labels, &done, &ri, err, sizeof err) != 0) {
             setup_error(err);
             goto out;
         }

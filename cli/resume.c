@@ -60,8 +60,46 @@ static int unescape(const char *s, const char *e, sg_cli_buf *out) {
     return 0;
 }
 
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, char *err, size_t errlen) {
+/* Moves p past a number as the writer prints floats (%.9g: digits, sign, point, exponent). -1 if none is there. */
+static int skip_number(const char **p, const char *end) {
+    const char *t = *p;
+    while (*p < end && **p && strchr("0123456789+-.eE", **p)) (*p)++;
+    if (*p == t || *p - t >= 64) return -1;
+    char num[64];
+    memcpy(num, t, (size_t)(*p - t));
+    num[*p - t] = '\0';
+    char *e;
+    strtod(num, &e);
+    return *e ? -1 : 0;
+}
+
+/* Moves p past a JSON string as the writer makes it: "...", with backslash escapes and no raw control byte. */
+static int skip_string(const char **p, const char *end) {
+    if (expect(p, end, "\"") != 0) return -1;
+    while (*p < end && **p != '"') {
+        if ((unsigned char)**p < 0x20) return -1;
+        *p += (**p == '\\' && *p + 1 < end) ? 2 : 1;
+    }
+    return expect(p, end, "\"");
+}
+
+/* Moves p past the zero-shot block the writer puts after the path with --labels (zeroshot.h):
+ * ,"labels":[{"label":"...","score":S},...], at least one entry. */
+static int skip_labels(const char **p, const char *end) {
+    if (expect(p, end, ",\"labels\":[") != 0) return -1;
+    for (;;) {
+        if (expect(p, end, "{\"label\":") != 0 || skip_string(p, end) != 0 || expect(p, end, ",\"score\":") != 0 ||
+            skip_number(p, end) != 0 || expect(p, end, "}") != 0)
+            return -1;
+        if (expect(p, end, ",") != 0) break;
+    }
+    return expect(p, end, "]");
+}
+
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, int *has_labels, char *err,
+                             size_t errlen) {
     const char *p = line, *end = line + len;
+    if (has_labels) *has_labels = 0;
     if (expect(&p, end, k_row_start) != 0) {
         snprintf(err, errlen, "does not start with {\"path\":\"");
         return -1;
@@ -112,8 +150,15 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
                  has_b64 ? "the bytes of its path_base64" : "it");
         return -1;
     }
+    if (end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
+        if (skip_labels(&p, end) != 0) {
+            snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
+            return -1;
+        }
+        if (has_labels) *has_labels = 1;
+    }
     if (expect(&p, end, ",\"embedding\":") != 0) {
-        snprintf(err, errlen, "no \"embedding\" after the path");
+        snprintf(err, errlen, "no \"embedding\" after the path%s", has_labels && *has_labels ? " and its labels" : "");
         return -1;
     }
     if (expect(&p, end, "null}") == 0) {
@@ -126,27 +171,9 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
     }
     int count = 0;
     for (;;) {
-        const char *t = p;
-        if (expect(&p, end, "null") != 0) {
-            while (p < end && (strchr("0123456789+-.eE", *p) && *p)) p++;
-            if (p == t) {
-                snprintf(err, errlen, "embedding element %d is not a number", count);
-                return -1;
-            }
-            char num[64];
-            size_t n = (size_t)(p - t);
-            if (n >= sizeof num) {
-                snprintf(err, errlen, "embedding element %d is too long", count);
-                return -1;
-            }
-            memcpy(num, t, n);
-            num[n] = '\0';
-            char *e;
-            strtod(num, &e);
-            if (*e) {
-                snprintf(err, errlen, "embedding element %d ('%s') is not a number", count, num);
-                return -1;
-            }
+        if (expect(&p, end, "null") != 0 && skip_number(&p, end) != 0) {
+            snprintf(err, errlen, "embedding element %d is not a number", count);
+            return -1;
         }
         count++;
         if (p < end && *p == ',') {
@@ -171,13 +198,20 @@ trailing:
     return -1;
 }
 
+/* 1 if the row (without its '\n') is a failed input's, "embedding":null. */
+static int is_null_row(const char *line, size_t len) {
+    static const char tail[] = ",\"embedding\":null}";
+    size_t n = sizeof tail - 1;
+    return len >= n && memcmp(line + len - n, tail, n) == 0;
+}
+
 int sg_cli_resume_is_torn_row(const char *line, size_t len) {
     size_t n = strlen(k_row_start);
     return len > 0 && memcmp(line, k_row_start, len < n ? len : n) == 0 && memchr(line, '\n', len) == NULL;
 }
 
-int sg_cli_resume_prepare(const char *path, int dim, sg_cli_pathset *done, sg_cli_resume_info *info, char *err,
-                          size_t errlen) {
+int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset *done, sg_cli_resume_info *info,
+                          char *err, size_t errlen) {
     memset(info, 0, sizeof *info);
     char shown[4096];
     sg_cli_shown_path(path, shown, sizeof shown);
@@ -216,11 +250,23 @@ int sg_cli_resume_prepare(const char *path, int dim, sg_cli_pathset *done, sg_cl
             rc = -1;
             break;
         }
-        if (sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, perr, sizeof perr) != 0) {
+        int row_labels;
+        if (sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, &row_labels, perr, sizeof perr) != 0) {
             snprintf(err, errlen,
                      "%s:%llu: not a siglip2-embed JSONL row with %d floats (%s); refusing to touch a file that is "
                      "not ours",
                      shown, (unsigned long long)lineno, dim, perr);
+            rc = -1;
+            break;
+        }
+        /* Rows with an embedding carry labels exactly when the run that wrote them had --labels (a failed input's
+         * null row never does): the continued file should not mix the two. */
+        if (row_labels != labels && !(labels && is_null_row(line, (size_t)n - 1))) {
+            snprintf(err, errlen,
+                     "%s:%llu: this row %s zero-shot labels and this run %s: resume with the labels the file was "
+                     "written with",
+                     shown, (unsigned long long)lineno, row_labels ? "has" : "has no",
+                     labels ? "asks for them (--labels)" : "has no --labels");
             rc = -1;
             break;
         }

@@ -20,7 +20,10 @@ tokenizer_config.json and the text tower are checked together:
     checkpoint and a checkpoint without tokenizer.json fail with exit 2 naming what and where;
   - zero-shot, both fixtures: --labels on the fixture's PNGs gives the HF pipeline's scores within 1e-4, sorted,
     --top-k;
-    --labels-from, --template, and the usage errors (binary format, text run, template without {}).
+    --labels-from, --template, and the usage errors (binary format, text run, template without {});
+  - --resume of a --labels JSONL (session 27: refused as "not ours" before): continues with --labels, each image
+    once and every row with its labels; refused untouched (exit 2) without --labels; --precision on a text run
+    is said to be ignored.
 """
 import json
 import os
@@ -240,4 +243,25 @@ r = run(["--labels", "dog,,cat", imgs[0]])
 check(r.returncode == 2 and b"empty" in r.stderr, "--labels with an empty label: error")
 r = run(["--labels", "dog", "--weights", os.path.join(ROOT, "tests/fixtures/tiny196"), os.path.join(FIX, "zs0.png")])
 check(r.returncode == 2 and b"tokenizer.json" in r.stderr, "--labels on a checkpoint without tokenizer.json: exit 2")
+# GPU-only options on a text run: said, not silently dropped (session 27: nothing was said before)
+r = subprocess.run([BIN, "--weights", FIX, "--text", "hi", "--precision", "fp8", "-f", "jsonl"], capture_output=True,
+                   timeout=600)
+check(r.returncode == 0 and b"--precision" in r.stderr and b"ignored" in r.stderr,
+      f"--precision fp8 on a text run: embedded, with a warning that it was ignored ({r.stderr.decode().strip()[:100]!r})")
+
+# --resume of a --labels run: the rows the tool wrote with their labels are its own
+lab = out("labels_resume.jsonl")
+r = run(["--labels", "dog,cat", "-o", lab] + imgs)
+full = open(lab, "rb").read().splitlines(keepends=True)
+with open(lab, "wb") as f:
+    f.writelines(full[:1])
+r = run(["--labels", "dog,cat", "--resume", "-o", lab] + imgs)
+rows = [json.loads(x) for x in open(lab, "rb").read().splitlines()]
+check(r.returncode == 0 and sorted(x["path"] for x in rows) == sorted(imgs) and all(x.get("labels") for x in rows),
+      f"--labels --resume continues a --labels file: {len(rows)} rows, each image once, all with labels "
+      f"(exit {r.returncode}: {r.stderr.decode().strip()[-120:]})")
+before = open(lab, "rb").read()
+r = run(["--resume", "-o", lab] + imgs)
+check(r.returncode == 2 and open(lab, "rb").read() == before and b"labels" in r.stderr,
+      f"--resume without --labels on a --labels file: exit 2, untouched, says why (exit {r.returncode})")
 done()

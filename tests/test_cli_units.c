@@ -256,7 +256,7 @@ static void check_refused(const char *path, const char *data, size_t n, const ch
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     char err[512] = "";
-    int rc = sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err);
+    int rc = sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err);
     size_t len;
     char *s = slurp(path, &len);
     CHECK(rc == -1 && strstr(err, "not ours") && s && len == n && memcmp(s, data, n) == 0,
@@ -269,17 +269,17 @@ static void test_resume(void) {
     sg_cli_buf key = {0};
     char err[256];
     const char *good = "{\"path\":\"a\\\"b\",\"embedding\":[1,-2.5e-07,3]}";
-    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, err, sizeof err) == 0 && strcmp(key.p, "a\"b") == 0,
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, NULL, err, sizeof err) == 0 && strcmp(key.p, "a\"b") == 0,
           "resume: parses our row and returns the path's exact bytes");
     const char *nul = "{\"path\":\"x\",\"embedding\":null}";
-    CHECK(sg_cli_resume_parse_line(nul, strlen(nul), 3, &key, err, sizeof err) == 0, "resume: null row");
-    CHECK(sg_cli_resume_parse_line(good, strlen(good), 4, &key, err, sizeof err) == -1 && strstr(err, "expected 4"),
+    CHECK(sg_cli_resume_parse_line(nul, strlen(nul), 3, &key, NULL, err, sizeof err) == 0, "resume: null row");
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 4, &key, NULL, err, sizeof err) == -1 && strstr(err, "expected 4"),
           "resume: wrong dim refused (%s)", err);
     /* a non-UTF-8 name: the row the writer makes of it parses back to the same bytes */
     sg_cli_buf row = {0};
     const float v3[3] = {1, 2, 3};
     sg_cli_json_put_row(&row, "d/x\xff\n.jpg", v3, 3);
-    CHECK(sg_cli_resume_parse_line(row.p, row.len, 3, &key, err, sizeof err) == 0 && strcmp(key.p, "d/x\xff\n.jpg") == 0,
+    CHECK(sg_cli_resume_parse_line(row.p, row.len, 3, &key, NULL, err, sizeof err) == 0 && strcmp(key.p, "d/x\xff\n.jpg") == 0,
           "resume: a path_base64 row gives back the exact bytes (%s)", row.p);
     const char *bads[] = {"{\"path\":\"x\",\"embedding\":[1,2,}", "{\"path\":\"x\",\"embedding\":[1,2,3]}x",
                           "{\"name\":\"x\"}", "{\"path\":\"x\",\"embedding\":[1,zz,3]}", "",
@@ -291,22 +291,39 @@ static void test_resume(void) {
                           "{\"path\":\"y\xef\xbf\xbd\",\"path_base64\":\"eP8=\",\"embedding\":null}", /* path != bytes */
                           "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eP9=\",\"embedding\":null}"}; /* not canonical */
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++)
-        CHECK(sg_cli_resume_parse_line(bads[i], strlen(bads[i]), 3, &key, err, sizeof err) == -1,
+        CHECK(sg_cli_resume_parse_line(bads[i], strlen(bads[i]), 3, &key, NULL, err, sizeof err) == -1,
               "resume: rejects row %zu '%s' (%s)", i, bads[i], err);
     const char *ok_ff = "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eP8=\",\"embedding\":null}";
-    CHECK(sg_cli_resume_parse_line(ok_ff, strlen(ok_ff), 3, &key, err, sizeof err) == 0 && strcmp(key.p, "x\xff") == 0,
+    CHECK(sg_cli_resume_parse_line(ok_ff, strlen(ok_ff), 3, &key, NULL, err, sizeof err) == 0 && strcmp(key.p, "x\xff") == 0,
           "resume: x\\xff written as x U+FFFD + path_base64 parses back to x\\xff");
+    /* --labels rows: the zero-shot block between the path and the embedding (session 27: refused before) */
+    const char *lab = "{\"path\":\"p\",\"labels\":[{\"label\":\"a \\\"dog\\\"\",\"score\":0.93},"
+                      "{\"label\":\"cat\",\"score\":-1.5e-05}],\"embedding\":[1,2,3]}";
+    int has = -1;
+    CHECK(sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &has, err, sizeof err) == 0 && has == 1 &&
+              strcmp(key.p, "p") == 0,
+          "resume: a --labels row parses, with its labels seen (%s)", err);
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &has, err, sizeof err) == 0 && has == 0,
+          "resume: a row without labels says so");
+    const char *bad_labels[] = {"{\"path\":\"p\",\"labels\":[],\"embedding\":[1,2,3]}",
+                                "{\"path\":\"p\",\"labels\":[{\"label\":\"a\"}],\"embedding\":[1,2,3]}",
+                                "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":x}],\"embedding\":[1,2,3]}",
+                                "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":1}]}",
+                                "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":1}],\"note\":1,\"embedding\":[1,2,3]}"};
+    for (size_t i = 0; i < sizeof bad_labels / sizeof bad_labels[0]; i++)
+        CHECK(sg_cli_resume_parse_line(bad_labels[i], strlen(bad_labels[i]), 3, &key, &has, err, sizeof err) == -1,
+              "resume: rejects labels row %zu '%s' (%s)", i, bad_labels[i], err);
 
     char path[600];
     snprintf(path, sizeof path, "%s/r.jsonl", g_tmp);
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     unlink(path);
-    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 0,
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && set.count == 0,
           "resume: a missing file means nothing done yet");
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"b\",\"embedding\":null}\n"
                      "{\"path\":\"c\",\"embedding\":[1,2");
-    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
               info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "a") && sg_cli_pathset_has(&set, "b") &&
               !sg_cli_pathset_has(&set, "c"),
           "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
@@ -316,12 +333,27 @@ static void test_resume(void) {
     free(s);
     sg_cli_pathset_free(&set);
     write_file(path, "{\"pa");
-    CHECK(sg_cli_resume_prepare(path, 3, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
               info.dropped_bytes == 4,
           "resume: a file holding only the start of a row is emptied");
     sg_cli_pathset_free(&set);
     /* Issue 14, item 2: only a final line without newline that starts like our row may be cut off. */
     static const char row_a[] = "{\"path\":\"a\",\"embedding\":[1,2,3]}\n";
+    /* labels and the run must agree: a --labels file continues only with --labels, and the other way round */
+    char both[512];
+    snprintf(both, sizeof both, "%s\n{\"path\":\"q\",\"embedding\":null}\n", lab);
+    write_file(path, both);
+    CHECK(sg_cli_resume_prepare(path, 3, 1, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+              sg_cli_pathset_has(&set, "p") && sg_cli_pathset_has(&set, "q"),
+          "resume --labels: a --labels file (a null row among them) continues (%s)", err);
+    sg_cli_pathset_free(&set);
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has"),
+          "resume without --labels: a --labels file is refused (%s)", err);
+    sg_cli_pathset_free(&set);
+    write_file(path, row_a);
+    CHECK(sg_cli_resume_prepare(path, 3, 1, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has no"),
+          "resume --labels: a file without labels is refused (%s)", err);
+    sg_cli_pathset_free(&set);
     check_refused(path, "important notes\n", 16, "a note");
     check_refused(path, "important notes", 15, "a note without a final newline");
     check_refused(path, "{\"a\":1}\n", 8, "{\"a\":1}");
