@@ -43,7 +43,7 @@ typedef struct sg_cli_pipeline {
        that want a new input, never the compute thread's or writer's bookkeeping under mu) */
     pthread_mutex_t enum_mu;
     uint64_t seq;         /* inputs enumerated, filtered or not: names --dump-preprocessed files */
-    uint64_t next_idx;    /* inputs kept */
+    uint64_t next_idx;    /* inputs kept (written under enum_mu with atomic stores: the progress line reads it) */
     int enum_done;
     uint64_t skipped_shard, skipped_done;
     /* end of input (under mu) */
@@ -215,7 +215,7 @@ static void *worker_main(void *arg) {
             pthread_mutex_unlock(&p->mu);
             break;
         }
-        uint64_t seq = p->seq - 1, idx = p->next_idx++;
+        uint64_t seq = p->seq - 1, idx = __atomic_fetch_add(&p->next_idx, 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&p->enum_mu);
 
         uint64_t j = idx / (uint64_t)p->B;
@@ -412,6 +412,10 @@ static void *writer_main(void *arg) {
         uint64_t total = exact ? p->n_total : 0;
         pthread_mutex_unlock(&p->mu);
         if (!exact && c->counter) total = sg_cli_counter_get(c->counter, &exact);
+        if (!exact) { /* at least what the workers have taken so far (a list on stdin cannot be counted ahead) */
+            uint64_t seen = __atomic_load_n(&p->next_idx, __ATOMIC_RELAXED);
+            if (seen > total) total = seen;
+        }
 
         double t = sg_cli_now();
         if (c->rows_share_progress_tty) sg_cli_progress_clear(c->progress); /* never draw inside a row */

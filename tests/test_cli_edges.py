@@ -1,8 +1,9 @@
 """tests/test_cli_edges.py — the rough edges a new user hit (issue 14, items 4-14), each checked end to end.
 
  4  a run whose single input fails, -o x.json: the file is valid JSON ([])
- 5  progress: a total and an ETA before the end for a directory (counted ahead), "N+" while counting; rows on
-    the same terminal as the progress line (a pty) are never mixed with it, with or without --progress
+ 5  progress: a total and an ETA before the end for a directory (counted ahead), "N+" while counting or for a list
+    on stdin; rows on the same terminal as the progress line (a pty) are never mixed with it, with or without
+    --progress
  6  --files-from with CRLF line endings; control bytes in a path are shown escaped in messages
  7  -o out.NPY writes npy (extensions in any case, as for inputs)
  8  --weights DIR/config.json names the real problem and the directory meant
@@ -69,6 +70,14 @@ frames = [f for f in r.stderr.decode().replace("\n", "\r").split("\r") if "img/s
 early = frames[:-1]
 check(r.returncode == 0 and any("/400 images" in f and "ETA" in f for f in early),
       f"item 5: a directory run shows N/400 and an ETA before the end ({len(frames)} frames; first {early[:1]})")
+
+# --- 5a'. a list on stdin cannot be counted ahead: the line shows what was taken so far as a lower bound, "N+"
+listing = "".join(os.path.join(many, f"{i:04d}.png") + "\n" for i in range(400)).encode()
+r = run(["--progress", "-b", "1", "-j", "1", "--files-from", "-", "-o", out("many2.jsonl")], input=listing)
+frames = [f for f in r.stderr.decode().replace("\n", "\r").split("\r") if "img/s" in f]
+check(r.returncode == 0 and any("+ images" in f and "ETA" not in f for f in frames[:-1]) and "/400 images" in frames[-1],
+      f"item 5: a list on stdin shows a lower bound N+ (no ETA) before the end, N/400 at the end "
+      f"({len(frames)} frames; first {frames[:1]}; session 27: no total was shown before)")
 
 # --- 5b. rows on the terminal the progress line is drawn on: never mixed
 pngs = [p for p in ALL_IMAGES if p.endswith(".png")][:12]
