@@ -7,10 +7,12 @@
 #include "pipeline.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "buf.h"
 #include "shard.h"
@@ -152,20 +154,37 @@ static uint8_t *read_stdin(uint64_t cap, size_t *len, char *err, size_t errlen) 
     return b;
 }
 
+/* --dump-preprocessed: DIR/NNNNNN.ppm. Never through a symbolic link, and over an existing file only if it is a
+ * dump of the same size that a run of this tool left (a P6 header for S x S and exactly its bytes): any other
+ * file of that name is not ours and stays as it is (the input then fails, saying so). */
 static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, char *err, size_t errlen) {
-    char path[4096];
+    char path[4096], hdr[64], shown[4096];
     snprintf(path, sizeof path, "%s/%06llu.ppm", dir, (unsigned long long)seq);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        char shown[4096];
-        snprintf(err, errlen, "--dump-preprocessed: cannot create %s: %s", sg_cli_shown_path(path, shown, sizeof shown),
-                 strerror(errno));
+    int hlen = snprintf(hdr, sizeof hdr, "P6\n%d %d\n255\n", S, S);
+    size_t body = (size_t)S * S * 3;
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "--dump-preprocessed: cannot create %s: %s%s", sg_cli_shown_path(path, shown, sizeof shown),
+                 strerror(errno), errno == ELOOP ? " (a symbolic link: not followed)" : "");
+        if (fd >= 0) close(fd);
         return -1;
     }
-    int ok = fprintf(f, "P6\n%d %d\n255\n", S, S) > 0 && fwrite(px, 1, (size_t)S * S * 3, f) == (size_t)S * S * 3;
-    if (fclose(f) != 0) ok = 0;
+    if (st.st_size != 0) {
+        char old[64];
+        int ours = S_ISREG(st.st_mode) && (size_t)st.st_size == (size_t)hlen + body &&
+                   pread(fd, old, (size_t)hlen, 0) == hlen && memcmp(old, hdr, (size_t)hlen) == 0;
+        if (!ours || ftruncate(fd, 0) != 0) {
+            snprintf(err, errlen, "--dump-preprocessed: %s exists and is not an earlier dump of this size: not replaced",
+                     sg_cli_shown_path(path, shown, sizeof shown));
+            close(fd);
+            return -1;
+        }
+    }
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && fwrite(hdr, 1, (size_t)hlen, f) == (size_t)hlen && fwrite(px, 1, body, f) == body;
+    if (f ? fclose(f) != 0 : close(fd) != 0) ok = 0;
     if (!ok) {
-        char shown[4096];
         snprintf(err, errlen, "--dump-preprocessed: write failed on %s", sg_cli_shown_path(path, shown, sizeof shown));
         return -1;
     }
@@ -342,7 +361,12 @@ static void *compute_main(void *arg) {
         pthread_mutex_unlock(&p->mu);
         fifo[fifo_len++] = r;
 
-        while (fifo_len > 0 && (inflight == SG_BACKEND_MAX_INFLIGHT || fifo[0]->n_ok == 0)) {
+        /* Hand results on in order: the oldest once the backend holds its most batches, or at once when it
+         * holds no images (every input failed). A batch in flight with only such results behind it is also
+         * collected once they fill the pool (fifo_len == NRES): otherwise the next batch would wait for a free
+         * result that only the writer, waiting for this one, could give back (a hang after one good batch and
+         * a few batches of missing or corrupt files; session 27). */
+        while (fifo_len > 0 && (inflight == SG_BACKEND_MAX_INFLIGHT || fifo[0]->n_ok == 0 || fifo_len == NRES)) {
             result *f = fifo[0];
             memmove(fifo, fifo + 1, (size_t)(fifo_len - 1) * sizeof *fifo);
             fifo_len--;

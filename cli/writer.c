@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "buf.h"
 #include "json_text.h"
+#include "our_output.h"
 #include "outpath.h"
 #include "shown_path.h"
 
@@ -125,6 +126,21 @@ static void writer_free(sg_cli_writer *w) {
     free(w);
 }
 
+/* 1 (with err set) if the existing regular file at path does not look like an output of this tool
+ * (our_output.h): replacing it would destroy a file we did not write. */
+static int refuse_foreign(const char *path, const char *shown, char *err, size_t errlen) {
+    char why[256];
+    int ours = sg_cli_our_output(path, why, sizeof why);
+    if (ours == 1) return 0;
+    if (ours == 0)
+        snprintf(err, errlen,
+                 "%s exists and was not written by siglip2-embed (%s): not replaced (remove it or choose another -o)",
+                 shown, why);
+    else
+        snprintf(err, errlen, "%s exists and %s: not replaced", shown, why);
+    return 1;
+}
+
 /* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats to a regular
  * file (with FILE.paths the same way); in place for JSON to a regular file: appended with --resume, created
  * now when new, and when it exists only checked for writing now and truncated at the first row (lazy_path).
@@ -134,7 +150,9 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
     sg_cli_out_target t;
     if (sg_cli_out_resolve(cfg->path, &t, err, errlen) != 0) return -1;
     int rc = -1;
-    if (t.mode == SG_OUT_IN_PLACE) {
+    if (t.mode == SG_OUT_REPLACE && t.exists && !cfg->append && refuse_foreign(t.path, w->shown, err, errlen)) {
+        /* err says why */
+    } else if (t.mode == SG_OUT_IN_PLACE) {
         if (cfg->append) {
             snprintf(err, errlen, "%s: --resume needs a regular file to append to, not a %s", w->shown, t.kind);
         } else if ((cfg->format == SG_FMT_NPY || cfg->format == SG_FMT_FBIN) && !t.seekable) {
@@ -162,6 +180,15 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
         sg_cli_out_target_free(&tp);
         if (!paths_ok) {
             snprintf(err, errlen, "%s exists and is not a regular file: refusing to replace it", w->shown_paths);
+            goto done;
+        }
+        struct stat pst;
+        if (!t.exists && stat(w->final_paths, &pst) == 0) {
+            /* a list beside a file that is not there: not one this tool left (it renames both together) */
+            snprintf(err, errlen,
+                     "%s exists but %s does not, so it was not written by siglip2-embed: not replaced (remove it or "
+                     "choose another -o)",
+                     w->shown_paths, w->shown);
             goto done;
         }
         w->target_existed = t.exists;

@@ -7,11 +7,13 @@
 #include "preprocess/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Pillow's DecompressionBombError threshold: 2 * Image.MAX_IMAGE_PIXELS (89,478,485, which only warns).
  * Everything Pillow opens without error we open; above it both refuse. */
@@ -167,12 +169,15 @@ int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t
     sg_preprocess_opts def;
     if (!opts) sg_preprocess_opts_default(&def), opts = &def;
     double t0 = sg_now();
-    FILE *f = fopen(path, "rb");
-    if (!f) return sg_pre_err(err, errlen, "cannot open: %s", strerror(errno));
+    /* O_NONBLOCK: opening a FIFO named as an input would otherwise wait for a writer forever; it is refused
+     * below like any file that is not regular, and a regular file reads the same either way. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return sg_pre_err(err, errlen, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return sg_pre_err(err, errlen, "not a regular file");
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return sg_pre_err(err, errlen, "not a regular file (FIFO, socket or device): not read");
     }
     if ((uint64_t)st.st_size > opts->max_file_bytes) {
         fclose(f);

@@ -2,7 +2,8 @@
 # tests/test_cli.sh — siglip2-embed as a Unix tool: --help, bad flags, missing weights, inputs (files,
 # directories, --files-from with newlines and NULs, an image on stdin), ordering under many threads, bad
 # inputs among good ones (message, rows, exit status for each --on-error), --info, --progress.
-# CPU backend on the tiny196 fixture; outputs are poisoned before each run and checked with python's json.
+# CPU backend on the tiny196 fixture; outputs hold an earlier run's stale row before each run and are checked with
+# python's json.
 source "$(dirname "$0")/lib.sh"
 B=$SG_BIN
 W=(--backend cpu --weights "$SG_ROOT/tests/fixtures/tiny196")
@@ -47,7 +48,7 @@ cp "$SG_ROOT"/tests/images/bmp_24.bmp "$T/imgs/z.bmp"
 cp "$SG_ROOT"/tests/images/ppm_p6.ppm "$T/imgs/noext"
 echo "not an image" >"$T/imgs/readme.txt"
 paths() { "$PY" -c 'import json,sys; [print(json.loads(l)["path"]) for l in sys.stdin]'; }
-echo poison >"$T/o.jsonl"
+echo '{"path":"stale output of an earlier run","embedding":null}' >"$T/o.jsonl"
 "$B" "${W[@]}" -q "$T/imgs" -o "$T/o.jsonl"; rc=$?
 got=$(paths <"$T/o.jsonl" | sed "s|$T/imgs/||" | tr '\n' ' ')
 check "directory: exit 0" test $rc -eq 0
@@ -88,7 +89,7 @@ echo "garbage garbage garbage" >"$T/bad/4_garbage.png"
 : >"$T/bad/5_empty.jpg"
 cp "$T/imgs/z.bmp" "$T/bad/6.bmp"
 for mode in skip null; do
-    echo poison >"$T/bad_$mode.jsonl"
+    echo '{"path":"stale output of an earlier run","embedding":null}' >"$T/bad_$mode.jsonl"
     "$B" "${W[@]}" -q -j 3 -b 2 --on-error $mode "$T/bad" -o "$T/bad_$mode.jsonl" 2>"$T/bad_$mode.err"; rc=$?
     check "--on-error $mode: exit 1 when some inputs fail" test $rc -eq 1
     for f in 2_truncated.jpg 4_garbage.png 5_empty.jpg; do

@@ -34,9 +34,21 @@ def out(name):
 
 
 def poison(path):
-    """A stale file where the output goes: the run must replace it, not leave it."""
+    """A stale output of an earlier run where the output goes (5 rows of 3 floats, NaN): the run must replace it, not
+    leave it or append to it. (A file the tool did not write is refused instead: test_cli_safety.py.)"""
+    stale = np.full((5, 3), np.nan, dtype="<f4")
+    ext = path.rsplit(".", 1)[-1]
+    if ext in ("json", "jsonl"):
+        body = b'{"path":"stale","embedding":null}\n' * 5
+    elif ext == "npy":
+        np.save(path, stale)
+        return
+    elif ext == "fbin":
+        body = np.array([5, 3], "<u4").tobytes() + stale.tobytes()
+    else:  # fvecs
+        body = np.hstack([np.full((5, 1), 3, "<i4"), stale.view("<i4")]).tobytes()
     with open(path, "wb") as f:
-        f.write(b"\xde\xad" * 1000)
+        f.write(body)
 
 
 # Inputs: a random selection of the test images plus a fresh random-noise PPM (new pixels every run).

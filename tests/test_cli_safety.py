@@ -16,6 +16,11 @@
    are written in place, but truncated only when the first row comes), says so, and exits 1; a new FILE is still
    created ([] for json); a run with rows replaces the file as before. (Session 27: each of these emptied the
    previous results before.)
+5. Session 27's audit: an existing -o FILE that this tool did not write (an image, a note, an input named as the
+   output, a hard link to one) is refused with exit 2 and left as it was, and so is a FILE.paths beside a FILE that
+   is not there; an earlier output of ours is still replaced; a FIFO named as an input fails alone instead of
+   blocking; --dump-preprocessed never writes through a symbolic link nor over a file that is not an earlier dump;
+   one good image and then batches of failed inputs end (the run hung before).
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -43,7 +48,8 @@ IMGS = [os.path.join(IMAGES, n) for n in ("png_rgb.png", "jpeg_444.jpg", "bmp_24
 def run(args, **kw):
     if "stdout" not in kw:
         kw.setdefault("capture_output", True)
-    return subprocess.run([BIN] + W + args, timeout=120, **kw)
+    kw.setdefault("timeout", 120)
+    return subprocess.run([BIN] + W + args, **kw)
 
 
 def out(name):
@@ -98,8 +104,7 @@ if have_dev:
 # --- 1c. a symlink: followed; the target is replaced in its own folder, the link stays a link
 os.makedirs(out("real"))
 target = out("real/data.npy")
-with open(target, "wb") as f:
-    f.write(b"old contents")
+np.save(target, np.zeros((2, D), "<f4"))  # an earlier output of ours (a file we did not write is refused: 5a)
 os.symlink("real/data.npy", out("link.npy"))
 r = run(IMGS + ["-o", out("link.npy")])
 is_link = os.path.islink(out("link.npy")) and os.readlink(out("link.npy")) == "real/data.npy"
@@ -251,10 +256,83 @@ TXT = fixture("tinytext")
 qfile, tj = out("bad_queries.txt"), out("texts.jsonl")
 with open(qfile, "wb") as f:
     f.write(b"bad \xff query\n")
+prev_rows = b'{"text":"an earlier run\'s query","embedding":null}\n'
 with open(tj, "wb") as f:
-    f.write(b"previous results\n")
+    f.write(prev_rows)
 r = subprocess.run([BIN, "--backend", "cpu", "--weights", TXT, "--texts-from", qfile, "-o", tj],
                    capture_output=True, timeout=120)
-check(r.returncode == 1 and open(tj, "rb").read() == b"previous results\n" and b"left as it was" in r.stderr,
+check(r.returncode == 1 and open(tj, "rb").read() == prev_rows and b"left as it was" in r.stderr,
       f"a text run whose every query fails leaves an existing -o FILE as it was (exit {r.returncode})")
+# --- 5a. an existing -o FILE that this tool did not write is refused and left as it was
+img = out("photo.jpg")
+shutil.copy(IMGS[1], img)
+jpeg = open(img, "rb").read()
+note = out("notes.json")
+with open(note, "wb") as f:
+    f.write(b"important notes\n")
+link = out("hardlink.json")
+os.link(img, link)
+for what, inputs, target, fmt in [("an input named as the output", [img], img, []),
+                                  ("an image given as -o (a glob's first match)", IMGS[:1], img, []),
+                                  ("a note", IMGS[:1], note, []), ("a hard link to an input", [img], link, []),
+                                  ("a note, as npy", IMGS[:1], note, ["-f", "npy"])]:
+    before = open(target, "rb").read()
+    r = run(inputs + fmt + ["-o", target])
+    check(r.returncode == 2 and open(target, "rb").read() == before and b"not written by siglip2-embed" in r.stderr
+          and not [n for n in os.listdir(work) if ".tmp." in n],
+          f"-o over {what}: exit 2, the file untouched ({r.returncode}: {r.stderr.decode().strip()[-110:]})")
+check(open(img, "rb").read() == jpeg, "the image named as -o is byte for byte the same after all of that")
+lone = out("lone.npy")
+with open(lone + ".paths", "wb") as f:
+    f.write(b"someone's list\n")
+r = run(IMGS[:1] + ["-o", lone])
+check(r.returncode == 2 and open(lone + ".paths", "rb").read() == b"someone's list\n" and not os.path.exists(lone),
+      f"-o x.npy with an x.npy.paths but no x.npy: exit 2, the list untouched ({r.returncode})")
+for fmt in ("jsonl", "json", "npy", "fbin", "fvecs", "f32"):  # an earlier output of ours, in any format, is replaced
+    prev = out(f"prev.{fmt}")
+    r1 = run(IMGS + ["-f", fmt, "-o", prev])
+    r2 = run(IMGS[:1] + ["-f", "jsonl" if fmt != "jsonl" else "npy", "-o", prev])
+    check(r1.returncode == 0 and r2.returncode == 0, f"an earlier {fmt} output of ours is replaced (a format change "
+          f"too): exit {r1.returncode}, {r2.returncode} ({r2.stderr.decode().strip()[-100:]})")
+
+# --- 5b. a FIFO named as an input fails alone (opening it waited for a writer forever)
+fifo_in = out("pipe.jpg")
+os.mkfifo(fifo_in)
+try:
+    r = run([fifo_in] + IMGS[:1] + ["-f", "jsonl"], timeout=20)
+    ok = r.returncode == 1 and len(r.stdout.splitlines()) == 1 and b"not a regular file" in r.stderr
+    got = f"exit {r.returncode}"
+except subprocess.TimeoutExpired:
+    ok, got = False, "still blocked after 20 s"
+check(ok, f"a FIFO named as an input: fails alone, the other input embedded ({got})")
+
+# --- 5c. --dump-preprocessed: no write through a symbolic link, none over a file that is not an earlier dump
+dump = out("dump")
+os.makedirs(dump)
+precious = out("precious.txt")
+with open(precious, "wb") as f:
+    f.write(b"important\n")
+os.symlink(precious, os.path.join(dump, "000000.ppm"))
+with open(os.path.join(dump, "000001.ppm"), "wb") as f:
+    f.write(b"user file\n")
+r = run(IMGS + ["--dump-preprocessed", dump, "-f", "jsonl"])
+third = open(os.path.join(dump, "000002.ppm"), "rb").read() if os.path.exists(os.path.join(dump, "000002.ppm")) else b""
+check(r.returncode == 1 and open(precious, "rb").read() == b"important\n"
+      and open(os.path.join(dump, "000001.ppm"), "rb").read() == b"user file\n" and third.startswith(b"P6\n"),
+      f"--dump-preprocessed: a link in DIR is not followed and a foreign file not replaced (exit {r.returncode}); the "
+      f"third input is dumped")
+r = run(IMGS + ["--dump-preprocessed", dump, "-f", "jsonl"])
+check(r.returncode == 1 and open(os.path.join(dump, "000002.ppm"), "rb").read() == third,
+      "--dump-preprocessed: an earlier dump of ours is replaced (the same pixels)")
+
+# --- 5d. one good image, then batches of failed inputs: the run ends (it hung with every result slot waiting)
+for n, args in [(6, ["-j", "1", "-b", "1"] + IMGS[:1] + [out(f"missing{i}.jpg") for i in range(6)]),
+                (140, IMGS[:1] + [out(f"gone{i}.png") for i in range(140)])]:
+    try:
+        r = run(args + ["-f", "jsonl"], timeout=60)
+        ok = r.returncode == 1 and len(r.stdout.splitlines()) == 1
+        got = f"exit {r.returncode}, {len(r.stdout.splitlines())} row"
+    except subprocess.TimeoutExpired:
+        ok, got = False, "hung: killed after 60 s"
+    check(ok, f"one good image, then {n} failed inputs: the run ends with its row, exit 1 ({got})")
 done()
