@@ -28,14 +28,17 @@ static void *count_main(void *arg) {
     int ok = it != NULL;
     sg_cli_input in;
     int r = 0;
+    /* the occurrences of each --resume path this count has skipped, as the pipeline's own takes (read-only set) */
+    uint64_t *taken = c->done && c->done->count ? sg_cli_xcalloc(c->done->cap, sizeof *taken) : NULL;
     while (it && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) && (r = sg_cli_inputs_next(it, &in, err, sizeof err)) == 1) {
-        if (sg_cli_shard_keep(in.path, c->shard_k, c->shard_n) && !(c->done && sg_cli_pathset_has(c->done, in.path)))
+        if (sg_cli_shard_keep(in.path, c->shard_k, c->shard_n) && !(taken && sg_cli_pathset_take_own(c->done, taken, in.path)))
             __atomic_add_fetch(&c->count, 1, __ATOMIC_RELAXED);
         free(in.path);
         free(in.error);
     }
     ok = ok && r == 0 && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE);
     sg_cli_inputs_close(it);
+    free(taken);
     __atomic_store_n(&c->finished, ok && c->complete ? 2 : 1, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -114,7 +114,9 @@ static int next_kept(pipeline *p, sg_cli_input *in) {
         if (!sg_cli_shard_keep(in->path, c->shard_k, c->shard_n)) {
             p->skipped_shard++;
         } else if (c->done && c->done->count) {
-            if (!sg_cli_pathset_has(c->done, in->path)) return 1; /* exact bytes, as resume.c collects them */
+            /* exact bytes, as resume.c collects them; one row in the file skips one occurrence of its path, so an
+             * input given twice still gets its two rows */
+            if (!sg_cli_pathset_take(c->done, in->path)) return 1;
             p->skipped_done++;
         } else {
             return 1;

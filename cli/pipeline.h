@@ -39,7 +39,7 @@ typedef struct sg_cli_pipeline_cfg {
     int normalize;
     sg_cli_on_error on_error;
     int shard_k, shard_n;
-    const sg_cli_pathset *done;     /* --resume: the exact paths to skip, or NULL */
+    sg_cli_pathset *done;           /* --resume: the exact paths to skip (taken under enum_mu), or NULL */
     const char *dump_dir;           /* --dump-preprocessed, or NULL */
     sg_cli_progress *progress;      /* may be disabled (out == NULL) */
     const sg_cli_counter *counter;  /* the progress line's total before enumeration ends, or NULL */

@@ -205,9 +205,162 @@ static int is_null_row(const char *line, size_t len) {
     return len >= n && memcmp(line + len - n, tail, n) == 0;
 }
 
-int sg_cli_resume_is_torn_row(const char *line, size_t len) {
-    size_t n = strlen(k_row_start);
-    return len > 0 && memcmp(line, k_row_start, len < n ? len : n) == 0 && memchr(line, '\n', len) == NULL;
+/* --- the torn last line: a prefix of a row the writer could write ---
+ * Each step below checks the next part of the grammar in resume.h on a line that may stop anywhere (a crash
+ * can cut a write() at any byte): TP_MATCHED moves p past the part, TP_ENDED says the line ended inside it
+ * with everything so far as the writer makes it, TP_MISMATCH that the writer never makes these bytes. */
+enum { TP_MATCHED, TP_ENDED, TP_MISMATCH };
+
+/* expect for a line that may stop anywhere: the rest of the line is lit, or a beginning of it. */
+static int expect_prefix(const char **p, const char *end, const char *lit) {
+    size_t n = strlen(lit), have = (size_t)(end - *p);
+    if (have < n) return memcmp(*p, lit, have) == 0 ? TP_ENDED : TP_MISMATCH;
+    if (memcmp(*p, lit, n) != 0) return TP_MISMATCH;
+    *p += n;
+    return TP_MATCHED;
+}
+
+/* One escape at p (on the backslash), as json_put_string writes them: \" \\ \n \t \r \b \f, or \u00XX in
+ * lower-case hex for the other control bytes (never \u0000: paths and labels hold no NUL). */
+static int escape_prefix(const char **p, const char *end) {
+    const char *s = *p + 1;
+    if (s == end) return TP_ENDED;
+    if (*s && strchr("\"\\ntrbf", *s)) {
+        *p = s + 1;
+        return TP_MATCHED;
+    }
+    if (*s != 'u') return TP_MISMATCH;
+    for (int i = 1; i <= 4; i++) {
+        if (s + i == end) return TP_ENDED;
+        char c = s[i];
+        int ok = i <= 2 ? c == '0' : i == 3 ? c == '0' || c == '1' : (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        if (!ok || (i == 4 && s[3] == '0' && c == '0')) return TP_MISMATCH;
+    }
+    *p = s + 5;
+    return TP_MATCHED;
+}
+
+/* The body and closing quote of a string json_put_string writes (the opening quote is already consumed). */
+static int string_prefix(const char **p, const char *end) {
+    while (*p < end) {
+        unsigned char c = (unsigned char)**p;
+        if (c == '"') {
+            (*p)++;
+            return TP_MATCHED;
+        }
+        if (c < 0x20) return TP_MISMATCH;
+        if (c != '\\') {
+            (*p)++;
+            continue;
+        }
+        int r = escape_prefix(p, end);
+        if (r != TP_MATCHED) return r;
+    }
+    return TP_ENDED;
+}
+
+/* The body and closing quote of path_base64: standard base64 letters, '=' only as padding at the end. */
+static int base64_prefix(const char **p, const char *end) {
+    int pad = 0;
+    for (; *p < end && **p != '"'; (*p)++) {
+        char c = **p;
+        if (c == '=') pad++;
+        else if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'))
+            return TP_MISMATCH;
+        if (pad > 2) return TP_MISMATCH;
+    }
+    if (*p == end) return TP_ENDED;
+    (*p)++;
+    return TP_MATCHED;
+}
+
+/* 1 if [s, e) can begin a number the writer prints (%.9g: -?digits[.digits][e[+-]digits]). */
+static int is_number_start(const char *s, const char *e) {
+    int digits = 0, dot = 0, exp = 0;
+    if (s < e && *s == '-') s++;
+    for (; s < e; s++) {
+        if (*s >= '0' && *s <= '9') {
+            digits++;
+        } else if (*s == '.' && digits && !dot && !exp) {
+            dot = 1;
+        } else if ((*s == 'e' || *s == 'E') && digits && !exp) {
+            exp = 1;
+            if (s + 1 < e && (s[1] == '+' || s[1] == '-')) s++;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One number as json_put_float writes it (a NaN or infinity as null); the line may end inside it. */
+static int number_prefix(const char **p, const char *end) {
+    if (*p < end && **p == 'n') return expect_prefix(p, end, "null");
+    const char *t = *p;
+    while (*p < end && **p && strchr("0123456789+-.eE", **p)) (*p)++;
+    if (*p == end) return *p - t < 64 && is_number_start(t, *p) ? TP_ENDED : TP_MISMATCH;
+    *p = t;
+    return skip_number(p, end) == 0 ? TP_MATCHED : TP_MISMATCH;
+}
+
+/* The zero-shot block after ,"labels":[ : {"label":"...","score":S} entries separated by commas, then ]. */
+static int labels_prefix(const char **p, const char *end) {
+    for (;;) {
+        int r;
+        if ((r = expect_prefix(p, end, "{\"label\":\"")) != TP_MATCHED || (r = string_prefix(p, end)) != TP_MATCHED ||
+            (r = expect_prefix(p, end, ",\"score\":")) != TP_MATCHED || (r = number_prefix(p, end)) != TP_MATCHED ||
+            (r = expect_prefix(p, end, "}")) != TP_MATCHED)
+            return r;
+        if (*p == end) return TP_ENDED;
+        if (**p != ',') return expect_prefix(p, end, "]");
+        (*p)++;
+    }
+}
+
+/* The embedding after ,"embedding": — null} or [ exactly dim numbers ]} — as far as the line goes. */
+static int embedding_prefix(const char **p, const char *end, int dim) {
+    int r = expect_prefix(p, end, "null}");
+    if (r != TP_MISMATCH) return r;
+    if ((r = expect_prefix(p, end, "[")) != TP_MATCHED) return r;
+    for (int i = 0;; i++) {
+        if (i >= dim) return TP_MISMATCH; /* more numbers than this model's dim: another model's row */
+        if ((r = number_prefix(p, end)) != TP_MATCHED) return r;
+        if (*p == end) return TP_ENDED;
+        if (**p != ',') break;
+        (*p)++;
+    }
+    return expect_prefix(p, end, "]}");
+}
+
+/* Checks line[0, len) against the whole row grammar of resume.h. TP_ENDED: a beginning of a row the writer
+ * could write at this dim (a torn write); TP_MATCHED: a complete row, with nothing after its closing brace;
+ * TP_MISMATCH: not the writer's. */
+static int row_prefix(const char *line, size_t len, int dim) {
+    const char *p = line, *end = line + len;
+    int r;
+    if ((r = expect_prefix(&p, end, k_row_start)) != TP_MATCHED || (r = string_prefix(&p, end)) != TP_MATCHED)
+        return r;
+    /* optional parts, in the writer's order: an ended one means a prefix, a mismatched one is just absent */
+    if ((r = expect_prefix(&p, end, ",\"path_base64\":\"")) == TP_ENDED) return r;
+    if (r == TP_MATCHED && (r = base64_prefix(&p, end)) != TP_MATCHED) return r;
+    if ((r = expect_prefix(&p, end, ",\"labels\":[")) == TP_ENDED) return r;
+    if (r == TP_MATCHED && (r = labels_prefix(&p, end)) != TP_MATCHED) return r;
+    if ((r = expect_prefix(&p, end, ",\"embedding\":")) != TP_MATCHED || (r = embedding_prefix(&p, end, dim)) != TP_MATCHED)
+        return r;
+    return p == end ? TP_MATCHED : TP_MISMATCH;
+}
+
+int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim) {
+    if (len == 0 || memchr(line, '\n', len)) return 0;
+    int r = row_prefix(line, len, dim);
+    if (r != TP_MATCHED) return r == TP_ENDED;
+    /* A whole row that lost only its newline: cut it (its input is embedded again) if it is one of ours at this
+     * dim, byte for byte; a complete row of another model or tool is refused like any foreign line. */
+    sg_cli_buf key = {0};
+    char err[200];
+    int ours = sg_cli_resume_parse_line(line, len, dim, &key, NULL, err, sizeof err) == 0;
+    sg_cli_buf_free(&key);
+    return ours;
 }
 
 int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset *done, sg_cli_resume_info *info,
@@ -238,8 +391,9 @@ int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset 
         lineno++;
         char perr[200];
         if (line[n - 1] != '\n') {
-            /* Only a last line without its newline can be a torn write, and only if it starts like our rows. */
-            if (sg_cli_resume_is_torn_row(line, (size_t)n)) {
+            /* Only a last line without its newline can be a torn write, and only if it is the beginning of one of
+             * our rows at this dim (or a whole one that lost just its newline). */
+            if (sg_cli_resume_is_torn_row(line, (size_t)n, dim)) {
                 torn = 1;
                 break;
             }

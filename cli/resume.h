@@ -3,14 +3,20 @@
  * The command writes JSONL rows only as whole lines ending in '\n', in exactly the form json_text.c makes:
  *   {"path":"<escaped path>",["path_base64":"<bytes>",]["labels":[...],]"embedding":[<dim numbers>]}   or
  *   ...:null}   ("labels": the zero-shot scores of a --labels run, on rows with an embedding)
- * A kill -9 can therefore leave at most one torn line: the last, without its '\n', and the start of one of
- * our rows (it begins with the first bytes of {"path":"). Resuming checks that every line ending in '\n'
- * is one of our rows with the model's dim, and that a last line without '\n' is such a start; anything else
- * (a note, {"a":1}, a foreign line after our rows) means the file is not ours and it is refused, untouched.
+ * A kill -9 can therefore leave at most one torn line: the last, without its '\n', and a beginning of one of
+ * our rows, cut at any byte (inside the path, path_base64, a label, a number, an escape or a literal). Resuming
+ * checks that every line ending in '\n' is one of our rows with the model's dim, and that a last line without
+ * '\n' follows the row grammar as far as it goes, with at most dim numbers:
+ *   {"path":"<body>"[,"path_base64":"<base64>"][,"labels":[{"label":"<body>","score":NUM},...]],"embedding":
+ *   then null} or [NUM,...,NUM]}
+ * and, if nothing of the row is missing (only its '\n' was lost), that it is one of our rows at this dim byte
+ * for byte. Anything else (a note, {"a":1}, a foreign line after our rows, a line of another tool that starts
+ * with {"path":", a complete row of another model) means the file is not ours and it is refused, untouched.
  * Only then is the torn line cut off with ftruncate. The exact bytes of every row's path are collected
  * (path_base64 when present, else the unescaped "path"), null rows included (those inputs were tried and
  * reported; --on-error null promised one row each), so the rerun skips exactly those inputs, compared
- * byte for byte with each new input's path, and each input ends up in the file exactly once.
+ * byte for byte with each new input's path, and each input ends up in the file exactly once. Each row skips
+ * one occurrence: an input list that names a path twice had two rows in an uninterrupted run, and still does.
  */
 #ifndef SG_CLI_RESUME_H
 #define SG_CLI_RESUME_H
@@ -31,15 +37,17 @@ typedef struct sg_cli_resume_info {
 int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, int *has_labels, char *err,
                              size_t errlen);
 
-/* 1 if the len bytes at line can be the beginning of one of our rows cut short by a crash: a prefix of
- * {"path":" or a longer text starting with it. */
-int sg_cli_resume_is_torn_row(const char *line, size_t len);
+/* 1 if the len bytes at line (a last line without '\n') may be cut off as a crash's leftover: a proper prefix
+ * of a row the writer could write with dim numbers (the grammar above, ending anywhere), or a complete row
+ * that sg_cli_resume_parse_line accepts at dim. 0 for anything else, a line holding a '\n' included. */
+int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim);
 
 /* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
- * '\n' must be one of our rows with `dim` floats and a last line without '\n' the start of one (then cut off),
- * and the path of every row is added to done. `labels`: the run has --labels; its rows with an embedding must
- * then have "labels" and, without it, must not (the continued file holds one kind of row). Returns 0, or -1 with
- * "FILE:LINE: reason" in err (the file is then left untouched). */
+ * '\n' must be one of our rows with `dim` floats and a last line without '\n' a torn one
+ * (sg_cli_resume_is_torn_row; then cut off), and the path of every row is added to done, once per row (each
+ * skips one occurrence of its input: sg_cli_pathset_take). `labels`: the run has --labels; its rows with an
+ * embedding must then have "labels" and, without it, must not (the continued file holds one kind of row).
+ * Returns 0, or -1 with "FILE:LINE: reason" in err (the file is then left untouched). */
 int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset *done, sg_cli_resume_info *info,
                           char *err, size_t errlen);
 

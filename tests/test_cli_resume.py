@@ -129,4 +129,30 @@ with open(lst, "w") as f:
 a = subprocess.run([BIN] + W + ["--shard", "1/3", "--files-from", lst], capture_output=True, timeout=600)
 check([json.loads(line)["path"] for line in a.stdout.splitlines()] ==
       [p for p in ALL if seen[p][0][0] == 1], "--shard with --files-from picks the same paths as with a directory")
+# --- session 28: a foreign last line is never cut, and an input named twice keeps both rows
+# Bug A: a last line without newline that starts like our rows but is another tool's was silently cut off.
+cap = os.path.join(work, "cap.jsonl")
+cap_bytes = b'{"path":"a.jpg","caption":"a dog, written by another tool"}'
+with open(cap, "wb") as f:
+    f.write(cap_bytes)
+r = subprocess.run([BIN] + W + ["--resume", ALL[0], "-o", cap], capture_output=True, timeout=600)
+check(r.returncode == 2 and open(cap, "rb").read() == cap_bytes and b"not ours" in r.stderr,
+      f"--resume on another tool's last line starting with {{\"path\":\" without newline: exit 2, file untouched "
+      f"(exit {r.returncode}, {os.path.getsize(cap)} bytes)")
+# Bug B: one row in the file skipped every occurrence of its path, so `a a b` resumed to 2 rows instead of 3.
+dup_args = [ALL[0], ALL[0], ALL[1]]
+dup_ref = os.path.join(work, "dup_ref.jsonl")
+r = subprocess.run([BIN] + W + dup_args + ["-o", dup_ref], capture_output=True, timeout=600)
+dref, _ = read_rows(dup_ref)
+check(r.returncode == 0 and [x["path"] for x in dref] == dup_args, "uninterrupted run of a a b: 3 rows")
+dup = os.path.join(work, "dup.jsonl")
+with open(dup_ref, "rb") as f, open(dup, "wb") as g:
+    g.write(f.readline())  # an interruption that kept only the first row
+r = subprocess.run([BIN] + W + ["--resume"] + dup_args + ["-o", dup], capture_output=True, timeout=600)
+drows, dtorn = read_rows(dup)
+same = [x["path"] for x in drows] == dup_args and all(
+    np.abs(np.array(x["embedding"], dtype=np.float32) - np.array(y["embedding"], dtype=np.float32)).max() <= 1e-6
+    for x, y in zip(drows, dref))
+check(r.returncode == 0 and not dtorn and same,
+      f"--resume of a a b after 1 row: {len(drows)} rows, the same as the uninterrupted run (3)")
 done()

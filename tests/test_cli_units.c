@@ -367,6 +367,71 @@ static void test_resume(void) {
     sg_cli_buf_free(&row);
 }
 
+/* Bug A (session 28): a last line without newline may be cut only if it is a beginning of a row the writer could
+ * write at the run's dim (or a whole one of ours that lost its newline); before, any line starting with
+ * {"path":" was cut, a foreign tool's line or another model's complete row included. */
+static void test_resume_torn(void) {
+    /* every cut of real rows: a non-UTF-8 path (escapes, path_base64) with labels, and a null row */
+    sg_cli_buf row = {0};
+    const float v3[3] = {0.25f, -1.5e-07f, 3};
+    sg_cli_json_put_row_ex(&row, "path", "d/x\xff\x01\"\n.jpg", v3, 3,
+                           ",\"labels\":[{\"label\":\"a \\\"dog\\\"\",\"score\":0.93},{\"label\":\"cat\",\"score\":1e-05}]");
+    size_t bad_cut = 0;
+    for (size_t n = 1; n <= row.len && !bad_cut; n++)
+        if (!sg_cli_resume_is_torn_row(row.p, n, 3)) bad_cut = n;
+    CHECK(bad_cut == 0, "resume torn: every cut of a --labels row with escapes and path_base64 is accepted "
+                        "(%zu bytes; first cut refused: %zu, 0 = none)", row.len, bad_cut);
+    const char *ok[][2] = {
+        {"inside the path", "{\"path\":\"dir/im"},
+        {"inside an escape", "{\"path\":\"a\\"},
+        {"inside a \\u escape", "{\"path\":\"a\\u00"},
+        {"inside path_base64", "{\"path\":\"x\xef\xbf\xbd\",\"path_base64\":\"eP"},
+        {"inside a label", "{\"path\":\"p\",\"labels\":[{\"label\":\"a do"},
+        {"inside a score", "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":0.9"},
+        {"inside a number's exponent", "{\"path\":\"a\",\"embedding\":[1,-2.5e-"},
+        {"right after [", "{\"path\":\"a\",\"embedding\":["},
+        {"right after a comma", "{\"path\":\"a\",\"embedding\":[1,"},
+        {"inside null", "{\"path\":\"a\",\"embedding\":nu"},
+        {"before the closing brace", "{\"path\":\"a\",\"embedding\":[1,2,3]"},
+        {"a whole row of ours that lost its newline", "{\"path\":\"a\",\"embedding\":[1,2,3]}"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        CHECK(sg_cli_resume_is_torn_row(ok[i][1], strlen(ok[i][1]), 3) == 1, "resume torn: cut %s is accepted (%s)",
+              ok[i][0], ok[i][1]);
+    sg_cli_buf big = {0};
+    float v768[768];
+    for (int i = 0; i < 768; i++) v768[i] = 0.01f * (float)(i % 7);
+    sg_cli_json_put_row(&big, "b.png", v768, 768);
+    const char *bad[][2] = {
+        {"another tool's line", "{\"path\":\"a.jpg\",\"caption\":\"a dog, written by another tool\"}"},
+        {"another tool's line, cut", "{\"path\":\"a.jpg\",\"caption\":\"a d"},
+        {"a prefix with more numbers than dim", "{\"path\":\"a\",\"embedding\":[1,2,3,4"},
+        {"a comma after dim numbers", "{\"path\":\"a\",\"embedding\":[1,2,3,"},
+        {"a complete row with too few numbers", "{\"path\":\"a\",\"embedding\":[1,2]}"},
+        {"an escape the writer never makes", "{\"path\":\"a\\q"},
+        {"a \\u escape the writer never makes", "{\"path\":\"\\u0041"},
+        {"a number the writer never prints", "{\"path\":\"a\",\"embedding\":[1x"},
+        {"bytes after the closing brace", "{\"path\":\"a\",\"embedding\":null}x"},
+        {"a key the writer never writes after the path", "{\"path\":\"a\",\"id\":"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(sg_cli_resume_is_torn_row(bad[i][1], strlen(bad[i][1]), 3) == 0, "resume torn: %s is refused (%s)",
+              bad[i][0], bad[i][1]);
+    CHECK(sg_cli_resume_is_torn_row(big.p, big.len, 3) == 0 && sg_cli_resume_is_torn_row(big.p, big.len, 64) == 0,
+          "resume torn: a complete 768-value row without newline is refused at dim 3 and 64");
+    CHECK(sg_cli_resume_is_torn_row(big.p, big.len, 768) == 1, "resume torn: ... and cut at dim 768 (ours)");
+    /* through the file repair: refused and untouched (check_refused runs at dim 3) */
+    char path[600];
+    snprintf(path, sizeof path, "%s/torn.jsonl", g_tmp);
+    check_refused(path, bad[0][1], strlen(bad[0][1]), "a last line of another tool starting with {\"path\":\"");
+    check_refused(path, big.p, big.len, "another model's complete row without newline");
+    char two[256];
+    int n = snprintf(two, sizeof two, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n%s", bad[2][1]);
+    check_refused(path, two, (size_t)n, "a row, then a last line with more numbers than dim");
+    sg_cli_buf_free(&row);
+    sg_cli_buf_free(&big);
+}
+
 static void test_pathset(void) {
     sg_cli_pathset set = {0};
     int ok = 1;
@@ -384,6 +449,45 @@ static void test_pathset(void) {
         ok &= !sg_cli_pathset_has(&set, p);
     }
     CHECK(ok && set.count == 20000, "pathset: 20000 adds, duplicates and lookups");
+    sg_cli_pathset_free(&set);
+
+    /* Bug B (session 28): each row consumes one occurrence, so an input named twice is skipped only as often as
+     * the file holds it (one match used to skip every occurrence and lose a row). */
+    sg_cli_pathset_add(&set, "a");
+    sg_cli_pathset_add(&set, "a");
+    sg_cli_pathset_add(&set, "b");
+    uint64_t own[1024] = {0}; /* the set's first capacity */
+    int own_ok = set.cap == 1024 && sg_cli_pathset_take_own(&set, own, "a") && sg_cli_pathset_take_own(&set, own, "a") &&
+                 !sg_cli_pathset_take_own(&set, own, "a");
+    CHECK(set.count == 2 && sg_cli_pathset_take(&set, "a") && sg_cli_pathset_take(&set, "a") &&
+              !sg_cli_pathset_take(&set, "a") && sg_cli_pathset_take(&set, "b") && !sg_cli_pathset_take(&set, "b") &&
+              !sg_cli_pathset_take(&set, "c") && sg_cli_pathset_has(&set, "a"),
+          "pathset: a path added twice is taken twice, then no more (2 distinct, has unchanged)");
+    CHECK(own_ok, "pathset: take_own counts in the caller's array the same way");
+    /* growing keeps the counts: 20000 more paths, then a and b as before */
+    sg_cli_pathset_free(&set);
+    sg_cli_pathset_add(&set, "a");
+    sg_cli_pathset_add(&set, "a");
+    int grew_ok = sg_cli_pathset_take(&set, "a");
+    for (int i = 0; i < 20000; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "k%d", i);
+        sg_cli_pathset_add(&set, p);
+    }
+    grew_ok = grew_ok && sg_cli_pathset_take(&set, "a") && !sg_cli_pathset_take(&set, "a") &&
+              sg_cli_pathset_take(&set, "k5") && !sg_cli_pathset_take(&set, "k5");
+    CHECK(grew_ok, "pathset: counts and takes survive the table growing");
+    sg_cli_pathset_free(&set);
+
+    /* the resume file repair adds one occurrence per row */
+    char path[600];
+    snprintf(path, sizeof path, "%s/dup.jsonl", g_tmp);
+    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"a\",\"embedding\":null}\n");
+    sg_cli_resume_info info;
+    char err[256] = "";
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+              sg_cli_pathset_take(&set, "a") && sg_cli_pathset_take(&set, "a") && !sg_cli_pathset_take(&set, "a"),
+          "resume: two rows of one path skip two of its inputs, not a third (%s)", err);
     sg_cli_pathset_free(&set);
 }
 
@@ -591,6 +695,7 @@ int main(void) {
     test_shard();
     test_json();
     test_resume();
+    test_resume_torn();
     test_pathset();
     test_inputs();
     test_writers();
