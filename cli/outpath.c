@@ -1,6 +1,7 @@
 /* cli/outpath.c — resolving -o, writing in place where a rename would destroy, tidying dead runs' temporaries
  * (see outpath.h). */
 #include "outpath.h"
+#include "our_output.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -144,6 +145,19 @@ static long stale_pid(const char *name, const char *base, const char *suffix) {
     return parse_small_uint(name + bl + sl);
 }
 
+/* Removes full (and counts and names it) if it is a regular file of this user's. */
+static int remove_ours(const char *target, const char *name, char *removed, size_t removedlen) {
+    char *full = join_dir(target, name);
+    struct stat st;
+    int ok = lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlink(full) == 0;
+    if (ok && removed && removedlen) {
+        size_t l = strlen(removed);
+        snprintf(removed + l, removedlen - l, "%s%s", l ? ", " : "", name);
+    }
+    free(full);
+    return ok;
+}
+
 int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen) {
     if (removed && removedlen) removed[0] = '\0';
     const char *slash = strrchr(target, '/');
@@ -153,21 +167,29 @@ int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen)
     DIR *d = opendir(dir);
     int count = 0;
     struct dirent *e;
+    /* A run creates TARGET.tmp.PID and its list TARGET.paths.tmp.PID (.texts for queries) together, and renames
+     * the list first. So a dead run's TARGET.tmp.PID is taken as ours when its list is beside it, or when its own
+     * bytes look like one of our outputs (our_output.h: the list was already renamed); a name alone is not
+     * enough, since anyone may call a file that. Its list goes with it; a list alone is left. */
     while (d && (e = readdir(d))) {
         long pid = stale_pid(e->d_name, base, ".tmp.");
-        if (pid < 0) pid = stale_pid(e->d_name, base, ".paths.tmp.");
         if (pid <= 0 || pid == (long)getpid()) continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
-        char *full = join_dir(target, e->d_name);
-        struct stat st;
-        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlink(full) == 0) {
-            count++;
-            if (removed && removedlen) {
-                size_t l = strlen(removed);
-                snprintf(removed + l, removedlen - l, "%s%s", l ? ", " : "", e->d_name);
-            }
+        char list[2][512], why[256];
+        int has_list[2];
+        for (int k = 0; k < 2; k++) {
+            struct stat st;
+            snprintf(list[k], sizeof list[k], "%s%s.tmp.%ld", base, k ? ".texts" : ".paths", pid);
+            char *full = join_dir(target, list[k]);
+            has_list[k] = lstat(full, &st) == 0 && S_ISREG(st.st_mode);
+            free(full);
         }
-        free(full);
+        char *main_full = join_dir(target, e->d_name);
+        int ours = has_list[0] || has_list[1] || sg_cli_our_output(main_full, why, sizeof why) == 1;
+        free(main_full);
+        if (!ours || !remove_ours(target, e->d_name, removed, removedlen)) continue;
+        count++;
+        for (int k = 0; k < 2; k++) count += has_list[k] && remove_ours(target, list[k], removed, removedlen);
     }
     if (d) closedir(d);
     free(dir);

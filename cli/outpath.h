@@ -11,7 +11,8 @@
  *     (so an appending stdout keeps appending), or the node is opened for writing; never renamed over,
  *     never truncated. Such a target takes streamable formats only, and gets no FILE.paths beside it.
  * A kill -9 leaves TARGET.tmp.PID (and TARGET.paths.tmp.PID) behind; sg_cli_out_clean_stale removes those
- * of processes that no longer exist, so the next run for the same output tidies up after the dead one.
+ * of processes that no longer exist, so the next run for the same output tidies up after the dead one: only
+ * a pair, or a TARGET.tmp.PID whose bytes look like our output (our_output.h), never a file by its name alone.
  */
 #ifndef SG_CLI_OUTPATH_H
 #define SG_CLI_OUTPATH_H
@@ -41,8 +42,8 @@ int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errle
 
 void sg_cli_out_target_free(sg_cli_out_target *t);
 
-/* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID in target's directory that belong to this user and whose
- * PID is not a running process (left by a kill -9). Writes the names removed, comma-separated, into
+/* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID (or .texts.tmp.PID) in target's directory that belong to this
+ * user, whose PID is not a running process (left by a kill -9) and that are a pair or look like our output. Writes the names removed, comma-separated, into
  * removed (may be NULL). Returns how many were removed. */
 int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen);
 

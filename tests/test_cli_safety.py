@@ -20,7 +20,8 @@
    output, a hard link to one) is refused with exit 2 and left as it was, and so is a FILE.paths beside a FILE that
    is not there; an earlier output of ours is still replaced; a FIFO named as an input fails alone instead of
    blocking; --dump-preprocessed never writes through a symbolic link nor over a file that is not an earlier dump;
-   one good image and then batches of failed inputs end (the run hung before).
+   one good image and then batches of failed inputs end (the run hung before); a file merely named like a dead
+   run's temporary is not removed (only a pair, or bytes of ours).
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -335,4 +336,20 @@ for n, args in [(6, ["-j", "1", "-b", "1"] + IMGS[:1] + [out(f"missing{i}.jpg") 
     except subprocess.TimeoutExpired:
         ok, got = False, "hung: killed after 60 s"
     check(ok, f"one good image, then {n} failed inputs: the run ends with its row, exit 1 ({got})")
+# --- 5e. a dead run's temporaries are removed only as a pair, or when their bytes look like our output
+dead = subprocess.Popen(["true"])
+dead.wait()
+dead2 = subprocess.Popen(["true"])
+dead2.wait()
+tgt = out("tidy.npy")
+lone_backup, lone_list = f"{tgt}.tmp.{dead.pid}", f"{tgt}.paths.tmp.{dead2.pid}"
+with open(lone_backup, "wb") as f:
+    f.write(b"my backup\n")
+with open(lone_list, "wb") as f:
+    f.write(b"my notes\n")
+r = run(IMGS[:1] + ["-o", tgt])
+check(r.returncode == 0 and open(lone_backup, "rb").read() == b"my backup\n" and os.path.exists(lone_list),
+      f"a file merely named like a dead run's temporary (no pair, not our bytes) is kept ({r.returncode})")
+os.unlink(lone_backup)
+os.unlink(lone_list)
 done()
