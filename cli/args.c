@@ -78,7 +78,7 @@ void sg_cli_usage(FILE *f) {
         "  PATH...               image files and directories (recursed, entries sorted by name so runs are\n"
         "                        reproducible; only image extensions unless --all-files). A lone - reads\n"
         "                        one image's bytes from stdin (its path in the output is \"-\").\n"
-        "      --files-from FILE read paths from FILE (- = stdin), one per line (a final CR is dropped);\n"
+        "      --files-from FILE read paths from FILE (- = stdin), one per line (CR LF lists: the CR dropped);\n"
         "                        read as it goes; may be repeated: the lists are read in order\n"
         "  -0, --null            --files-from and --texts-from entries end with NUL (find -print0)\n"
         "      --all-files       take every file found in directories, not only image extensions\n"

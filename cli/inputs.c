@@ -34,6 +34,7 @@ struct sg_cli_inputs {
     FILE **lists;     /* the --files-from lists, read one after the other */
     char **list_names;
     int nlists, next_list;
+    int list_crlf;    /* the current list's line ends: -1 not seen yet, 1 CR LF (Windows), 0 LF */
     int nul_sep, all_files;
     char *line;
     size_t line_cap;
@@ -104,6 +105,7 @@ int sg_cli_is_image_name(const char *name) {
 sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, char **lists, int nlists, int nul_sep, int all_files,
                                   char *err, size_t errlen) {
     sg_cli_inputs *it = sg_cli_xcalloc(1, sizeof *it);
+    it->list_crlf = -1;
     it->paths = paths;
     it->npaths = npaths;
     it->nul_sep = nul_sep;
@@ -287,11 +289,15 @@ int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t er
                 return -1;
             }
             it->next_list++; /* this list is done: on to the next */
+            it->list_crlf = -1;
             continue;
         }
         if (n > 0 && it->line[n - 1] == (it->nul_sep ? '\0' : '\n')) it->line[--n] = '\0';
-        /* a list written on Windows ends its lines with CR LF: the CR is not part of the path */
-        if (!it->nul_sep && n > 0 && it->line[n - 1] == '\r') it->line[--n] = '\0';
+        /* A list written on Windows ends its lines with CR LF: there the CR is not part of the path. Its first
+         * line says which kind of list this is, so in a plain LF list a file whose name ends in CR keeps it (and
+         * is not taken for the file without it). */
+        if (!it->nul_sep && it->list_crlf < 0) it->list_crlf = n > 0 && it->line[n - 1] == '\r';
+        if (!it->nul_sep && it->list_crlf == 1 && n > 0 && it->line[n - 1] == '\r') it->line[--n] = '\0';
         if (n == 0) continue; /* blank lines (and an empty trailing record) are not inputs */
         if (strlen(it->line) != (size_t)n) {
             /* a NUL inside a newline-separated list: the list was made with -print0 but read without -0 */

@@ -21,7 +21,8 @@
    is not there; an earlier output of ours is still replaced; a FIFO named as an input fails alone instead of
    blocking; --dump-preprocessed never writes through a symbolic link nor over a file that is not an earlier dump;
    one good image and then batches of failed inputs end (the run hung before); a file merely named like a dead
-   run's temporary is not removed (only a pair, or bytes of ours).
+   run's temporary is not removed (only a pair, or bytes of ours); in a plain LF --files-from list a name's final
+   CR is kept (x.jpg and x.jpg\r stay two inputs; a CR LF list still drops it).
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -352,4 +353,22 @@ check(r.returncode == 0 and open(lone_backup, "rb").read() == b"my backup\n" and
       f"a file merely named like a dead run's temporary (no pair, not our bytes) is kept ({r.returncode})")
 os.unlink(lone_backup)
 os.unlink(lone_list)
+# --- 5f. a plain LF list naming x.jpg and "x.jpg\r" (two files): two different rows, neither taken for the other
+crdir = os.path.join(os.fsencode(work), b"crnames")
+os.makedirs(crdir)
+shutil.copy(IMGS[1], os.path.join(crdir, b"x.jpg"))
+shutil.copy(IMGS[0], os.path.join(crdir, b"x.jpg\r"))
+lst = out("lf.list")
+with open(lst, "wb") as f:
+    f.write(os.path.join(crdir, b"x.jpg") + b"\n" + os.path.join(crdir, b"x.jpg\r") + b"\n")
+r = run(["--files-from", lst, "-f", "jsonl"])
+rows = [json.loads(x) for x in r.stdout.splitlines()]
+check(r.returncode == 0 and len(rows) == 2 and rows[1]["path"].endswith("x.jpg\r") and
+      rows[0]["embedding"] != rows[1]["embedding"],
+      f"an LF list keeps a name's final CR: x.jpg and x.jpg\\r are two files, two rows ({[x['path'][-7:] for x in rows]})")
+with open(lst, "wb") as f:  # a Windows list: the CR before each LF is the line end, not part of the name
+    f.write(os.path.join(crdir, b"x.jpg") + b"\r\n")
+r = run(["--files-from", lst, "-f", "jsonl"])
+rows = [json.loads(x) for x in r.stdout.splitlines()]
+check(r.returncode == 0 and len(rows) == 1 and rows[0]["path"].endswith("x.jpg"), "a CR LF list still drops the CR")
 done()
