@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,8 +364,26 @@ int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim) {
     return ours;
 }
 
-int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset *done, sg_cli_resume_info *info,
+/* The Euclidean norm of a parsed row's embedding (the numbers after its last ,"embedding":[), or -1 for a null row. */
+static double row_norm(const char *line, size_t len) {
+    static const char key[] = ",\"embedding\":[";
+    const char *p = NULL;
+    for (const char *q = line; (q = memmem(q, len - (size_t)(q - line), key, sizeof key - 1)); q++) p = q;
+    if (!p) return -1;
+    p += sizeof key - 1;
+    double ss = 0;
+    for (char *e;; p = e + 1) {
+        double v = strtod(p, &e);
+        if (e == p) break;
+        ss += v * v;
+        if (*e != ',') break;
+    }
+    return sqrt(ss);
+}
+
+int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *done, sg_cli_resume_info *info,
                           char *err, size_t errlen) {
+    const int labels = (flags & SG_RESUME_LABELS) != 0, raw = (flags & SG_RESUME_RAW) != 0;
     memset(info, 0, sizeof *info);
     char shown[4096];
     sg_cli_shown_path(path, shown, sizeof shown);
@@ -421,6 +440,18 @@ int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset 
                      "written with",
                      shown, (unsigned long long)lineno, row_labels ? "has" : "has no",
                      labels ? "asks for them (--labels)" : "has no --labels");
+            rc = -1;
+            break;
+        }
+        /* Likewise unit-norm rows (the default) and raw ones (--no-normalize) do not go in one file. */
+        double norm = row_norm(line, (size_t)n - 1);
+        int unit = fabs(norm - 1) <= 1e-3;
+        if (norm > 1e-6 && unit == raw) {
+            snprintf(err, errlen,
+                     "%s:%llu: this row's embedding has norm %.4g, %s, and this run %s: resume with the setting the "
+                     "file was written with",
+                     shown, (unsigned long long)lineno, norm, unit ? "normalised" : "not normalised (--no-normalize)",
+                     raw ? "writes raw ones (--no-normalize)" : "normalises");
             rc = -1;
             break;
         }

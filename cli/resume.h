@@ -45,10 +45,14 @@ int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim);
 /* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
  * '\n' must be one of our rows with `dim` floats and a last line without '\n' a torn one
  * (sg_cli_resume_is_torn_row; then cut off), and the path of every row is added to done, once per row (each
- * skips one occurrence of its input: sg_cli_pathset_take). `labels`: the run has --labels; its rows with an
- * embedding must then have "labels" and, without it, must not (the continued file holds one kind of row).
- * Returns 0, or -1 with "FILE:LINE: reason" in err (the file is then left untouched). */
-int sg_cli_resume_prepare(const char *path, int dim, int labels, sg_cli_pathset *done, sg_cli_resume_info *info,
+ * skips one occurrence of its input: sg_cli_pathset_take). `flags` (SG_RESUME_*) say how the run writes its
+ * rows, and the file's rows with an embedding must match, so the continued file holds one kind of row:
+ * "labels" exactly with --labels, and unit-norm vectors unless --no-normalize (raw pooler_output, whose norm
+ * is not 1; an all-zero row matches either). Returns 0, or -1 with "FILE:LINE: reason" in err (the file is
+ * then left untouched). */
+enum { SG_RESUME_LABELS = 1, /* the run has --labels */
+       SG_RESUME_RAW = 2 };   /* the run has --no-normalize */
+int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *done, sg_cli_resume_info *info,
                           char *err, size_t errlen);
 
 #endif

@@ -8,6 +8,8 @@ final uninterrupted --resume it must hold
 every input exactly once with the same embedding as an uninterrupted run (fresh random-noise images each run;
 tolerance 1e-6 absolute on unit-norm rows, as batches are composed differently after a resume).
 Shards: --shard K/3 for K = 0, 1, 2 are disjoint, their union is the whole input, rows equal the unsharded run.
+Session 27: another tool's last line starting like our rows is refused, not cut; an input named twice keeps both
+rows after a resume; --no-normalize is refused on a file of normalised rows.
 """
 import json
 import os
@@ -129,7 +131,8 @@ with open(lst, "w") as f:
 a = subprocess.run([BIN] + W + ["--shard", "1/3", "--files-from", lst], capture_output=True, timeout=600)
 check([json.loads(line)["path"] for line in a.stdout.splitlines()] ==
       [p for p in ALL if seen[p][0][0] == 1], "--shard with --files-from picks the same paths as with a directory")
-# --- session 28: a foreign last line is never cut, and an input named twice keeps both rows
+# --- session 27: a foreign last line is never cut, an input named twice keeps both rows, and --no-normalize rows
+# are not appended to a file of normalised ones
 # Bug A: a last line without newline that starts like our rows but is another tool's was silently cut off.
 cap = os.path.join(work, "cap.jsonl")
 cap_bytes = b'{"path":"a.jpg","caption":"a dog, written by another tool"}'
@@ -155,4 +158,9 @@ same = [x["path"] for x in drows] == dup_args and all(
     for x, y in zip(drows, dref))
 check(r.returncode == 0 and not dtorn and same,
       f"--resume of a a b after 1 row: {len(drows)} rows, the same as the uninterrupted run (3)")
+before = open(dup, "rb").read()
+r = subprocess.run([BIN] + W + ["--resume", "--no-normalize", ALL[2], "-o", dup], capture_output=True, timeout=600)
+check(r.returncode == 2 and open(dup, "rb").read() == before and b"norm" in r.stderr,
+      f"--resume --no-normalize on a file of normalised rows: exit 2, untouched (exit {r.returncode}: "
+      f"{r.stderr.decode().strip()[-100:]})")
 done()

@@ -256,7 +256,7 @@ static void check_refused(const char *path, const char *data, size_t n, const ch
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     char err[512] = "";
-    int rc = sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err);
+    int rc = sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err);
     size_t len;
     char *s = slurp(path, &len);
     CHECK(rc == -1 && strstr(err, "not ours") && s && len == n && memcmp(s, data, n) == 0,
@@ -319,11 +319,11 @@ static void test_resume(void) {
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     unlink(path);
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && set.count == 0,
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && set.count == 0,
           "resume: a missing file means nothing done yet");
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"b\",\"embedding\":null}\n"
                      "{\"path\":\"c\",\"embedding\":[1,2");
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
               info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "a") && sg_cli_pathset_has(&set, "b") &&
               !sg_cli_pathset_has(&set, "c"),
           "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
@@ -333,7 +333,7 @@ static void test_resume(void) {
     free(s);
     sg_cli_pathset_free(&set);
     write_file(path, "{\"pa");
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
               info.dropped_bytes == 4,
           "resume: a file holding only the start of a row is emptied");
     sg_cli_pathset_free(&set);
@@ -343,16 +343,29 @@ static void test_resume(void) {
     char both[512];
     snprintf(both, sizeof both, "%s\n{\"path\":\"q\",\"embedding\":null}\n", lab);
     write_file(path, both);
-    CHECK(sg_cli_resume_prepare(path, 3, 1, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW | SG_RESUME_LABELS, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
               sg_cli_pathset_has(&set, "p") && sg_cli_pathset_has(&set, "q"),
           "resume --labels: a --labels file (a null row among them) continues (%s)", err);
     sg_cli_pathset_free(&set);
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has"),
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has"),
           "resume without --labels: a --labels file is refused (%s)", err);
     sg_cli_pathset_free(&set);
     write_file(path, row_a);
-    CHECK(sg_cli_resume_prepare(path, 3, 1, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has no"),
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW | SG_RESUME_LABELS, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has no"),
           "resume --labels: a file without labels is refused (%s)", err);
+    sg_cli_pathset_free(&set);
+    /* normalised rows (the default) and raw ones (--no-normalize) are not mixed in one file */
+    write_file(path, "{\"path\":\"u\",\"embedding\":[0.6,0.8,0]}\n{\"path\":\"z\",\"embedding\":[0,0,0]}\n");
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 2,
+          "resume: unit-norm rows (and an all-zero one) continue a normalising run (%s)", err);
+    sg_cli_pathset_free(&set);
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == -1 && strstr(err, ":1:") &&
+              strstr(err, "norm 1"),
+          "resume --no-normalize: a file of unit-norm rows is refused (%s)", err);
+    sg_cli_pathset_free(&set);
+    write_file(path, row_a);
+    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == -1 && strstr(err, "norm 3.742"),
+          "resume: a file of raw rows (norm 3.742) is refused by a normalising run (%s)", err);
     sg_cli_pathset_free(&set);
     check_refused(path, "important notes\n", 16, "a note");
     check_refused(path, "important notes", 15, "a note without a final newline");
@@ -485,7 +498,7 @@ static void test_pathset(void) {
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"a\",\"embedding\":null}\n");
     sg_cli_resume_info info;
     char err[256] = "";
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
               sg_cli_pathset_take(&set, "a") && sg_cli_pathset_take(&set, "a") && !sg_cli_pathset_take(&set, "a"),
           "resume: two rows of one path skip two of its inputs, not a third (%s)", err);
     sg_cli_pathset_free(&set);
