@@ -39,15 +39,20 @@ static int has_sidecar(const char *path) {
     return 0;
 }
 
-/* What a foreign file seems to be, for the message: its first bytes in hex and a guess from common magics. */
-static void describe(const unsigned char *h, size_t n, char *why, size_t whylen) {
+/* What common file a magic number says this is ("a JPEG image"), or NULL. */
+static const char *known_magic(const unsigned char *h, size_t n) {
     static const struct { const char *magic; size_t len; const char *what; } kinds[] = {
         {"\xff\xd8\xff", 3, "a JPEG image"}, {"\x89PNG", 4, "a PNG image"}, {"GIF8", 4, "a GIF image"},
         {"BM", 2, "a BMP image"}, {"RIFF", 4, "a RIFF file (WebP?)"}, {"%PDF", 4, "a PDF"},
         {"PK\x03\x04", 4, "a ZIP archive"}, {"\x1f\x8b", 2, "gzip data"}};
-    const char *what = NULL;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !what; i++)
-        if (n >= kinds[i].len && memcmp(h, kinds[i].magic, kinds[i].len) == 0) what = kinds[i].what;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (n >= kinds[i].len && memcmp(h, kinds[i].magic, kinds[i].len) == 0) return kinds[i].what;
+    return NULL;
+}
+
+/* What a foreign file seems to be, for the message: its first bytes in hex and a guess from common magics. */
+static void describe(const unsigned char *h, size_t n, char *why, size_t whylen) {
+    const char *what = known_magic(h, n);
     if (!what) {
         size_t text = 0;
         while (text < n && (h[text] >= 0x20 || h[text] == '\n' || h[text] == '\r' || h[text] == '\t')) text++;
@@ -59,23 +64,35 @@ static void describe(const unsigned char *h, size_t n, char *why, size_t whylen)
     snprintf(why, whylen, "starts with %s: %s", hex, what);
 }
 
-int sg_cli_our_output(const char *path, char *why, size_t whylen) {
+/* Reads up to 256 bytes of path into h (*n of them) and its size. 0, or -1 with the reason in why. */
+static int head_of(const char *path, unsigned char h[256], size_t *n, uint64_t *size, char *why, size_t whylen) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(why, whylen, "cannot be read to check it: %s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
+    ssize_t got = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0) got = read(fd, h, 256);
+    if (got < 0) snprintf(why, whylen, "cannot be read to check it: %s", strerror(errno));
+    if (fd >= 0) close(fd);
+    if (got < 0) return -1;
+    *n = (size_t)got;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+int sg_cli_our_list(const char *path, char *why, size_t whylen) {
     unsigned char h[256];
-    ssize_t got = read(fd, h, sizeof h);
-    close(fd);
-    if (got < 0) {
-        snprintf(why, whylen, "cannot be read to check it: %s", strerror(errno));
-        return -1;
-    }
-    size_t n = (size_t)got;
-    uint64_t size = (uint64_t)st.st_size;
+    size_t n;
+    uint64_t size;
+    if (head_of(path, h, &n, &size, why, whylen) != 0) return -1;
+    if (!memchr(h, 0, n) && !known_magic(h, n)) return 1; /* names may hold any byte but NUL (and '/') */
+    describe(h, n, why, whylen);
+    return 0;
+}
+
+int sg_cli_our_output(const char *path, char *why, size_t whylen) {
+    unsigned char h[256];
+    size_t n;
+    uint64_t size;
+    if (head_of(path, h, &n, &size, why, whylen) != 0) return -1;
     if (size == 0 || looks_json(h, n)) return 1;
     if (starts_with(h, n, "\x93NUMPY") && memmem(h, n, "'descr': '<f4'", 14)) return 1;
     if (n >= 8) {

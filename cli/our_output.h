@@ -11,6 +11,7 @@
  *   fvecs                      int32 D (1..65536) first, size a multiple of 4*(D+1)
  *   f32                        size a multiple of 4, with FILE.paths or FILE.texts beside it (every f32 the
  *                              tool writes to a regular file has one)
+ * (The FILE.paths list beside a binary output: any text, sg_cli_our_list.)
  * Any other content is not ours, and the caller refuses with exit 2, naming what the file seems to be. The
  * check reads at most 256 bytes; it is about content, not names, so a renamed output of ours still passes.
  */
@@ -22,5 +23,10 @@
 /* 1 if the regular file at path looks like an output of this tool (or is empty); 0 if not, with what it seems to
  * be in why ("starts with ff d8 ff e0: a JPEG image"); -1 if it cannot be read, with the reason in why. */
 int sg_cli_our_output(const char *path, char *why, size_t whylen);
+
+/* The same for a FILE.paths / FILE.texts list beside a binary output: ours holds names one per line, which may
+ * hold any byte but NUL, so anything without a NUL passes (a list left when its FILE was deleted is replaced as
+ * before); a NUL or an image's or archive's magic in its first bytes (a photo named x.npy.paths) is not ours. */
+int sg_cli_our_list(const char *path, char *why, size_t whylen);
 
 #endif

@@ -183,12 +183,12 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
             goto done;
         }
         struct stat pst;
-        if (!t.exists && stat(w->final_paths, &pst) == 0) {
-            /* a list beside a file that is not there: not one this tool left (it renames both together) */
+        char why[256];
+        if (stat(w->final_paths, &pst) == 0 && sg_cli_our_list(w->final_paths, why, sizeof why) != 1) {
             snprintf(err, errlen,
-                     "%s exists but %s does not, so it was not written by siglip2-embed: not replaced (remove it or "
-                     "choose another -o)",
-                     w->shown_paths, w->shown);
+                     "%s exists and is not a list of names this tool wrote (%s): not replaced (remove it or choose "
+                     "another -o)",
+                     w->shown_paths, why);
             goto done;
         }
         w->target_existed = t.exists;

@@ -17,8 +17,9 @@
    created ([] for json); a run with rows replaces the file as before. (Session 27: each of these emptied the
    previous results before.)
 5. Session 27's audit: an existing -o FILE that this tool did not write (an image, a note, an input named as the
-   output, a hard link to one) is refused with exit 2 and left as it was, and so is a FILE.paths beside a FILE that
-   is not there; an earlier output of ours is still replaced; a FIFO named as an input fails alone instead of
+   output, a hard link to one) is refused with exit 2 and left as it was, and so is a FILE.paths that is not a
+   list of names (a photo); an earlier output of ours is still replaced, and so is the list left beside a FILE a
+   script deleted; a FIFO named as an input fails alone instead of
    blocking; --dump-preprocessed never writes through a symbolic link nor over a file that is not an earlier dump;
    one good image and then batches of failed inputs end (the run hung before); a file merely named like a dead
    run's temporary is not removed (only a pair, or bytes of ours); in a plain LF --files-from list a name's final
@@ -285,11 +286,17 @@ for what, inputs, target, fmt in [("an input named as the output", [img], img, [
           f"-o over {what}: exit 2, the file untouched ({r.returncode}: {r.stderr.decode().strip()[-110:]})")
 check(open(img, "rb").read() == jpeg, "the image named as -o is byte for byte the same after all of that")
 lone = out("lone.npy")
-with open(lone + ".paths", "wb") as f:
-    f.write(b"someone's list\n")
+shutil.copy(IMGS[1], lone + ".paths")  # a photo named x.npy.paths
 r = run(IMGS[:1] + ["-o", lone])
-check(r.returncode == 2 and open(lone + ".paths", "rb").read() == b"someone's list\n" and not os.path.exists(lone),
-      f"-o x.npy with an x.npy.paths but no x.npy: exit 2, the list untouched ({r.returncode})")
+check(r.returncode == 2 and open(lone + ".paths", "rb").read() == open(IMGS[1], "rb").read()
+      and not os.path.exists(lone),
+      f"-o x.npy over an x.npy.paths that is a photo: exit 2, the photo untouched ({r.returncode})")
+os.unlink(lone + ".paths")
+r = run(IMGS + ["-o", lone])
+os.unlink(lone)  # a script deletes the output and runs again: the list left beside it is ours to replace
+r = run(IMGS[:1] + ["-o", lone])
+check(r.returncode == 0 and open(lone + ".paths", "rb").read() == os.fsencode(IMGS[0]) + b"\n",
+      f"-o x.npy after x.npy was deleted: the list left beside it is replaced (exit {r.returncode})")
 for fmt in ("jsonl", "json", "npy", "fbin", "fvecs", "f32"):  # an earlier output of ours, in any format, is replaced
     prev = out(f"prev.{fmt}")
     r1 = run(IMGS + ["-f", fmt, "-o", prev])
