@@ -61,8 +61,9 @@ static int unescape(const char *s, const char *e, sg_cli_buf *out) {
     return 0;
 }
 
-/* Moves p past a number as the writer prints floats (%.9g: digits, sign, point, exponent). -1 if none is there. */
-static int skip_number(const char **p, const char *end) {
+/* Moves p past a number as the writer prints floats (%.9g: digits, sign, point, exponent), its value in *value
+ * (if not NULL). -1 if none is there. */
+static int skip_number(const char **p, const char *end, double *value) {
     const char *t = *p;
     while (*p < end && **p && strchr("0123456789+-.eE", **p)) (*p)++;
     if (*p == t || *p - t >= 64) return -1;
@@ -70,7 +71,8 @@ static int skip_number(const char **p, const char *end) {
     memcpy(num, t, (size_t)(*p - t));
     num[*p - t] = '\0';
     char *e;
-    strtod(num, &e);
+    double v = strtod(num, &e);
+    if (value) *value = v;
     return *e ? -1 : 0;
 }
 
@@ -90,17 +92,17 @@ static int skip_labels(const char **p, const char *end) {
     if (expect(p, end, ",\"labels\":[") != 0) return -1;
     for (;;) {
         if (expect(p, end, "{\"label\":") != 0 || skip_string(p, end) != 0 || expect(p, end, ",\"score\":") != 0 ||
-            skip_number(p, end) != 0 || expect(p, end, "}") != 0)
+            skip_number(p, end, NULL) != 0 || expect(p, end, "}") != 0)
             return -1;
         if (expect(p, end, ",") != 0) break;
     }
     return expect(p, end, "]");
 }
 
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, int *has_labels, char *err,
-                             size_t errlen) {
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                             char *err, size_t errlen) {
     const char *p = line, *end = line + len;
-    if (has_labels) *has_labels = 0;
+    sg_cli_resume_row r = {0, 0, 0};
     if (expect(&p, end, k_row_start) != 0) {
         snprintf(err, errlen, "does not start with {\"path\":\"");
         return -1;
@@ -156,25 +158,33 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
             snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
             return -1;
         }
-        if (has_labels) *has_labels = 1;
+        r.has_labels = 1;
     }
     if (expect(&p, end, ",\"embedding\":") != 0) {
-        snprintf(err, errlen, "no \"embedding\" after the path%s", has_labels && *has_labels ? " and its labels" : "");
+        snprintf(err, errlen, "no \"embedding\" after the path%s", r.has_labels ? " and its labels" : "");
         return -1;
     }
     if (expect(&p, end, "null}") == 0) {
         if (p != end) goto trailing;
+        r.is_null = 1;
+        if (row) *row = r;
         return 0;
     }
     if (expect(&p, end, "[") != 0) {
         snprintf(err, errlen, "embedding is neither an array nor null");
         return -1;
     }
-    int count = 0;
+    int count = 0, seen_null = 0;
+    double ss = 0; /* the squares of the numbers up to the first null (a non-finite value) element */
     for (;;) {
-        if (expect(&p, end, "null") != 0 && skip_number(&p, end) != 0) {
+        double v = 0;
+        if (expect(&p, end, "null") == 0) {
+            seen_null = 1;
+        } else if (skip_number(&p, end, &v) != 0) {
             snprintf(err, errlen, "embedding element %d is not a number", count);
             return -1;
+        } else if (!seen_null) {
+            ss += v * v;
         }
         count++;
         if (p < end && *p == ',') {
@@ -193,17 +203,12 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
         return -1;
     }
     if (p != end) goto trailing;
+    r.norm = sqrt(ss);
+    if (row) *row = r;
     return 0;
 trailing:
     snprintf(err, errlen, "unexpected bytes after the row's closing brace");
     return -1;
-}
-
-/* 1 if the row (without its '\n') is a failed input's, "embedding":null. */
-static int is_null_row(const char *line, size_t len) {
-    static const char tail[] = ",\"embedding\":null}";
-    size_t n = sizeof tail - 1;
-    return len >= n && memcmp(line + len - n, tail, n) == 0;
 }
 
 /* --- the torn last line: a prefix of a row the writer could write ---
@@ -301,7 +306,7 @@ static int number_prefix(const char **p, const char *end) {
     while (*p < end && **p && strchr("0123456789+-.eE", **p)) (*p)++;
     if (*p == end) return *p - t < 64 && is_number_start(t, *p) ? TP_ENDED : TP_MISMATCH;
     *p = t;
-    return skip_number(p, end) == 0 ? TP_MATCHED : TP_MISMATCH;
+    return skip_number(p, end, NULL) == 0 ? TP_MATCHED : TP_MISMATCH;
 }
 
 /* The zero-shot block after ,"labels":[ : {"label":"...","score":S} entries separated by commas, then ]. */
@@ -364,23 +369,6 @@ int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim) {
     return ours;
 }
 
-/* The Euclidean norm of a parsed row's embedding (the numbers after its last ,"embedding":[), or -1 for a null row. */
-static double row_norm(const char *line, size_t len) {
-    static const char key[] = ",\"embedding\":[";
-    const char *p = NULL;
-    for (const char *q = line; (q = memmem(q, len - (size_t)(q - line), key, sizeof key - 1)); q++) p = q;
-    if (!p) return -1;
-    p += sizeof key - 1;
-    double ss = 0;
-    for (char *e;; p = e + 1) {
-        double v = strtod(p, &e);
-        if (e == p) break;
-        ss += v * v;
-        if (*e != ',') break;
-    }
-    return sqrt(ss);
-}
-
 int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *done, sg_cli_resume_info *info,
                           char *err, size_t errlen) {
     const int labels = (flags & SG_RESUME_LABELS) != 0, raw = (flags & SG_RESUME_RAW) != 0;
@@ -423,8 +411,8 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *
             rc = -1;
             break;
         }
-        int row_labels;
-        if (sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, &row_labels, perr, sizeof perr) != 0) {
+        sg_cli_resume_row row;
+        if (sg_cli_resume_parse_line(line, (size_t)n - 1, dim, &key, &row, perr, sizeof perr) != 0) {
             snprintf(err, errlen,
                      "%s:%llu: not a siglip2-embed JSONL row with %d floats (%s); refusing to touch a file that is "
                      "not ours",
@@ -434,17 +422,17 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *
         }
         /* Rows with an embedding carry labels exactly when the run that wrote them had --labels (a failed input's
          * null row never does): the continued file should not mix the two. */
-        if (row_labels != labels && !(labels && is_null_row(line, (size_t)n - 1))) {
+        if (row.has_labels != labels && !(labels && row.is_null)) {
             snprintf(err, errlen,
                      "%s:%llu: this row %s zero-shot labels and this run %s: resume with the labels the file was "
                      "written with",
-                     shown, (unsigned long long)lineno, row_labels ? "has" : "has no",
+                     shown, (unsigned long long)lineno, row.has_labels ? "has" : "has no",
                      labels ? "asks for them (--labels)" : "has no --labels");
             rc = -1;
             break;
         }
         /* Likewise unit-norm rows (the default) and raw ones (--no-normalize) do not go in one file. */
-        double norm = row_norm(line, (size_t)n - 1);
+        const double norm = row.norm;
         int unit = fabs(norm - 1) <= 1e-3;
         if (norm > 1e-6 && unit == raw) {
             snprintf(err, errlen,

@@ -31,11 +31,19 @@ typedef struct sg_cli_resume_info {
     uint64_t dropped_bytes; /* bytes of the torn last line cut off (0 if none) */
 } sg_cli_resume_info;
 
+/* What sg_cli_resume_parse_line learns of a row besides its path, in the same pass. */
+typedef struct sg_cli_resume_row {
+    int has_labels; /* the row has "labels" (a --labels run's row with an embedding) */
+    int is_null;    /* "embedding":null: a failed input's row */
+    double norm;    /* the embedding's Euclidean norm, over its numbers up to the first null element; 0 if is_null */
+} sg_cli_resume_row;
+
 /* Checks one line (without its '\n') of an output file. On success returns 0, sets key to the exact bytes
- * of the row's path (NUL-terminated) and *has_labels (if not NULL) to whether the row has "labels". The row must be byte for byte what the writer makes of that path, so a
- * row edited by hand or written by another tool is refused. Returns -1 with a reason in err otherwise. */
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, int *has_labels, char *err,
-                             size_t errlen);
+ * of the row's path (NUL-terminated) and *row (if not NULL). The row must be byte for byte what the writer makes
+ * of that path, so a row edited by hand or written by another tool is refused. Returns -1 with a reason in err
+ * otherwise. */
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                             char *err, size_t errlen);
 
 /* 1 if the len bytes at line (a last line without '\n') may be cut off as a crash's leftover: a proper prefix
  * of a row the writer could write with dim numbers (the grammar above, ending anywhere), or a complete row

@@ -299,11 +299,11 @@ static void test_resume(void) {
     /* --labels rows: the zero-shot block between the path and the embedding (session 27: refused before) */
     const char *lab = "{\"path\":\"p\",\"labels\":[{\"label\":\"a \\\"dog\\\"\",\"score\":0.93},"
                       "{\"label\":\"cat\",\"score\":-1.5e-05}],\"embedding\":[1,2,3]}";
-    int has = -1;
-    CHECK(sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &has, err, sizeof err) == 0 && has == 1 &&
+    sg_cli_resume_row facts = {-1, -1, -1};
+    CHECK(sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 1 &&
               strcmp(key.p, "p") == 0,
           "resume: a --labels row parses, with its labels seen (%s)", err);
-    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &has, err, sizeof err) == 0 && has == 0,
+    CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 0,
           "resume: a row without labels says so");
     const char *bad_labels[] = {"{\"path\":\"p\",\"labels\":[],\"embedding\":[1,2,3]}",
                                 "{\"path\":\"p\",\"labels\":[{\"label\":\"a\"}],\"embedding\":[1,2,3]}",
@@ -311,7 +311,7 @@ static void test_resume(void) {
                                 "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":1}]}",
                                 "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":1}],\"note\":1,\"embedding\":[1,2,3]}"};
     for (size_t i = 0; i < sizeof bad_labels / sizeof bad_labels[0]; i++)
-        CHECK(sg_cli_resume_parse_line(bad_labels[i], strlen(bad_labels[i]), 3, &key, &has, err, sizeof err) == -1,
+        CHECK(sg_cli_resume_parse_line(bad_labels[i], strlen(bad_labels[i]), 3, &key, &facts, err, sizeof err) == -1,
               "resume: rejects labels row %zu '%s' (%s)", i, bad_labels[i], err);
 
     char path[600];
