@@ -188,6 +188,16 @@ static long text_peak_rss_kib(void) {
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* --device / --precision given while the cpu backend runs (auto found no usable GPU): a warning saying which were
+ * ignored and why, so nothing asked for is dropped silently. 1 if it warned. */
+static int warn_gpu_options_ignored(const sg_cli_args *a, const char *backend, const char *because) {
+    const int prec = a->precision != SG_PRECISION_AUTO;
+    if (strcmp(backend, "cpu") != 0 || !(a->device_set || prec)) return 0;
+    fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: %s\n", a->device_set ? "--device" : "",
+            a->device_set && prec ? " and " : "", prec ? "--precision" : "", because);
+    return 1;
+}
+
 /* The note for a run that wrote no row over an existing -o FILE (the writer left it as it was). */
 static void say_kept(const char *output) {
     char shown[4096];
@@ -206,12 +216,9 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
         fprintf(stderr, "siglip2-embed: text backend %s: %s\nsiglip2-embed: text attention: %s\n", env.backend->name,
                 env.why, env.mask_why);
     /* GPU-only options that a text run could not honour: said, as for images, not silently dropped. */
-    if (strcmp(env.backend->name, "cpu") == 0 && (a->device_set || a->precision != SG_PRECISION_AUTO))
-        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: text runs on the cpu backend here (%s), which "
-                        "computes in fp32\n",
-                a->device_set ? "--device" : "", a->device_set && a->precision != SG_PRECISION_AUTO ? " and " : "",
-                a->precision != SG_PRECISION_AUTO ? "--precision" : "", env.why);
-    else if (a->precision == SG_PRECISION_FP8)
+    char because[1200];
+    snprintf(because, sizeof because, "text runs on the cpu backend here (%s), which computes in fp32", env.why);
+    if (!warn_gpu_options_ignored(a, env.backend->name, because) && a->precision == SG_PRECISION_FP8)
         fprintf(stderr, "siglip2-embed: warning: --precision fp8 ignored: text queries run on the portable cuda "
                         "path in bf16 (FP8 is for images, in the sm90 and sm100 megakernels)\n");
     int single = a->ntexts == 1 && !a->texts_from;
@@ -419,11 +426,9 @@ int main(int argc, char **argv) {
     if (a.verbose && b->numerics) fprintf(stderr, "siglip2-embed: numerics: %s\n", b->numerics);
     /* GPU-only options that auto could not honour (no usable GPU here): said, not silently dropped. --backend
      * cpu with them is refused while parsing. */
-    if (strcmp(b->name, "cpu") == 0 && (a.device_set || a.precision != SG_PRECISION_AUTO))
-        fprintf(stderr, "siglip2-embed: warning: %s%s%s ignored: no GPU backend is running (%s); the cpu backend "
-                        "computes in fp32\n",
-                a.device_set ? "--device" : "", a.device_set && a.precision != SG_PRECISION_AUTO ? " and " : "",
-                a.precision != SG_PRECISION_AUTO ? "--precision" : "", why);
+    char because[1200];
+    snprintf(because, sizeof because, "no GPU backend is running (%s); the cpu backend computes in fp32", why);
+    warn_gpu_options_ignored(&a, b->name, because);
     /* FP8 lives in the megakernels (sm90: FC1; sm100: MXFP8); the portable path is bf16 whatever was asked. */
     if (strcmp(b->name, "cuda") == 0 && a.precision == SG_PRECISION_FP8)
         fprintf(stderr, "siglip2-embed: warning: --precision fp8 ignored: the cuda backend computes in bf16 (FP8 runs "
