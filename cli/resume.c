@@ -76,144 +76,10 @@ static int skip_number(const char **p, const char *end, double *value) {
     return *e ? -1 : 0;
 }
 
-/* Moves p past a JSON string as the writer makes it: "...", with backslash escapes and no raw control byte. */
-static int skip_string(const char **p, const char *end) {
-    if (expect(p, end, "\"") != 0) return -1;
-    while (*p < end && **p != '"') {
-        if ((unsigned char)**p < 0x20) return -1;
-        *p += (**p == '\\' && *p + 1 < end) ? 2 : 1;
-    }
-    return expect(p, end, "\"");
-}
-
-/* Moves p past the zero-shot block the writer puts after the path with --labels (zeroshot.h):
- * ,"labels":[{"label":"...","score":S},...], at least one entry. */
-static int skip_labels(const char **p, const char *end) {
-    if (expect(p, end, ",\"labels\":[") != 0) return -1;
-    for (;;) {
-        if (expect(p, end, "{\"label\":") != 0 || skip_string(p, end) != 0 || expect(p, end, ",\"score\":") != 0 ||
-            skip_number(p, end, NULL) != 0 || expect(p, end, "}") != 0)
-            return -1;
-        if (expect(p, end, ",") != 0) break;
-    }
-    return expect(p, end, "]");
-}
-
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
-                             char *err, size_t errlen) {
-    const char *p = line, *end = line + len;
-    sg_cli_resume_row r = {0, 0, 0};
-    if (expect(&p, end, k_row_start) != 0) {
-        snprintf(err, errlen, "does not start with {\"path\":\"");
-        return -1;
-    }
-    const char *s0 = p;
-    while (p < end && *p != '"') {
-        if ((unsigned char)*p < 0x20) {
-            snprintf(err, errlen, "raw control byte 0x%02x inside the path", (unsigned char)*p);
-            return -1;
-        }
-        p += (*p == '\\' && p + 1 < end) ? 2 : 1;
-    }
-    if (p >= end) {
-        snprintf(err, errlen, "unterminated path string");
-        return -1;
-    }
-    const char *s1 = p++; /* the path string's body is [s0, s1) */
-    if (unescape(s0, s1, key) != 0 || strlen(key->p) != key->len) {
-        snprintf(err, errlen, "the path string has an escape siglip2-embed does not write");
-        return -1;
-    }
-    int has_b64 = 0;
-    if (expect(&p, end, ",\"path_base64\":\"") == 0) {
-        const char *b0 = p;
-        while (p < end && *p != '"') p++;
-        if (p >= end) {
-            snprintf(err, errlen, "unterminated path_base64 string");
-            return -1;
-        }
-        if (sg_cli_base64_decode(b0, (size_t)(p - b0), key) != 0 || strlen(key->p) != key->len ||
-            sg_cli_utf8_valid(key->p)) {
-            snprintf(err, errlen, "path_base64 is not the base64 of a path that is not valid UTF-8");
-            return -1;
-        }
-        p++;
-        has_b64 = 1;
-    } else if (!sg_cli_utf8_valid(key->p)) {
-        snprintf(err, errlen, "the path is not valid UTF-8 and has no path_base64");
-        return -1;
-    }
-    /* The row must be exactly what the writer makes of these bytes: then equal keys mean equal paths. */
-    sg_cli_buf canon = {0};
-    sg_cli_json_put_string(&canon, key->p);
-    int same = canon.len == (size_t)(s1 - s0) + 2 && memcmp(canon.p + 1, s0, (size_t)(s1 - s0)) == 0;
-    sg_cli_buf_free(&canon);
-    if (!same) {
-        snprintf(err, errlen, "the path is not written the way siglip2-embed writes %s",
-                 has_b64 ? "the bytes of its path_base64" : "it");
-        return -1;
-    }
-    if (end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
-        if (skip_labels(&p, end) != 0) {
-            snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
-            return -1;
-        }
-        r.has_labels = 1;
-    }
-    if (expect(&p, end, ",\"embedding\":") != 0) {
-        snprintf(err, errlen, "no \"embedding\" after the path%s", r.has_labels ? " and its labels" : "");
-        return -1;
-    }
-    if (expect(&p, end, "null}") == 0) {
-        if (p != end) goto trailing;
-        r.is_null = 1;
-        if (row) *row = r;
-        return 0;
-    }
-    if (expect(&p, end, "[") != 0) {
-        snprintf(err, errlen, "embedding is neither an array nor null");
-        return -1;
-    }
-    int count = 0, seen_null = 0;
-    double ss = 0; /* the squares of the numbers up to the first null (a non-finite value) element */
-    for (;;) {
-        double v = 0;
-        if (expect(&p, end, "null") == 0) {
-            seen_null = 1;
-        } else if (skip_number(&p, end, &v) != 0) {
-            snprintf(err, errlen, "embedding element %d is not a number", count);
-            return -1;
-        } else if (!seen_null) {
-            ss += v * v;
-        }
-        count++;
-        if (p < end && *p == ',') {
-            p++;
-            continue;
-        }
-        break;
-    }
-    if (expect(&p, end, "]}") != 0) {
-        snprintf(err, errlen, "embedding array not closed by ]}");
-        return -1;
-    }
-    if (count != dim) {
-        snprintf(err, errlen, "embedding has %d %s, expected %d (another model?)", count, count == 1 ? "value" : "values",
-                 dim);
-        return -1;
-    }
-    if (p != end) goto trailing;
-    r.norm = sqrt(ss);
-    if (row) *row = r;
-    return 0;
-trailing:
-    snprintf(err, errlen, "unexpected bytes after the row's closing brace");
-    return -1;
-}
-
-/* --- the torn last line: a prefix of a row the writer could write ---
- * Each step below checks the next part of the grammar in resume.h on a line that may stop anywhere (a crash
- * can cut a write() at any byte): TP_MATCHED moves p past the part, TP_ENDED says the line ended inside it
+/* --- the row grammar of resume.h, on a line that may stop anywhere ---
+ * Used whole by row_prefix on a torn last line, and by sg_cli_resume_parse_line for the labels block (which must
+ * then end), so a complete row and a torn one are judged by one grammar. Each step checks the next part on a line
+ * that may stop anywhere (a crash can cut a write() at any byte): TP_MATCHED moves p past the part, TP_ENDED says the line ended inside it
  * with everything so far as the writer makes it, TP_MISMATCH that the writer never makes these bytes. */
 enum { TP_MATCHED, TP_ENDED, TP_MISMATCH };
 
@@ -338,6 +204,120 @@ static int embedding_prefix(const char **p, const char *end, int dim) {
     return expect_prefix(p, end, "]}");
 }
 
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                             char *err, size_t errlen) {
+    const char *p = line, *end = line + len;
+    sg_cli_resume_row r = {0, 0, 0};
+    if (expect(&p, end, k_row_start) != 0) {
+        snprintf(err, errlen, "does not start with {\"path\":\"");
+        return -1;
+    }
+    const char *s0 = p;
+    while (p < end && *p != '"') {
+        if ((unsigned char)*p < 0x20) {
+            snprintf(err, errlen, "raw control byte 0x%02x inside the path", (unsigned char)*p);
+            return -1;
+        }
+        p += (*p == '\\' && p + 1 < end) ? 2 : 1;
+    }
+    if (p >= end) {
+        snprintf(err, errlen, "unterminated path string");
+        return -1;
+    }
+    const char *s1 = p++; /* the path string's body is [s0, s1) */
+    if (unescape(s0, s1, key) != 0 || strlen(key->p) != key->len) {
+        snprintf(err, errlen, "the path string has an escape siglip2-embed does not write");
+        return -1;
+    }
+    int has_b64 = 0;
+    if (expect(&p, end, ",\"path_base64\":\"") == 0) {
+        const char *b0 = p;
+        while (p < end && *p != '"') p++;
+        if (p >= end) {
+            snprintf(err, errlen, "unterminated path_base64 string");
+            return -1;
+        }
+        if (sg_cli_base64_decode(b0, (size_t)(p - b0), key) != 0 || strlen(key->p) != key->len ||
+            sg_cli_utf8_valid(key->p)) {
+            snprintf(err, errlen, "path_base64 is not the base64 of a path that is not valid UTF-8");
+            return -1;
+        }
+        p++;
+        has_b64 = 1;
+    } else if (!sg_cli_utf8_valid(key->p)) {
+        snprintf(err, errlen, "the path is not valid UTF-8 and has no path_base64");
+        return -1;
+    }
+    /* The row must be exactly what the writer makes of these bytes: then equal keys mean equal paths. */
+    sg_cli_buf canon = {0};
+    sg_cli_json_put_string(&canon, key->p);
+    int same = canon.len == (size_t)(s1 - s0) + 2 && memcmp(canon.p + 1, s0, (size_t)(s1 - s0)) == 0;
+    sg_cli_buf_free(&canon);
+    if (!same) {
+        snprintf(err, errlen, "the path is not written the way siglip2-embed writes %s",
+                 has_b64 ? "the bytes of its path_base64" : "it");
+        return -1;
+    }
+    if (end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
+        /* the same grammar as a torn row's, required to end (one grammar for the labels, not two) */
+        if (expect(&p, end, ",\"labels\":[") != 0 || labels_prefix(&p, end) != TP_MATCHED) {
+            snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
+            return -1;
+        }
+        r.has_labels = 1;
+    }
+    if (expect(&p, end, ",\"embedding\":") != 0) {
+        snprintf(err, errlen, "no \"embedding\" after the path%s", r.has_labels ? " and its labels" : "");
+        return -1;
+    }
+    if (expect(&p, end, "null}") == 0) {
+        if (p != end) goto trailing;
+        r.is_null = 1;
+        if (row) *row = r;
+        return 0;
+    }
+    if (expect(&p, end, "[") != 0) {
+        snprintf(err, errlen, "embedding is neither an array nor null");
+        return -1;
+    }
+    int count = 0, seen_null = 0;
+    double ss = 0; /* the squares of the numbers up to the first null (a non-finite value) element */
+    for (;;) {
+        double v = 0;
+        if (expect(&p, end, "null") == 0) {
+            seen_null = 1;
+        } else if (skip_number(&p, end, &v) != 0) {
+            snprintf(err, errlen, "embedding element %d is not a number", count);
+            return -1;
+        } else if (!seen_null) {
+            ss += v * v;
+        }
+        count++;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        break;
+    }
+    if (expect(&p, end, "]}") != 0) {
+        snprintf(err, errlen, "embedding array not closed by ]}");
+        return -1;
+    }
+    if (count != dim) {
+        snprintf(err, errlen, "embedding has %d %s, expected %d (another model?)", count, count == 1 ? "value" : "values",
+                 dim);
+        return -1;
+    }
+    if (p != end) goto trailing;
+    r.norm = sqrt(ss);
+    if (row) *row = r;
+    return 0;
+trailing:
+    snprintf(err, errlen, "unexpected bytes after the row's closing brace");
+    return -1;
+}
+
+/* --- the torn last line: a prefix of a row the writer could write --- */
 /* Checks line[0, len) against the whole row grammar of resume.h. TP_ENDED: a beginning of a row the writer
  * could write at this dim (a torn write); TP_MATCHED: a complete row, with nothing after its closing brace;
  * TP_MISMATCH: not the writer's. */

@@ -305,6 +305,17 @@ static void test_resume(void) {
           "resume: a --labels row parses, with its labels seen (%s)", err);
     CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 0,
           "resume: a row without labels says so");
+    /* one grammar for the labels in a complete row and in a torn one (session 28: two had differed): a score the
+     * writer prints as null (not finite) is ours; an escape it never makes (\/) is not, complete or torn */
+    const char *lab_null = "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":null}],\"embedding\":[1,2,3]}";
+    CHECK(sg_cli_resume_parse_line(lab_null, strlen(lab_null), 3, &key, &facts, err, sizeof err) == 0 &&
+              facts.has_labels == 1,
+          "resume: a --labels row whose score was not finite (written null) parses (%s)", err);
+    const char *lab_esc = "{\"path\":\"p\",\"labels\":[{\"label\":\"a\\/b\",\"score\":1}],\"embedding\":[1,2,3]}";
+    CHECK(sg_cli_resume_parse_line(lab_esc, strlen(lab_esc), 3, &key, &facts, err, sizeof err) == -1 &&
+              !sg_cli_resume_is_torn_row(lab_esc, strlen(lab_esc), 3) &&
+              !sg_cli_resume_is_torn_row(lab_esc, strlen(lab_esc) - 5, 3),
+          "resume: a label with an escape the writer never makes (\\/) is refused, complete or torn");
     const char *bad_labels[] = {"{\"path\":\"p\",\"labels\":[],\"embedding\":[1,2,3]}",
                                 "{\"path\":\"p\",\"labels\":[{\"label\":\"a\"}],\"embedding\":[1,2,3]}",
                                 "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":x}],\"embedding\":[1,2,3]}",
