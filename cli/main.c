@@ -246,6 +246,10 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
         setup_error(err);
     } else if (crc != 0) {
         setup_error(cerr);
+    } else if (st.embedded + st.failed + st.not_reached == 0) {
+        /* as an image run with nothing to embed: a script wants to know (exit 1) */
+        fprintf(stderr, "siglip2-embed: 0 queries found (the --texts-from lists given hold no query)\n");
+        rc = EXIT_SOME_FAILED;
     } else {
         rc = st.failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
         if (st.failed && !a->quiet)

@@ -459,7 +459,9 @@ static void *writer_main(void *arg) {
                     pthread_mutex_unlock(&p->mu);
                     break;
                 }
-                if (c->on_error == SG_ON_ERROR_SKIP) continue;
+                /* no row under skip, nor for a name the output's list cannot hold (a newline in a binary format's
+                 * FILE.paths): a NaN row without its name would shift every later name against its row */
+                if (c->on_error == SG_ON_ERROR_SKIP || (p->reject_newlines && strchr(r->paths[s], '\n'))) continue;
             } else {
                 float *v = r->out + (size_t)k++ * p->D;
                 if (c->normalize) sg_cli_normalize_row(v, p->D);

@@ -161,7 +161,8 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
         for (int i = 0; i < nq && rc == 0; i++) {
             query *q = &qs[i];
             char label[512];
-            if (!q->error && c->writer && sg_cli_writer_rejects_path(c->writer, q->text))
+            int unlisted = c->writer && sg_cli_writer_rejects_path(c->writer, q->text);
+            if (!q->error && unlisted)
                 q->error = sg_cli_xstrdup("contains a newline, which the binary format's .texts list cannot hold");
             if (q->error) {
                 st->failed++;
@@ -174,7 +175,9 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
                     done = 1;
                     break;
                 }
-                if (c->on_error == SG_ON_ERROR_NULL && sg_cli_writer_row(c->writer, q->text, NULL, err, errlen) != 0)
+                /* no null row for a query the .texts list cannot hold: it would shift every later query */
+                if (c->on_error == SG_ON_ERROR_NULL && !unlisted &&
+                    sg_cli_writer_row(c->writer, q->text, NULL, err, errlen) != 0)
                     rc = -1;
                 continue;
             }

@@ -13,6 +13,9 @@
 12  repeated --files-from: every list, in order
 13  kill -9 of an npy run leaves temporaries; the next run for the same output removes those of dead processes
 14  the README's FAISS snippet gives back the exact paths, even non-UTF-8 ones and U+2028 / form feeds
+15  --on-error null into a binary format: a name with a newline (FILE.paths cannot list it) fails alone, with no
+    row, and the run writes the others (it stopped the whole run); a single failed input under null in json is the
+    one object with "embedding": null, as the README says
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
 import contextlib
@@ -244,4 +247,24 @@ else:
     except Exception as e:  # noqa: BLE001
         got, ok = repr(e), False
     check(r.returncode == 0 and ok, f"item 14: the README's FAISS snippet maps rows to the exact paths ({str(got)[:160]})")
+# --- 15. --on-error null and a name that FILE.paths cannot list
+nl = out("nl")
+os.makedirs(nl)
+for n, src in [("a.png", PNG), ("new\nline.png", PNG), ("z.png", ALL_IMAGES[0])]:
+    shutil.copy(src, os.path.join(nl, n))
+npy = out("nl.npy")
+r = run([nl, "-o", npy, "--on-error", "null"])
+listed = open(npy + ".paths", "rb").read().split(b"\n")[:-1] if os.path.exists(npy + ".paths") else None
+rows = np.load(npy).shape[0] if os.path.exists(npy) else None
+check(r.returncode == 1 and listed == [os.fsencode(os.path.join(nl, n)) for n in ("a.png", "z.png")] and rows == 2 and
+      r.stderr.count(b"cannot list") == 1,
+      f"item 15: --on-error null: the name with a newline fails alone with no row, the others written "
+      f"(exit {r.returncode}, {rows} rows, {listed}, {r.stderr[-300:]!r})")
+r = run(["-q", bad, "-f", "json", "--on-error", "null"])
+try:
+    val = json.loads(r.stdout)
+except ValueError as e:
+    val = f"invalid JSON: {e}"
+check(r.returncode == 1 and val == {"path": bad, "embedding": None},
+      f"item 15: a single failed input under --on-error null in json: one object with a null embedding ({val!r})")
 done()

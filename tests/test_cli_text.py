@@ -264,4 +264,18 @@ before = open(lab, "rb").read()
 r = run(["--resume", "-o", lab] + imgs)
 check(r.returncode == 2 and open(lab, "rb").read() == before and b"labels" in r.stderr,
       f"--resume without --labels on a --labels file: exit 2, untouched, says why (exit {r.returncode})")
+# --on-error null into a binary format: a query with a newline (FILE.texts cannot list it) fails alone with no row,
+# the others are written (session 28: the run stopped, writing nothing); an empty --texts-from list exits 1, as an
+# image run with nothing to embed does (it exited 0)
+tnpy = out("nl_q.npy")
+r = run(["--texts-from", "-", "-0", "-o", tnpy, "--on-error", "null"], input=b"a\0b\nc\0d\0")
+texts = open(tnpy + ".texts", "rb").read() if os.path.exists(tnpy + ".texts") else None
+trows = np.load(tnpy).shape[0] if os.path.exists(tnpy) else None
+check(r.returncode == 1 and texts == b"a\nd\n" and trows == 2,
+      f"--on-error null: a query with a newline fails alone, no row; the others written (exit {r.returncode}, "
+      f"{trows} rows, {texts!r}, {r.stderr[-200:]!r})")
+open(out("empty.txt"), "w").close()
+r = run(["--texts-from", out("empty.txt"), "-f", "json"], quiet=False)
+check(r.returncode == 1 and r.stdout.strip() == b"[]" and b"0 queries found" in r.stderr,
+      f"an empty --texts-from list: [] and exit 1, saying so (exit {r.returncode}, {r.stderr[-120:]!r})")
 done()

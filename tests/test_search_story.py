@@ -81,4 +81,29 @@ for s in queries:
     _, ids = index.search(v, 1)
     hits.append(names[ids[0][0]])
 check(hits == [f"text:{s}" for s in queries], f"each text row is found first by its own text ({hits})")
+
+# the README's story snippet exactly as printed, in a folder of fewer than 5 photos whose names are not UTF-8 or hold
+# a form feed (session 28: it read the names as text with splitlines() and printed FAISS's -1 padding as a hit)
+import re  # noqa: E402
+
+readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+m = re.search(r"## Search a photo folder by text.*?python3 - <<'PY'\n(.*?)\nPY\n", readme, re.S)
+story = os.path.join(os.fsencode(work), b"story")
+os.makedirs(os.path.join(story, b"photos"))
+odd = [b"a\xff.png", b"b\x0cfeed.png"]
+for n, src in zip(odd, ["zs0.png", "zs1.png"]):
+    shutil.copy(os.path.join(FIX, src), os.path.join(story, b"photos", n))
+r1 = run(["photos/", "-o", "photos.npy"], cwd=story)
+r2 = run(["--text", "a dog on a beach", "-o", "query.npy"], cwd=story)
+if not m:
+    check(False, "README: the search story has a python3 - <<'PY' block")
+else:
+    r = subprocess.run([sys.executable, "-"], input=m.group(1).encode(), cwd=story, capture_output=True, timeout=120)
+    lines = [ln for ln in r.stdout.decode(errors="surrogateescape").split("\n") if ln]  # a form feed is in a name
+    want = sorted(os.fsdecode(b"photos/" + n) for n in odd)
+    got = sorted(ln.split("  ", 1)[1] for ln in lines if "  " in ln)
+    scores_ok = all(-1.001 <= float(ln.split("  ", 1)[0]) <= 1.001 for ln in lines if "  " in ln)
+    check(r1.returncode == 0 and r2.returncode == 0 and r.returncode == 0 and got == want and scores_ok,
+          f"the README's search snippet as printed: one line per photo, exact names, cosines in [-1, 1] "
+          f"(exit {r.returncode}, {lines!r}, {r.stderr.decode(errors='replace')[-200:]!r})")
 done()
