@@ -204,6 +204,23 @@ static void say_kept(const char *output) {
     fprintf(stderr, "siglip2-embed: no row written: %s left as it was\n", sg_cli_shown_path(output, shown, sizeof shown));
 }
 
+/* -o written as TARGET.tmp.PID and renamed (binary formats and JSON to a regular file: *replaced = 1): removes
+ * what runs killed before renaming left beside TARGET (outpath.h), and says so. 0, or -1 with err. */
+static int tidy_dead_runs(const char *output, sg_cli_format fmt, int quiet, int *replaced, char *err, size_t errlen) {
+    *replaced = 0;
+    if (!output || fmt == SG_FMT_JSONL) return 0; /* JSONL is written in place */
+    sg_cli_out_target t;
+    if (sg_cli_out_resolve(output, &t, err, errlen) != 0) return -1;
+    char removed[2048];
+    *replaced = t.mode == SG_OUT_REPLACE;
+    int nrm = *replaced ? sg_cli_out_clean_stale(t.path, removed, sizeof removed) : 0;
+    if (nrm && !quiet)
+        fprintf(stderr, "siglip2-embed: removed %d temporary %s left by a run that was killed: %s\n", nrm,
+                plural((uint64_t)nrm, "file", "files"), removed);
+    sg_cli_out_target_free(&t);
+    return 0;
+}
+
 /* A text run: queries in, rows out. */
 static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     char where[4096], err[4096];
@@ -224,7 +241,10 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     int single = a->ntexts == 1 && !a->texts_from;
     sg_cli_format fmt = choose_format(a, single);
     sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
-    sg_cli_writer *w = sg_cli_writer_open(&wc, err, sizeof err);
+    int replaced;
+    sg_cli_writer *w = tidy_dead_runs(a->output, fmt, a->quiet, &replaced, err, sizeof err) == 0
+                           ? sg_cli_writer_open(&wc, err, sizeof err)
+                           : NULL;
     if (!w) {
         sg_cli_text_env_close(&env);
         return setup_error(err);
@@ -366,22 +386,12 @@ int main(int argc, char **argv) {
                     (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
                     ri.dropped_bytes ? ", torn last line removed" : "");
     }
-    int reject_newlines = 0; /* a binary format to a regular file lists paths one per line in FILE.paths */
-    if (a.output && fmt >= SG_FMT_NPY) { /* binary formats go through TARGET.tmp.PID: tidy up dead runs' */
-        sg_cli_out_target t;
-        if (sg_cli_out_resolve(a.output, &t, err, sizeof err) == 0) {
-            char removed[2048];
-            reject_newlines = t.mode == SG_OUT_REPLACE;
-            int nrm = t.mode == SG_OUT_REPLACE ? sg_cli_out_clean_stale(t.path, removed, sizeof removed) : 0;
-            if (nrm && !a.quiet)
-                fprintf(stderr, "siglip2-embed: removed %d temporary %s left by a run that was killed: %s\n", nrm,
-                        plural((uint64_t)nrm, "file", "files"), removed);
-            sg_cli_out_target_free(&t);
-        } else {
-            setup_error(err);
-            goto out;
-        }
+    int replaced = 0;
+    if (tidy_dead_runs(a.output, fmt, a.quiet, &replaced, err, sizeof err) != 0) {
+        setup_error(err);
+        goto out;
     }
+    int reject_newlines = replaced && fmt >= SG_FMT_NPY; /* a binary format's FILE.paths lists one path a line */
     if (a.dump_dir && mkdir(a.dump_dir, 0777) != 0 && errno != EEXIST) {
         char shown[4096];
         snprintf(msg, sizeof msg, "--dump-preprocessed %s: cannot create: %s",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "buf.h"
@@ -149,7 +150,12 @@ static long stale_pid(const char *name, const char *base, const char *suffix) {
 static int remove_ours(const char *target, const char *name, char *removed, size_t removedlen) {
     char *full = join_dir(target, name);
     struct stat st;
-    int ok = lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && unlink(full) == 0;
+    /* A live run holds a flock() on its temporaries (writer.c) until it renames them: its PID may look dead from
+     * here (another PID namespace, a container, another host on a shared file system), its lock does not. */
+    int fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             !(flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) && unlink(full) == 0;
+    if (fd >= 0) close(fd);
     if (ok && removed && removedlen) {
         size_t l = strlen(removed);
         snprintf(removed + l, removedlen - l, "%s%s", l ? ", " : "", name);

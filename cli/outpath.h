@@ -12,7 +12,9 @@
  *     never truncated. Such a target takes streamable formats only, and gets no FILE.paths beside it.
  * A kill -9 leaves TARGET.tmp.PID (and TARGET.paths.tmp.PID) behind; sg_cli_out_clean_stale removes those
  * of processes that no longer exist, so the next run for the same output tidies up after the dead one: only
- * a pair, or a TARGET.tmp.PID whose bytes look like our output (our_output.h), never a file by its name alone.
+ * a pair, or a TARGET.tmp.PID whose bytes look like our output (our_output.h), never a file by its name alone,
+ * and never one that a process holds flock()ed (the writer locks its temporaries until it renames them: a live
+ * run in another PID namespace or on another host of a shared file system has a PID that looks dead from here).
  */
 #ifndef SG_CLI_OUTPATH_H
 #define SG_CLI_OUTPATH_H
@@ -43,7 +45,8 @@ int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errle
 void sg_cli_out_target_free(sg_cli_out_target *t);
 
 /* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID (or .texts.tmp.PID) in target's directory that belong to this
- * user, whose PID is not a running process (left by a kill -9) and that are a pair or look like our output. Writes the names removed, comma-separated, into
+ * user, whose PID is not a running process (left by a kill -9), that no process holds locked, and that are a pair
+ * or look like our output. Writes the names removed, comma-separated, into
  * removed (may be NULL). Returns how many were removed. */
 int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen);
 

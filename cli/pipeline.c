@@ -156,6 +156,19 @@ static uint8_t *read_stdin(uint64_t cap, size_t *len, char *err, size_t errlen) 
     return b;
 }
 
+/* Writes all n bytes to fd. 0, or -1 with errno set. */
+static int write_full(int fd, const void *buf, size_t n) {
+    const char *b = buf;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 /* --dump-preprocessed: DIR/NNNNNN.ppm. Never through a symbolic link, and over an existing file only if it is a
  * dump of the same size that a run of this tool left (a P6 header for S x S and exactly its bytes): any other
  * file of that name is not ours and stays as it is (the input then fails, saying so). */
@@ -164,7 +177,11 @@ static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, cha
     snprintf(path, sizeof path, "%s/%06llu.ppm", dir, (unsigned long long)seq);
     int hlen = snprintf(hdr, sizeof hdr, "P6\n%d %d\n255\n", S, S);
     size_t body = (size_t)S * S * 3;
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int created = 1, fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST) {
+        created = 0;
+        fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    }
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         snprintf(err, errlen, "--dump-preprocessed: cannot create %s: %s%s", sg_cli_shown_path(path, shown, sizeof shown),
@@ -183,11 +200,18 @@ static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, cha
             return -1;
         }
     }
-    FILE *f = fdopen(fd, "wb");
-    int ok = f && fwrite(hdr, 1, (size_t)hlen, f) == (size_t)hlen && fwrite(px, 1, body, f) == body;
-    if (f ? fclose(f) != 0 : close(fd) != 0) ok = 0;
-    if (!ok) {
-        snprintf(err, errlen, "--dump-preprocessed: write failed on %s", sg_cli_shown_path(path, shown, sizeof shown));
+    int werr = write_full(fd, hdr, (size_t)hlen) == 0 && write_full(fd, px, body) == 0 ? 0 : errno;
+    if (close(fd) != 0 && !werr) werr = errno;
+    if (werr) {
+        /* a torn dump would block every later run over it: one we created goes; an earlier dump of ours, which
+         * this run had emptied, is emptied again (a later run writes over an empty file) */
+        if (created) {
+            unlink(path);
+        } else if ((fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+            close(fd);
+        }
+        snprintf(err, errlen, "--dump-preprocessed: write failed on %s: %s", sg_cli_shown_path(path, shown, sizeof shown),
+                 strerror(werr));
         return -1;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "buf.h"
@@ -24,10 +25,13 @@ struct sg_cli_writer {
     sg_cli_writer_cfg cfg;
     FILE *f, *paths;
     char *shown;       /* -o as messages show it (shown_path.h), or "stdout" */
-    char *final_path, *tmp_path, *final_paths, *tmp_paths; /* REPLACE mode of a binary format, else NULL */
+    char *final_path, *tmp_path; /* REPLACE mode (a binary format or JSON to a regular file), else NULL */
+    char *final_paths, *tmp_paths; /* ... and the list of a binary format's rows, else NULL */
+    int tmp_locks[2];  /* descriptors holding flock()s on the temporaries until they are renamed (-1: none), so
+                          another run's cleanup (outpath.h) never takes them for a dead run's, whatever its PID */
     char *shown_paths; /* FILE.paths as messages show it */
-    char *lazy_path;   /* JSON / JSONL over an existing regular file: opened (truncated) at the first row, so a
-                          run that writes no row leaves the file as it was */
+    char *lazy_path;   /* JSONL over an existing regular file: opened (truncated) at the first row, so a run that
+                          writes no row leaves the file as it was */
     int target_existed; /* REPLACE mode: -o named an existing regular file */
     int to_stdout;
     uint64_t rows;
@@ -42,9 +46,10 @@ struct sg_cli_writer {
 
 static int is_binary(sg_cli_format f) { return f >= SG_FMT_NPY; }
 
-/* Ctrl-C (or SIGTERM from a scheduler) during a binary run: remove the temporary files, then die of the
- * signal as usual. The names are copied to static storage because only async-signal-safe calls (unlink,
- * signal, raise) may run in the handler. One binary writer exists per process. */
+/* Ctrl-C (or SIGTERM from a scheduler) during a run writing temporaries: remove them, then die of the signal as
+ * usual. The names are copied to static storage because only async-signal-safe calls (unlink, signal, raise) may
+ * run in the handler. One such writer exists per process. A signal the process was started with ignored (nohup,
+ * a background job of a script) stays ignored: the run was meant to outlive it. */
 static char g_tmp_main[4096], g_tmp_paths[4096];
 
 static void on_fatal_signal(int sig) {
@@ -54,13 +59,19 @@ static void on_fatal_signal(int sig) {
     raise(sig);
 }
 
+static void catch_unless_ignored(int sig) {
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN) return;
+    signal(sig, on_fatal_signal);
+}
+
 static void guard_tmp_files(const char *a, const char *b) {
     snprintf(g_tmp_main, sizeof g_tmp_main, "%s", a ? a : "");
     snprintf(g_tmp_paths, sizeof g_tmp_paths, "%s", b ? b : "");
     if (!a) return;
-    signal(SIGINT, on_fatal_signal);
-    signal(SIGTERM, on_fatal_signal);
-    signal(SIGHUP, on_fatal_signal);
+    catch_unless_ignored(SIGINT);
+    catch_unless_ignored(SIGTERM);
+    catch_unless_ignored(SIGHUP);
 }
 
 static char *cat3(const char *a, const char *b, long n) {
@@ -107,14 +118,25 @@ static char *shown_dup(const char *path) {
 }
 
 /* Creates path for writing, exclusively (a stale name is never written through), with the permission bits of
- * the file it will replace. NULL with errno set on failure. */
-static FILE *create_tmp(const char *path, const sg_cli_out_target *t) {
+ * the file it will replace, and flock()ed through a second descriptor (*lock) kept open until the rename.
+ * NULL with errno set on failure. */
+static FILE *create_tmp(const char *path, const sg_cli_out_target *t, int *lock) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) return NULL;
     if (t->exists) (void)fchmod(fd, t->perm); /* best effort: the replaced file's mode, as an editor keeps it */
+    *lock = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (*lock >= 0 && flock(*lock, LOCK_EX | LOCK_NB) != 0) { /* best effort: a file system without locks */
+    }
     FILE *f = fdopen(fd, "wb");
     if (!f) close(fd);
     return f;
+}
+
+static void release_tmp_locks(sg_cli_writer *w) {
+    for (int i = 0; i < 2; i++) {
+        if (w->tmp_locks[i] >= 0) close(w->tmp_locks[i]);
+        w->tmp_locks[i] = -1;
+    }
 }
 
 static void writer_free(sg_cli_writer *w) {
@@ -141,9 +163,60 @@ static int refuse_foreign(const char *path, const char *shown, char *err, size_t
     return 1;
 }
 
-/* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats to a regular
- * file (with FILE.paths the same way); in place for JSON to a regular file: appended with --resume, created
- * now when new, and when it exists only checked for writing now and truncated at the first row (lazy_path).
+/* REPLACE mode: -o written as FILE.tmp.PID (and a binary format's FILE.paths as FILE.paths.tmp.PID), renamed over
+ * FILE when complete (sg_cli_writer_close). A JSON array cannot be continued (--resume is for JSONL), so it is
+ * written this way too: a run that is killed or fails leaves the earlier FILE whole. 0, or -1 with err. */
+static int open_replaced(sg_cli_writer *w, const sg_cli_out_target *t, char *err, size_t errlen) {
+    const sg_cli_writer_cfg *cfg = &w->cfg;
+    w->final_path = sg_cli_xstrdup(t->path);
+    w->tmp_path = cat3(t->path, ".tmp.", (long)getpid());
+    if (is_binary(cfg->format)) {
+        w->final_paths = cat3(t->path, cfg->texts ? ".texts" : ".paths", -1);
+        w->tmp_paths = cat3(w->final_paths, ".tmp.", (long)getpid());
+        w->shown_paths = shown_dup(w->final_paths);
+        sg_cli_out_target tp;
+        if (sg_cli_out_resolve(w->final_paths, &tp, err, errlen) != 0) return -1;
+        int paths_ok = tp.mode == SG_OUT_REPLACE && strcmp(tp.path, w->final_paths) == 0;
+        sg_cli_out_target_free(&tp);
+        if (!paths_ok) {
+            snprintf(err, errlen, "%s exists and is not a regular file: refusing to replace it", w->shown_paths);
+            return -1;
+        }
+        struct stat pst;
+        char why[256];
+        if (stat(w->final_paths, &pst) == 0 && sg_cli_our_list(w->final_paths, why, sizeof why) != 1) {
+            snprintf(err, errlen,
+                     "%s exists and is not a list of names this tool wrote (%s): not replaced (remove it or choose "
+                     "another -o)",
+                     w->shown_paths, why);
+            return -1;
+        }
+    }
+    w->target_existed = t->exists;
+    w->f = create_tmp(w->tmp_path, t, &w->tmp_locks[0]);
+    if (w->f && w->tmp_paths) w->paths = create_tmp(w->tmp_paths, t, &w->tmp_locks[1]);
+    if (!w->f || (w->tmp_paths && !w->paths)) {
+        /* named as the user wrote it; the temporary it is written as first, in the same folder, beside it */
+        char shown[4096];
+        const char *tmp = w->f ? w->tmp_paths : w->tmp_path, *base = strrchr(tmp, '/');
+        snprintf(err, errlen, "%s: cannot create (it is written as %s first, then renamed): %s",
+                 w->f ? w->shown_paths : w->shown, sg_cli_shown_path(base ? base + 1 : tmp, shown, sizeof shown),
+                 strerror(errno));
+        if (w->f) {
+            fclose(w->f);
+            w->f = NULL;
+            unlink(w->tmp_path);
+        }
+        release_tmp_locks(w);
+        return -1;
+    }
+    guard_tmp_files(w->tmp_path, w->tmp_paths);
+    return 0;
+}
+
+/* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats and JSON to a
+ * regular file (open_replaced); in place for JSONL to a regular file: appended with --resume, created now when
+ * new, and when it exists only checked for writing now and truncated at the first row (lazy_path).
  * Returns 0 or -1 with a reason. */
 static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
     const sg_cli_writer_cfg *cfg = &w->cfg;
@@ -168,48 +241,8 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
             }
             rc = w->f ? 0 : -1;
         }
-    } else if (is_binary(cfg->format)) {
-        w->final_path = sg_cli_xstrdup(t.path);
-        w->tmp_path = cat3(t.path, ".tmp.", (long)getpid());
-        w->final_paths = cat3(t.path, cfg->texts ? ".texts" : ".paths", -1);
-        w->tmp_paths = cat3(w->final_paths, ".tmp.", (long)getpid());
-        w->shown_paths = shown_dup(w->final_paths);
-        sg_cli_out_target tp;
-        if (sg_cli_out_resolve(w->final_paths, &tp, err, errlen) != 0) goto done;
-        int paths_ok = tp.mode == SG_OUT_REPLACE && strcmp(tp.path, w->final_paths) == 0;
-        sg_cli_out_target_free(&tp);
-        if (!paths_ok) {
-            snprintf(err, errlen, "%s exists and is not a regular file: refusing to replace it", w->shown_paths);
-            goto done;
-        }
-        struct stat pst;
-        char why[256];
-        if (stat(w->final_paths, &pst) == 0 && sg_cli_our_list(w->final_paths, why, sizeof why) != 1) {
-            snprintf(err, errlen,
-                     "%s exists and is not a list of names this tool wrote (%s): not replaced (remove it or choose "
-                     "another -o)",
-                     w->shown_paths, why);
-            goto done;
-        }
-        w->target_existed = t.exists;
-        w->f = create_tmp(w->tmp_path, &t);
-        if (w->f) w->paths = create_tmp(w->tmp_paths, &t);
-        if (!w->f || !w->paths) {
-            /* named as the user wrote it; the temporary it is written as first, in the same folder, beside it */
-            char shown[4096];
-            const char *tmp = w->f ? w->tmp_paths : w->tmp_path, *base = strrchr(tmp, '/');
-            snprintf(err, errlen, "%s: cannot create (it is written as %s first, then renamed): %s",
-                     w->f ? w->shown_paths : w->shown, sg_cli_shown_path(base ? base + 1 : tmp, shown, sizeof shown),
-                     strerror(errno));
-            if (w->f) {
-                fclose(w->f);
-                w->f = NULL;
-                unlink(w->tmp_path);
-            }
-            goto done;
-        }
-        guard_tmp_files(w->tmp_path, w->tmp_paths);
-        rc = 0;
+    } else if (is_binary(cfg->format) || cfg->format == SG_FMT_JSON) {
+        rc = open_replaced(w, &t, err, errlen);
     } else if (t.exists && !cfg->append) {
         int fd = open(t.path, O_WRONLY | O_CLOEXEC); /* can it be written? (neither truncated nor created) */
         if (fd < 0) {
@@ -225,7 +258,6 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
         if (!w->f) snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
         rc = w->f ? 0 : -1;
     }
-done:
     sg_cli_out_target_free(&t);
     return rc;
 }
@@ -263,6 +295,7 @@ static int open_lazy(sg_cli_writer *w, char *err, size_t errlen) {
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen) {
     sg_cli_writer *w = sg_cli_xcalloc(1, sizeof *w);
     w->cfg = *cfg;
+    w->tmp_locks[0] = w->tmp_locks[1] = -1;
     w->to_stdout = cfg->path == NULL;
     w->shown = w->to_stdout ? sg_cli_xstrdup("stdout") : shown_dup(cfg->path);
     if (w->to_stdout) {
@@ -424,6 +457,51 @@ static int json_end(sg_cli_writer *w, char *err, size_t errlen) {
     return w->rows ? 0 : write_all(w, "[]\n", 3, err, errlen);
 }
 
+/* The temporaries' bytes on the disk before they are renamed over FILE, so a power cut after the rename cannot
+ * leave FILE with the new name and lost contents. 0, or -1 with err. */
+static int sync_tmp(sg_cli_writer *w, char *err, size_t errlen) {
+    FILE *f[2] = {w->f, w->paths};
+    const char *shown[2] = {w->shown, w->shown_paths};
+    for (int i = 0; i < 2; i++) {
+        if (f[i] && (fflush(f[i]) != 0 || fsync(fileno(f[i])) != 0)) {
+            snprintf(err, errlen, "%s: write failed: %s", shown[i], strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Renames the temporaries over FILE.paths and FILE, one right after the other with Ctrl-C, SIGTERM and SIGHUP
+ * held back, so only a kill -9 or a power cut in the microseconds between them can leave the new list beside the
+ * old FILE; then syncs the folder, so the renames themselves survive a power cut. 0, or -1 with err. */
+static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigprocmask(SIG_BLOCK, &hold, &old);
+    int rc = 0;
+    if ((w->tmp_paths && rename(w->tmp_paths, w->final_paths) != 0) || rename(w->tmp_path, w->final_path) != 0) {
+        snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        const char *slash = strrchr(w->final_path, '/');
+        char *dir = slash ? sg_cli_xstrdup(w->final_path) : sg_cli_xstrdup(".");
+        if (slash) dir[slash == w->final_path ? 1 : slash - w->final_path] = '\0';
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            if (fsync(dfd) != 0) { /* best effort: some file systems cannot sync a folder */
+            }
+            close(dfd);
+        }
+        free(dir);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) {
     int rc = 0;
     char tmp[256];
@@ -434,9 +512,10 @@ int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) 
     } else if (commit) {
         rc = json_end(w, err, errlen);
         if (rc == 0) rc = patch_header(w, err, errlen);
-    } else {
-        json_end(w, tmp, sizeof tmp); /* a stopped run still leaves valid JSON holding the rows written so far */
+    } else if (!w->tmp_path) {
+        json_end(w, tmp, sizeof tmp); /* a stopped run still leaves valid JSON (on a stream) holding its rows */
     }
+    if (w->tmp_path && commit && rc == 0) rc = sync_tmp(w, err, errlen);
     if (w->to_stdout) {
         if (fflush(stdout) != 0 && rc == 0 && commit) {
             snprintf(err, errlen, "stdout: write failed: %s", strerror(errno));
@@ -453,16 +532,12 @@ int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) 
         rc = -1;
     }
     if (w->tmp_path) {
-        if (commit && rc == 0) {
-            if (rename(w->tmp_paths, w->final_paths) != 0 || rename(w->tmp_path, w->final_path) != 0) {
-                snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
-                rc = -1;
-            }
-        }
+        if (commit && rc == 0) rc = rename_into_place(w, err, errlen);
         if (!commit || rc != 0) {
             unlink(w->tmp_path);
-            unlink(w->tmp_paths);
+            if (w->tmp_paths) unlink(w->tmp_paths);
         }
+        release_tmp_locks(w);
         guard_tmp_files(NULL, NULL);
     }
     writer_free(w);

@@ -10,10 +10,11 @@
  *   f32    raw little-endian float32 rows
  * A failed input written as a row (--on-error null) is "embedding": null in JSON and a row of NaN in binary
  * formats; a json run that wrote no row (its single input failed) ends as [] so the file is valid JSON.
- * Where -o really writes is outpath.h's business: binary formats to a regular file (a symlink's target
- * included) are written to TARGET.tmp.PID (and TARGET.paths.tmp.PID) and renamed into place only when
- * complete, so a TARGET that exists is whole; JSON and JSONL are written in place (so --resume can continue
- * them), but an existing TARGET is truncated only when the first row comes. Either way a run that writes no row
+ * Where -o really writes is outpath.h's business: binary formats and JSON to a regular file (a symlink's target
+ * included) are written to TARGET.tmp.PID (and a binary format's TARGET.paths.tmp.PID), flock()ed, synced and
+ * renamed into place only when complete, so a TARGET that exists is whole whatever stops the run; JSONL is
+ * written in place (so --resume can continue it), but an existing TARGET is truncated only when the first row
+ * comes. Either way a run that writes no row
  * leaves an existing TARGET as it was; TARGET.paths holds each row's path, its exact bytes and a '\n',
  * in row order. A path containing a newline cannot be listed there, so such an input is refused (the caller
  * reports it). A device, FIFO or descriptor (/dev/fd/N) is written in place, streamable formats only, with
