@@ -140,6 +140,7 @@ static void release_tmp_locks(sg_cli_writer *w) {
 }
 
 static void writer_free(sg_cli_writer *w) {
+    release_tmp_locks(w);
     free(w->shown); free(w->shown_paths);
     free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths); free(w->lazy_path);
     free(w->nan_row); free(w->le_row); free(w->scores); free(w->top);
