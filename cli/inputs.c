@@ -3,11 +3,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "buf.h"
 #include "shown_path.h"
 
@@ -206,6 +208,31 @@ static void set_input(sg_cli_input *in, char *path, char *error, int is_stdin) {
     in->is_stdin = is_stdin;
 }
 
+/* Why the walk cannot tell what `path` is (stat failed with errno e), malloc'd: the OS reason, and for a
+ * symbolic link where it points, so that a link to a disk that is not mounted says so. */
+static char *stat_failure(const char *path, int e) {
+    sg_cli_buf b = {0};
+    struct stat lst;
+    char target[PATH_MAX];
+    ssize_t n = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) ? readlink(path, target, sizeof target - 1) : -1;
+    if (n >= 0) {
+        target[n] = '\0';
+        sg_cli_buf_puts(&b, "a symbolic link to ");
+        sg_cli_shown_path_put(&b, target); /* the target is bytes from the disk: shown escaped, like paths */
+        sg_cli_buf_puts(&b, e == ENOENT ? ", which does not exist" : ", which cannot be followed: ");
+        if (e != ENOENT) sg_cli_buf_puts(&b, strerror(e));
+    } else {
+        sg_cli_buf_puts(&b, "cannot tell what it is: ");
+        sg_cli_buf_puts(&b, strerror(e));
+        if (e == ENAMETOOLONG) { /* a tree deeper than the system's path limit: this subtree is not walked */
+            char lim[96];
+            snprintf(lim, sizeof lim, " (the path is %zu bytes, the limit %d)", strlen(path), PATH_MAX);
+            sg_cli_buf_puts(&b, lim);
+        }
+    }
+    return b.p;
+}
+
 /* Next entry of the directory walk, if one is under way: 1 yielded, 0 walk finished. */
 static int next_from_walk(sg_cli_inputs *it, sg_cli_input *in) {
     while (it->depth > 0) {
@@ -218,15 +245,11 @@ static int next_from_walk(sg_cli_inputs *it, sg_cli_input *in) {
         char *path = join(f->dir, name);
         struct stat st;
         if (stat(path, &st) != 0) {
+            /* Whatever its name, it may be a folder (a disk not mounted, a loop): it fails as an input,
+             * never counted among the files skipped for their extension. */
             int e = errno;
-            int image = sg_cli_is_image_name(name) || it->all_files;
-            if (!image) count_skipped(it, name);
             free(name);
-            if (!image) {
-                free(path);
-                continue;
-            }
-            set_input(in, path, xasprintf_err("%s%s", strerror(e), ""), 0);
+            set_input(in, path, stat_failure(path, e), 0);
             return 1;
         }
         if (S_ISDIR(st.st_mode)) {

@@ -8,7 +8,10 @@
  * extension (a missing one is still yielded: reading it fails and is reported like any bad input); files
  * found in directories are taken only with an image extension unless all_files, and one that is not a
  * regular file (a FIFO would block the reader forever) is yielded with an error, unread. Symbolic links are
- * followed; a directory already on the current walk path (a link loop) is reported and not re-entered.
+ * followed; a directory already on the current walk path (a link loop) is reported and not re-entered. An
+ * entry the walk cannot stat (a dangling link, say to a disk not mounted; a link loop; a path longer than
+ * PATH_MAX; an entry of a folder that can be listed but not entered) is yielded with the OS reason whatever its
+ * name, since it may be a folder: nothing is dropped that was not seen to be a file of another extension.
  */
 #ifndef SG_CLI_INPUTS_H
 #define SG_CLI_INPUTS_H
@@ -21,7 +24,7 @@ typedef struct sg_cli_inputs sg_cli_inputs;
 typedef struct sg_cli_input {
     char *path;     /* malloc'd; the caller frees it */
     char *error;    /* malloc'd reason when the entry itself could not be read (unreadable directory, link
-                       loop, dangling link, not a regular file), else NULL */
+                       loop, dangling link, a path too long to stat, not a regular file), else NULL */
     int is_stdin;   /* the lone "-" operand: read the image's bytes from stdin */
 } sg_cli_input;
 

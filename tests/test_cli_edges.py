@@ -16,6 +16,10 @@
 15  --on-error null into a binary format: a name with a newline (FILE.paths cannot list it) fails alone, with no
     row, and the run writes the others (it stopped the whole run); a single failed input under null in json is the
     one object with "embedding": null, as the README says
+16  a walk entry whose type cannot be told fails alone with its reason, whatever its name: a symbolic link to a
+    folder on a disk that is not mounted, a link that loops, a subtree deeper than PATH_MAX, an entry of a folder
+    that can be listed but not entered (not as root) (they were dropped silently, counted as skipped for their
+    extension); the progress total counts them as the walk yields them
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
 import contextlib
@@ -267,4 +271,52 @@ except ValueError as e:
     val = f"invalid JSON: {e}"
 check(r.returncode == 1 and val == {"path": bad, "embedding": None},
       f"item 15: a single failed input under --on-error null in json: one object with a null embedding ({val!r})")
+
+# --- 16. walk entries whose type cannot be told: reported in input order, never dropped
+ph = out("ph")
+os.makedirs(os.path.join(ph, "2022"))
+shutil.copy(PNG, os.path.join(ph, "2022", "a.png"))
+shutil.copy(PNG, os.path.join(ph, "z.png"))
+open(os.path.join(ph, "notes.txt"), "w").write("x")  # stats fine: still skipped for its extension
+gone = out("not_mounted/2023")
+os.symlink(gone, os.path.join(ph, "2023"))
+os.symlink("loop", os.path.join(ph, "loop"))
+PATH_MAX = 4096  # Linux: a path of this many bytes or more cannot be stat'ed
+comp = "d" * 200
+fd = os.open(ph, os.O_RDONLY)
+too_long = ph
+for _ in range(PATH_MAX // len(comp) + 1):  # made relative to a descriptor: mkdir on the whole path would fail
+    os.mkdir(comp, dir_fd=fd)
+    sub = os.open(comp, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = sub
+    too_long += "/" + comp
+    if len(too_long) >= PATH_MAX:
+        break
+os.close(fd)
+r = run(["--progress", "-b", "1", "-j", "1", ph, "-o", out("ph.jsonl")])
+err = r.stderr.decode()
+lines = [ln for ln in err.split("\n") if ln.startswith("siglip2-embed: " + ph)]
+rows = [json.loads(ln)["path"] for ln in open(out("ph.jsonl"))] if os.path.exists(out("ph.jsonl")) else None
+frames = [f for f in err.replace("\n", "\r").split("\r") if "img/s" in f]
+check(r.returncode == 1 and rows == [os.path.join(ph, "2022", "a.png"), os.path.join(ph, "z.png")],
+      f"item 16: a walk with entries that cannot be told: exit 1, the images' rows in order (exit {r.returncode}, {rows})")
+check(f"siglip2-embed: {ph}/2023: a symbolic link to {gone}, which does not exist" in lines[:1],
+      f"item 16: a symbolic link to a folder on a disk not mounted fails first, saying where it points ({lines[:1]})")
+check(len(lines) == 3 and lines[1].startswith(f"siglip2-embed: {too_long}: ") and "File name too long" in lines[1],
+      f"item 16: a subtree deeper than PATH_MAX fails at its first too-long path, second ({[x[-80:] for x in lines[1:2]]})")
+check(len(lines) == 3 and lines[2] == f"siglip2-embed: {ph}/loop: a symbolic link to loop, which cannot be followed: "
+      "Too many levels of symbolic links", f"item 16: a symbolic link loop fails third ({lines[2:]})")
+check(frames and "5/5 images" in frames[-1] and "(3 failed)" in frames[-1],
+      f"item 16: the progress total counts the failed entries as the walk yields them ({frames[-1:]})")
+if os.geteuid() == 0:
+    skip("item 16: an entry of a folder that can be listed but not entered: root enters every folder")
+else:
+    shut = out("shut")
+    os.makedirs(os.path.join(shut, "sub"))
+    os.chmod(shut, 0o444)  # names readable, the entries cannot be stat'ed
+    r = run(["-q", shut, "-o", out("shut.jsonl")])
+    os.chmod(shut, 0o755)
+    check(r.returncode == 1 and f"siglip2-embed: {shut}/sub: cannot tell what it is: Permission denied" in r.stderr.decode(),
+          f"item 16: an entry of a folder that can be listed but not entered fails with EACCES ({r.stderr[-160:]!r})")
 done()
