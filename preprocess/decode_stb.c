@@ -1,13 +1,16 @@
 /* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
  *
  * Only the formats we need are compiled in (PNG, BMP, TGA, PNM, PSD). JPEG goes through libjpeg-turbo
- * (Pillow's decoder, bit-exact) and GIF through decode_gif.c (stb paints transparent pixels black where
- * Pillow shows their palette colour). No stdio: we always decode from memory. stb's failure
+ * (Pillow's decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where
+ * Pillow shows their palette colour) and 16-bit BMP through decode_bmp16.c. A BMP's header is read by stb's BMP parser alone, so its reason reaches
+ * the message; RLE and JPEG/PNG-in-BMP, which stb cannot decode, are refused by name first. A top-down BMP
+ * (negative height) decodes like any other: stb flips by the sign. No stdio: we always decode from memory. stb's failure
  * reason is thread-local in C11 (STBI_THREAD_LOCAL), so these wrappers are thread-safe. Its warnings are
  * silenced here and only here.
  */
 #include "preprocess/internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,11 +80,39 @@ int sg_stb_is_tga(const uint8_t *data, size_t len) {
     return stbi__tga_test(&s);
 }
 
+static uint32_t sg_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* Refuses, by name, the BMP compressions stb_image cannot decode (it would say only "unknown image type"):
+ * RLE8 and RLE4 (Pillow decodes them; we do not) and a JPEG or PNG stream inside the BMP. */
+static int sg_bmp_refuse_compression(const uint8_t *d, size_t len, char *err, size_t errlen) {
+    if (len < 34 || sg_le32(d + 14) < 40) return 0; /* short, or an OS/2 core header with no compression field */
+    uint32_t c = sg_le32(d + 30);
+    if (c == 1 || c == 2) return sg_pre_err(err, errlen, "RLE%d-compressed BMP is not supported", c == 1 ? 8 : 4);
+    if (c == 4 || c == 5) return sg_pre_err(err, errlen, "BMP holding a %s stream is not supported", c == 4 ? "JPEG" : "PNG");
+    return 0;
+}
+
+/* A BMP's size by stb's BMP parser alone, whose failure reason then reaches the message (stbi_info_from_memory
+ * tries every format and reports the last one's). stb gives a top-down BMP's height as the header's negative
+ * number: returned positive, as its loader makes it. */
+static int sg_stb_bmp_info(const uint8_t *data, size_t len, int *w, int *h, char *err, size_t errlen) {
+    if (sg_stb_len(len, err, errlen)) return -1;
+    stbi__context s;
+    stbi__start_mem(&s, data, (int)len);
+    int comp;
+    if (!stbi__bmp_info(&s, w, h, &comp)) return sg_pre_err(err, errlen, "cannot read the header: %s", sg_stb_reason());
+    if (*h == INT_MIN) return sg_pre_err(err, errlen, "bad height %d", *h);
+    if (*h < 0) *h = -*h;
+    return 0;
+}
+
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen) {
     int w, h, comp;
     if (strcmp(fmt, "PNM") == 0 && sg_pre_check_pnm_header(data, len, err, errlen)) return -1;
-    if (sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {
+    int bmp = strcmp(fmt, "BMP") == 0;
+    if (bmp ? sg_bmp_refuse_compression(data, len, err, errlen) || sg_stb_bmp_info(data, len, &w, &h, err, errlen)
+            : sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {
         char why[200];
         snprintf(why, sizeof why, "%s", err ? err : "");
         return sg_pre_err(err, errlen, "%s: %s", fmt, why);

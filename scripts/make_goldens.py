@@ -148,6 +148,9 @@ def make_images():
     save("tga_l.tga", Image.fromarray(rgb[..., 0]))
     save("ppm_p6.ppm", Image.fromarray(rgb))
     save("pgm_p5.pgm", Image.fromarray(rgb[..., 0]))
+    # top-down BMPs (negative height), 8/24/32-bit: the files above with their rows reversed
+    for bits in (8, 24, 32):
+        write_bmp_topdown(f"bmp_{bits}_topdown.bmp", f"bmp_{bits}.bmp", files)
     write_psd("psd_rgb.psd", rgb, files)
     return files
 
@@ -255,6 +258,21 @@ def write_bmp16(name, comp, files):
     d += struct.pack("<IiiHHIIiiII", 40, w, h, 1, 16, comp, len(rows), 2835, 2835, 0, 0) + masks + rows
     path = os.path.join(OUT, name)
     open(path, "wb").write(d)
+    files[name] = path
+
+
+def write_bmp_topdown(name, from_name, files):
+    """The bottom-up BMP from_name (as Pillow writes it) turned top-down: the same header with a negative
+    height, the rows in the opposite order. Pillow reads such files but cannot write them."""
+    d = open(files[from_name], "rb").read()
+    off, = struct.unpack_from("<I", d, 10)
+    w, h, _, bpp = struct.unpack_from("<iiHH", d, 18)
+    stride = ((bpp * w + 31) // 32) * 4
+    rows = [d[off + y * stride:off + (y + 1) * stride] for y in range(h)]
+    out = bytearray(d[:off] + b"".join(reversed(rows)) + d[off + h * stride:])
+    struct.pack_into("<i", out, 22, -h)
+    path = os.path.join(OUT, name)
+    open(path, "wb").write(bytes(out))
     files[name] = path
 
 
