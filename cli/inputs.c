@@ -93,8 +93,8 @@ uint64_t sg_cli_inputs_skipped(const sg_cli_inputs *it, char *summary, size_t le
 }
 
 int sg_cli_is_image_name(const char *name) {
-    /* The containers preprocess/ decodes: JPEG (libjpeg-turbo), GIF (its own decoder), and PNG, BMP, TGA,
-     * PSD and binary PNM (P5/P6) through stb_image. */
+    /* The containers preprocess/ decodes: JPEG (libjpeg-turbo), GIF and binary PNM (P5/P6) (their own
+     * decoders), and PNG, BMP, TGA and PSD through stb_image. */
     static const char *const exts[] = {"jpg", "jpeg", "jpe", "jfif", "png", "bmp", "dib", "gif", "tga", "psd",
                                        "pnm", "ppm", "pgm"};
     const char *dot = strrchr(name, '.');

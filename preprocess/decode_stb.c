@@ -1,12 +1,13 @@
 /* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
  *
- * Only the formats we need are compiled in (PNG, BMP, TGA, PNM, PSD). JPEG goes through libjpeg-turbo
- * (Pillow's decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where
- * Pillow shows their palette colour) and 16-bit BMP through decode_bmp16.c. A BMP's header is read by stb's BMP parser alone, so its reason reaches
- * the message; RLE and JPEG/PNG-in-BMP, which stb cannot decode, are refused by name first. A top-down BMP
- * (negative height) decodes like any other: stb flips by the sign. No stdio: we always decode from memory. stb's failure
- * reason is thread-local in C11 (STBI_THREAD_LOCAL), so these wrappers are thread-safe. Its warnings are
- * silenced here and only here.
+ * Only the formats we need are compiled in (PNG, BMP, TGA, PSD). JPEG goes through libjpeg-turbo (Pillow's
+ * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
+ * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
+ * decode_bmp16.c. A BMP's header is read by stb's BMP parser alone, so its reason reaches the message; RLE and
+ * JPEG/PNG-in-BMP, which stb cannot decode, are refused by name first. A top-down BMP (negative height) decodes
+ * like any other: stb flips by the sign. No stdio: we always decode from memory. stb's failure reason is
+ * thread-local in C11 (STBI_THREAD_LOCAL), so these wrappers are thread-safe. Its warnings are silenced here
+ * and only here.
  */
 #include "preprocess/internal.h"
 
@@ -18,7 +19,6 @@
 #define STBI_ONLY_PNG
 #define STBI_ONLY_BMP
 #define STBI_ONLY_TGA
-#define STBI_ONLY_PNM
 #define STBI_ONLY_PSD
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
@@ -109,7 +109,6 @@ static int sg_stb_bmp_info(const uint8_t *data, size_t len, int *w, int *h, char
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen) {
     int w, h, comp;
-    if (strcmp(fmt, "PNM") == 0 && sg_pre_check_pnm_header(data, len, err, errlen)) return -1;
     int bmp = strcmp(fmt, "BMP") == 0;
     if (bmp ? sg_bmp_refuse_compression(data, len, err, errlen) || sg_stb_bmp_info(data, len, &w, &h, err, errlen)
             : sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {

@@ -46,15 +46,17 @@ int sg_pre_is_bmp16(const uint8_t *data, size_t len);
 int sg_pre_decode_bmp16(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                         char *err, size_t errlen);
 
-/* BMP, TGA, PNM (P5/P6), PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
+/* BMP (but 16-bit), TGA, PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen);
 
-/* Refuses a BMP/PNM/PSD/TGA file shorter than its header implies (stb would read zeros past the end).
- * fmt is "BMP", "PNM", "PSD" or "TGA". Returns 0 or -1 with a reason. */
+/* Binary PNM (P5/P6), any maxval from 1 to 65535, rescaled to 8 bits exactly as Pillow does. */
+int sg_pre_decode_pnm(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      char *err, size_t errlen);
+
+/* Refuses a BMP/PSD/TGA file shorter than its header implies (stb would read zeros past the end).
+ * fmt is "BMP", "PSD" or "TGA". Returns 0 or -1 with a reason. */
 int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
-/* Validates a PNM header's tokens before stb_image parses it (stb overflows an int on long numbers). */
-int sg_pre_check_pnm_header(const uint8_t *data, size_t len, char *err, size_t errlen);
 
 /* --- resize.c: the streaming form of sg_resize_rgb_pillow ----------------------------------------------- */
 /* Source rows arrive in order, up to 16 at a time; the horizontal pass runs on each block as it arrives, the

@@ -108,7 +108,7 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
     } else if (len >= 4 && memcmp(d, "8BPS", 4) == 0) {
         rc = sg_pre_decode_stb("PSD", d, len, opts, out, err, errlen);
     } else if (len >= 2 && d[0] == 'P' && (d[1] == '5' || d[1] == '6')) {
-        rc = sg_pre_decode_stb("PNM", d, len, opts, out, err, errlen);
+        rc = sg_pre_decode_pnm(d, len, opts, out, err, errlen);
     } else {
         const char *name = sg_unsupported_name(d, len);
         if (name) return sg_pre_err(err, errlen, "unsupported format: %s (supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD)", name);

@@ -1,4 +1,4 @@
-/* preprocess/truncation.c — refuses truncated BMP, PNM, PSD and TGA files before stb_image sees them.
+/* preprocess/truncation.c — refuses truncated BMP, PSD and TGA files before stb_image sees them.
  *
  * stb_image reads past the end of these formats as zeros and returns a partly black image, where Pillow
  * raises "image file is truncated". For the uncompressed layouts the pixel data size follows from the
@@ -31,48 +31,6 @@ static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) 
     uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), ah = (uint64_t)(h < 0 ? -(int64_t)h : h);
     uint64_t stride = ((bpp * aw + 31) / 32) * 4; /* rows are padded to 4 bytes */
     return sg_need("BMP", (uint64_t)off + stride * ah, len, err, errlen);
-}
-
-/* PNM P5/P6 header: magic, then width, height, maxval as decimal tokens separated by whitespace and
- * '#' comments, then exactly one whitespace byte before the pixels. A number longer than 9 digits is refused
- * here: stb_image 2.27 would overflow an int parsing it. On success *data_start is the pixels' offset. */
-static int sg_parse_pnm(const uint8_t *d, size_t len, uint64_t v[3], size_t *data_start, char *err, size_t errlen) {
-    size_t p = 2;
-    for (int i = 0; i < 3; i++) {
-        for (;;) {
-            while (p < len && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' || d[p] == '\v' || d[p] == '\f')) p++;
-            if (p < len && d[p] == '#') {
-                while (p < len && d[p] != '\n' && d[p] != '\r') p++;
-                continue;
-            }
-            break;
-        }
-        if (p >= len || d[p] < '0' || d[p] > '9') return sg_pre_err(err, errlen, "PNM: bad or truncated header at byte %zu", p);
-        v[i] = 0;
-        int digits = 0;
-        while (p < len && d[p] >= '0' && d[p] <= '9') {
-            if (++digits > 9) return sg_pre_err(err, errlen, "PNM: number with more than 9 digits in the header at byte %zu", p);
-            v[i] = v[i] * 10 + (uint64_t)(d[p++] - '0');
-        }
-    }
-    *data_start = p + 1; /* the single whitespace byte after maxval */
-    return 0;
-}
-
-int sg_pre_check_pnm_header(const uint8_t *d, size_t len, char *err, size_t errlen) {
-    uint64_t v[3];
-    size_t start;
-    return sg_parse_pnm(d, len, v, &start, err, errlen);
-}
-
-static int sg_check_pnm(const uint8_t *d, size_t len, char *err, size_t errlen) {
-    uint64_t v[3];
-    size_t p;
-    if (sg_parse_pnm(d, len, v, &p, err, errlen)) return -1;
-    if (v[2] != 255)
-        return sg_pre_err(err, errlen, "PNM: maxval %llu is not supported (only 255: Pillow rescales other ranges)", (unsigned long long)v[2]);
-    uint64_t ch = d[1] == '6' ? 3 : 1;
-    return sg_need("PNM", (uint64_t)p + v[0] * v[1] * ch, len, err, errlen);
 }
 
 static int sg_check_psd(const uint8_t *d, size_t len, char *err, size_t errlen) {
@@ -113,7 +71,6 @@ static int sg_check_tga(const uint8_t *d, size_t len, char *err, size_t errlen) 
 
 int sg_pre_check_complete(const char *fmt, const uint8_t *d, size_t len, char *err, size_t errlen) {
     if (strcmp(fmt, "BMP") == 0) return sg_check_bmp(d, len, err, errlen);
-    if (strcmp(fmt, "PNM") == 0) return sg_check_pnm(d, len, err, errlen);
     if (strcmp(fmt, "PSD") == 0) return sg_check_psd(d, len, err, errlen);
     if (strcmp(fmt, "TGA") == 0) return sg_check_tga(d, len, err, errlen);
     return 0;

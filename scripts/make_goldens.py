@@ -151,6 +151,16 @@ def make_images():
     # top-down BMPs (negative height), 8/24/32-bit: the files above with their rows reversed
     for bits in (8, 24, 32):
         write_bmp_topdown(f"bmp_{bits}_topdown.bmp", f"bmp_{bits}.bmp", files)
+    # PNM maxvals other than 255, rescaled by Pillow's PpmDecoder: every sample value of each file's range,
+    # values above maxval (clipped), and exact halves where round-half-to-even and round-half-up differ
+    # (6: 1 -> 42.5; 1000: 300 -> 76.5; 26214: 1 -> 2.5 in mode I's 0..65535 before the clip to 255)
+    write_pnm("pgm_p5_max6.pgm", b"P5", 6, np.arange(256).reshape(16, 16), files)
+    write_pnm("ppm_p6_max31.ppm", b"P6", 31, np.arange(13 * 11 * 3).reshape(11, 13, 3) % 41, files)
+    write_pnm("ppm_p6_max1000.ppm", b"P6", 1000, np.arange(20 * 19 * 3).reshape(19, 20, 3) % 1101, files)
+    write_pnm("pgm_p5_max26214.pgm", b"P5", 26214, np.arange(18 * 17).reshape(17, 18) % 301, files)
+    write_pnm("pgm_p5_max65535.pgm", b"P5", 65535, np.arange(18 * 17).reshape(17, 18) * 3 % 401, files)
+    noise16 = np.random.default_rng(13).integers(0, 65536, (11, 13, 3))
+    write_pnm("ppm_p6_max65535.ppm", b"P6", 65535, noise16, files)
     write_psd("psd_rgb.psd", rgb, files)
     return files
 
@@ -273,6 +283,17 @@ def write_bmp_topdown(name, from_name, files):
     struct.pack_into("<i", out, 22, -h)
     path = os.path.join(OUT, name)
     open(path, "wb").write(bytes(out))
+    files[name] = path
+
+
+def write_pnm(name, magic, maxval, arr, files):
+    """Binary PNM with any maxval (Pillow writes only 255, or 65535 for 16-bit grey): samples of one byte when
+    maxval < 256, else two bytes big-endian. arr may hold samples above maxval (Pillow clips them)."""
+    h, w = arr.shape[:2]
+    body = arr.astype(">u2" if maxval > 255 else np.uint8).tobytes()
+    d = b"%s\n# maxval %d\n%d %d\n%d\n" % (magic, maxval, w, h, maxval) + body
+    path = os.path.join(OUT, name)
+    open(path, "wb").write(d)
     files[name] = path
 
 

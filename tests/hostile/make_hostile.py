@@ -155,6 +155,9 @@ def main():
     put("bmp_topdown_truncated.bmp", bytes(d[: len(d) // 2]), "truncated")
     struct.pack_into("<i", d, 22, -2**31)  # a height whose absolute value an int cannot hold
     put("bmp_height_int_min.bmp", bytes(d), "bad height")
+    put("pgm_maxval_zero.pgm", b"P5\n2 2\n0\n" + b"\0" * 4, "maxval 0 is out of range")
+    put("pgm_maxval_big.pgm", b"P5\n2 2\n65536\n" + b"\0" * 8, "maxval 65536 is out of range")
+    put("ppm16_truncated.ppm", b"P6\n4 4\n1000\n" + b"\x01" * 48, "truncated")  # 16-bit samples: 96 bytes due
     put("ppm_huge_dims.ppm", b"P6\n100000 100000\n255\n" + b"\0" * 30, "exceeds the cap")
     put("ppm_truncated.ppm", b"P6\n64 64\n255\n" + b"\x80" * 100, "PNM")
     put("psd_truncated.psd", img("psd_rgb.psd")[:40], "PSD")
