@@ -1,4 +1,5 @@
-/* cli/resume.c — validating, repairing and indexing an interrupted JSONL output (see resume.h). */
+/* cli/resume.c — validating, repairing and indexing an interrupted JSONL output (see resume.h); the same row
+ * grammar tells our_output.c whether an existing -o FILE holds rows of ours (sg_cli_resume_is_any_row). */
 #include "resume.h"
 
 #include <errno.h>
@@ -12,7 +13,15 @@
 #include "json_text.h"
 #include "shown_path.h"
 
-static const char k_row_start[] = "{\"path\":\"";
+/* The two kinds of row: image rows name their input "path", text runs' rows name their query "text". Each
+ * kind's key also names its _base64 field ("path_base64"). Only image rows carry "labels". */
+typedef struct row_key {
+    const char *start;  /* {"path":"  : what the row begins with */
+    const char *base64; /* ,"path_base64":"  */
+    int labels;         /* the row may carry ,"labels":[...] */
+} row_key;
+static const row_key k_path = {"{\"path\":\"", ",\"path_base64\":\"", 1};
+static const row_key k_text = {"{\"text\":\"", ",\"text_base64\":\"", 0};
 
 static int expect(const char **p, const char *end, const char *lit) {
     size_t n = strlen(lit);
@@ -189,13 +198,14 @@ static int labels_prefix(const char **p, const char *end) {
     }
 }
 
-/* The embedding after ,"embedding": — null} or [ exactly dim numbers ]} — as far as the line goes. */
+/* The embedding after ,"embedding": — null} or [ exactly dim numbers ]} (any count of at least one when dim is
+ * 0) — as far as the line goes. */
 static int embedding_prefix(const char **p, const char *end, int dim) {
     int r = expect_prefix(p, end, "null}");
     if (r != TP_MISMATCH) return r;
     if ((r = expect_prefix(p, end, "[")) != TP_MATCHED) return r;
     for (int i = 0;; i++) {
-        if (i >= dim) return TP_MISMATCH; /* more numbers than this model's dim: another model's row */
+        if (dim > 0 && i >= dim) return TP_MISMATCH; /* more numbers than this model's dim: another model's row */
         if ((r = number_prefix(p, end)) != TP_MATCHED) return r;
         if (*p == end) return TP_ENDED;
         if (**p != ',') break;
@@ -204,12 +214,13 @@ static int embedding_prefix(const char **p, const char *end, int dim) {
     return expect_prefix(p, end, "]}");
 }
 
-int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
-                             char *err, size_t errlen) {
+/* sg_cli_resume_parse_line for either kind of row (k), at dim (0: any count of at least one number). */
+static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                     char *err, size_t errlen) {
     const char *p = line, *end = line + len;
     sg_cli_resume_row r = {0, 0, 0};
-    if (expect(&p, end, k_row_start) != 0) {
-        snprintf(err, errlen, "does not start with {\"path\":\"");
+    if (expect(&p, end, k->start) != 0) {
+        snprintf(err, errlen, "does not start with %s", k->start);
         return -1;
     }
     const char *s0 = p;
@@ -230,7 +241,7 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
         return -1;
     }
     int has_b64 = 0;
-    if (expect(&p, end, ",\"path_base64\":\"") == 0) {
+    if (expect(&p, end, k->base64) == 0) {
         const char *b0 = p;
         while (p < end && *p != '"') p++;
         if (p >= end) {
@@ -258,7 +269,7 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
                  has_b64 ? "the bytes of its path_base64" : "it");
         return -1;
     }
-    if (end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
+    if (k->labels && end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
         /* the same grammar as a torn row's, required to end (one grammar for the labels, not two) */
         if (expect(&p, end, ",\"labels\":[") != 0 || labels_prefix(&p, end) != TP_MATCHED) {
             snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
@@ -303,7 +314,7 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
         snprintf(err, errlen, "embedding array not closed by ]}");
         return -1;
     }
-    if (count != dim) {
+    if (dim > 0 && count != dim) {
         snprintf(err, errlen, "embedding has %d %s, expected %d (another model?)", count, count == 1 ? "value" : "values",
                  dim);
         return -1;
@@ -317,35 +328,53 @@ trailing:
     return -1;
 }
 
+int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                             char *err, size_t errlen) {
+    return parse_row(&k_path, line, len, dim, key, row, err, errlen);
+}
+
 /* --- the torn last line: a prefix of a row the writer could write --- */
 /* Checks line[0, len) against the whole row grammar of resume.h. TP_ENDED: a beginning of a row the writer
  * could write at this dim (a torn write); TP_MATCHED: a complete row, with nothing after its closing brace;
  * TP_MISMATCH: not the writer's. */
-static int row_prefix(const char *line, size_t len, int dim) {
+static int row_prefix(const row_key *k, const char *line, size_t len, int dim) {
     const char *p = line, *end = line + len;
     int r;
-    if ((r = expect_prefix(&p, end, k_row_start)) != TP_MATCHED || (r = string_prefix(&p, end)) != TP_MATCHED)
+    if ((r = expect_prefix(&p, end, k->start)) != TP_MATCHED || (r = string_prefix(&p, end)) != TP_MATCHED)
         return r;
     /* optional parts, in the writer's order: an ended one means a prefix, a mismatched one is just absent */
-    if ((r = expect_prefix(&p, end, ",\"path_base64\":\"")) == TP_ENDED) return r;
+    if ((r = expect_prefix(&p, end, k->base64)) == TP_ENDED) return r;
     if (r == TP_MATCHED && (r = base64_prefix(&p, end)) != TP_MATCHED) return r;
-    if ((r = expect_prefix(&p, end, ",\"labels\":[")) == TP_ENDED) return r;
-    if (r == TP_MATCHED && (r = labels_prefix(&p, end)) != TP_MATCHED) return r;
+    if (k->labels && (r = expect_prefix(&p, end, ",\"labels\":[")) == TP_ENDED) return r;
+    if (k->labels && r == TP_MATCHED && (r = labels_prefix(&p, end)) != TP_MATCHED) return r;
     if ((r = expect_prefix(&p, end, ",\"embedding\":")) != TP_MATCHED || (r = embedding_prefix(&p, end, dim)) != TP_MATCHED)
         return r;
     return p == end ? TP_MATCHED : TP_MISMATCH;
 }
 
-int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim) {
+/* sg_cli_resume_is_torn_row for either kind of row, at dim (0: any). */
+static int torn_row(const row_key *k, const char *line, size_t len, int dim) {
     if (len == 0 || memchr(line, '\n', len)) return 0;
-    int r = row_prefix(line, len, dim);
+    int r = row_prefix(k, line, len, dim);
     if (r != TP_MATCHED) return r == TP_ENDED;
     /* A whole row that lost only its newline: cut it (its input is embedded again) if it is one of ours at this
      * dim, byte for byte; a complete row of another model or tool is refused like any foreign line. */
     sg_cli_buf key = {0};
     char err[200];
-    int ours = sg_cli_resume_parse_line(line, len, dim, &key, NULL, err, sizeof err) == 0;
+    int ours = parse_row(k, line, len, dim, &key, NULL, err, sizeof err) == 0;
     sg_cli_buf_free(&key);
+    return ours;
+}
+
+int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim) { return torn_row(&k_path, line, len, dim); }
+
+int sg_cli_resume_is_any_row(const char *line, size_t len, int torn) {
+    sg_cli_buf key = {0};
+    char err[200];
+    int ours = parse_row(&k_path, line, len, 0, &key, NULL, err, sizeof err) == 0 ||
+               parse_row(&k_text, line, len, 0, &key, NULL, err, sizeof err) == 0;
+    sg_cli_buf_free(&key);
+    if (!ours && torn) ours = torn_row(&k_path, line, len, 0) || torn_row(&k_text, line, len, 0);
     return ours;
 }
 

@@ -50,6 +50,13 @@ int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *
  * that sg_cli_resume_parse_line accepts at dim. 0 for anything else, a line holding a '\n' included. */
 int sg_cli_resume_is_torn_row(const char *line, size_t len, int dim);
 
+/* The same grammar for our_output.c, which asks whether an existing -o FILE is ours before replacing it: 1 if
+ * the len bytes at line (without a '\n') are a complete row the writer makes, an image run's ("path", as above)
+ * or a text run's ({"text":"<escaped query>"[,"text_base64":"<bytes>"],"embedding":...}: no labels), with any
+ * number of embedding values (an output of another model is still ours); with torn, also a beginning of one
+ * (sg_cli_resume_is_torn_row at any dim: a kill -9 mid-write). 0 for anything else. */
+int sg_cli_resume_is_any_row(const char *line, size_t len, int torn);
+
 /* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
  * '\n' must be one of our rows with `dim` floats and a last line without '\n' a torn one
  * (sg_cli_resume_is_torn_row; then cut off), and the path of every row is added to done, once per row (each

@@ -456,6 +456,48 @@ static void test_resume_torn(void) {
     sg_cli_buf_free(&big);
 }
 
+/* A row at any dim, text rows, and torn ones: the grammar our_output.c asks of an existing -o FILE
+ * (sg_cli_resume_is_any_row). */
+static void test_any_row(void) {
+    sg_cli_buf row = {0};
+    const float v5[5] = {1, 2, 3, 4, 5};
+    sg_cli_json_put_row_ex(&row, "text", "caf\xc3\xa9 \"q\"\n", v5, 5, NULL);
+    CHECK(sg_cli_resume_is_any_row(row.p, row.len, 0) == 1, "any row: a text run's row (%s)", row.p);
+    sg_cli_buf_clear(&row);
+    sg_cli_json_put_row_ex(&row, "text", "bad \xff", NULL, 5, NULL);
+    CHECK(sg_cli_resume_is_any_row(row.p, row.len, 0) == 1 && strstr(row.p, "text_base64"),
+          "any row: a text row with text_base64 and a null embedding (%s)", row.p);
+    size_t bad_cut = 0;
+    for (size_t n = 1; n < row.len && !bad_cut; n++)
+        if (sg_cli_resume_is_any_row(row.p, n, 1) != 1 || sg_cli_resume_is_any_row(row.p, n, 0) != 0) bad_cut = n;
+    CHECK(bad_cut == 0, "any row: every cut of a text row is a torn row, and not a complete one (first wrong: %zu)",
+          bad_cut);
+    float big[1152];
+    for (int i = 0; i < 1152; i++) big[i] = 0.001f * (float)i;
+    sg_cli_buf_clear(&row);
+    sg_cli_json_put_row(&row, "a.png", big, 1152);
+    CHECK(sg_cli_resume_is_any_row(row.p, row.len, 0) == 1 && sg_cli_resume_is_any_row(row.p, 30, 1) == 1,
+          "any row: a 1152-value image row is ours at any dim, whole or torn");
+    const char *bad[][2] = {
+        {"jq -c output", "{\"path\":\"cats/a.jpg\",\"label\":\"cat\"}"},
+        {"a text row with labels (only image rows have them)",
+         "{\"text\":\"q\",\"labels\":[{\"label\":\"a\",\"score\":1}],\"embedding\":[1]}"},
+        {"an empty embedding", "{\"path\":\"a\",\"embedding\":[]}"},
+        {"a path row with text_base64", "{\"path\":\"x\xef\xbf\xbd\",\"text_base64\":\"eP8=\",\"embedding\":null}"},
+        {"another key", "{\"name\":\"a\",\"embedding\":[1]}"},
+        {"spaces (json.dumps)", "{\"path\": \"a\", \"embedding\": [1]}"},
+        {"a CR before the newline", "{\"path\":\"a\",\"embedding\":[1]}\r"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(sg_cli_resume_is_any_row(bad[i][1], strlen(bad[i][1]), 1) == 0, "any row: %s is not ours (%s)",
+              bad[i][0], bad[i][1]);
+    /* resume is unchanged: still one dim, image rows only */
+    const char *txt = "{\"text\":\"q\",\"embedding\":[1,2,3]}";
+    CHECK(!sg_cli_resume_is_torn_row(txt, strlen(txt), 3) && !sg_cli_resume_is_torn_row(row.p, row.len, 3),
+          "any row: --resume still refuses a text row and another dim's row");
+    sg_cli_buf_free(&row);
+}
+
 static void test_pathset(void) {
     sg_cli_pathset set = {0};
     int ok = 1;
@@ -723,5 +765,6 @@ int main(void) {
     test_pathset();
     test_inputs();
     test_writers();
+    test_any_row();
     return CHECK_DONE();
 }
