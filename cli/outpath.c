@@ -175,8 +175,8 @@ int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen)
     struct dirent *e;
     /* A run creates TARGET.tmp.PID and its list TARGET.paths.tmp.PID (.texts for queries) together, and renames
      * the list first. So a dead run's TARGET.tmp.PID is taken as ours when its list is beside it, or when its own
-     * bytes look like one of our outputs (our_output.h: the list was already renamed); a name alone is not
-     * enough, since anyone may call a file that. Its list goes with it; a list alone is left. */
+     * bytes look like one of our outputs with the list already renamed to TARGET.paths (our_output.h); a name
+     * alone is not enough, since anyone may call a file that. Its list goes with it; a list alone is left. */
     while (d && (e = readdir(d))) {
         long pid = stale_pid(e->d_name, base, ".tmp.");
         if (pid <= 0 || pid == (long)getpid()) continue;
@@ -191,7 +191,7 @@ int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen)
             free(full);
         }
         char *main_full = join_dir(target, e->d_name);
-        int ours = has_list[0] || has_list[1] || sg_cli_our_output(main_full, why, sizeof why) == 1;
+        int ours = has_list[0] || has_list[1] || sg_cli_our_output_listed(main_full, target, why, sizeof why) == 1;
         free(main_full);
         if (!ours || !remove_ours(target, e->d_name, removed, removedlen)) continue;
         count++;

@@ -12,9 +12,10 @@
  *     never truncated. Such a target takes streamable formats only, and gets no FILE.paths beside it.
  * A kill -9 leaves TARGET.tmp.PID (and TARGET.paths.tmp.PID) behind; sg_cli_out_clean_stale removes those
  * of processes that no longer exist, so the next run for the same output tidies up after the dead one: only
- * a pair, or a TARGET.tmp.PID whose bytes look like our output (our_output.h), never a file by its name alone,
- * and never one that a process holds flock()ed (the writer locks its temporaries until it renames them: a live
- * run in another PID namespace or on another host of a shared file system has a PID that looks dead from here).
+ * a pair, or a TARGET.tmp.PID whose bytes look like our output with its list already renamed to TARGET.paths
+ * (our_output.h), never a file by its name alone, and never one that a process holds flock()ed (the writer locks
+ * its temporaries until it renames them: a live run in another PID namespace or on another host of a shared file
+ * system has a PID that looks dead from here).
  */
 #ifndef SG_CLI_OUTPATH_H
 #define SG_CLI_OUTPATH_H

@@ -152,7 +152,7 @@ static void writer_free(sg_cli_writer *w) {
 /* 1 (with err set) if the existing regular file at path does not look like an output of this tool
  * (our_output.h): replacing it would destroy a file we did not write. */
 static int refuse_foreign(const char *path, const char *shown, char *err, size_t errlen) {
-    char why[256];
+    char why[512];
     int ours = sg_cli_our_output(path, why, sizeof why);
     if (ours == 1) return 0;
     if (ours == 0)

@@ -34,10 +34,14 @@ def out(name):
 
 
 def poison(path):
-    """A stale output of an earlier run where the output goes (5 rows of 3 floats, NaN): the run must replace it, not
-    leave it or append to it. (A file the tool did not write is refused instead: test_cli_safety.py.)"""
+    """A stale output of an earlier run where the output goes (5 rows of 3 floats, NaN, with the list of names a
+    binary output has beside it): the run must replace it, not leave it or append to it. (A file the tool did not
+    write, a binary one without its list included, is refused instead: test_cli_safety.py.)"""
     stale = np.full((5, 3), np.nan, dtype="<f4")
     ext = path.rsplit(".", 1)[-1]
+    if ext not in ("json", "jsonl"):
+        with open(path + ".paths", "wb") as f:
+            f.write(b"stale\n" * 5)
     if ext in ("json", "jsonl"):
         body = b'{"path":"stale","embedding":null}\n' * 5
     elif ext == "npy":

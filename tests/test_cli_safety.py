@@ -107,7 +107,9 @@ if have_dev:
 # --- 1c. a symlink: followed; the target is replaced in its own folder, the link stays a link
 os.makedirs(out("real"))
 target = out("real/data.npy")
-np.save(target, np.zeros((2, D), "<f4"))  # an earlier output of ours (a file we did not write is refused: 5a)
+np.save(target, np.zeros((2, D), "<f4"))  # an earlier output of ours, with its list (a file we did not write is
+with open(target + ".paths", "wb") as f:  # refused: 5a, 6)
+    f.write(b"a.png\nb.png\n")
 os.symlink("real/data.npy", out("link.npy"))
 r = run(IMGS + ["-o", out("link.npy")])
 is_link = os.path.islink(out("link.npy")) and os.readlink(out("link.npy")) == "real/data.npy"

@@ -1,5 +1,6 @@
 /* tests/test_cli_units.c — the command's pure parts in isolation: flag parsing, shard hashing, JSON text,
- * the resume line parser and file repair, the path set, the enumerator, and the writers' bytes.
+ * the resume line parser and file repair, the path set, the enumerator, the writers' bytes, and which existing
+ * files -o may replace (our_output.h).
  * (End-to-end behaviour with the real model is in test_cli.sh and test_cli_formats.py.) */
 #include <math.h>
 #include <stdarg.h>
@@ -15,11 +16,13 @@
 #include "../cli/buf.h"
 #include "../cli/inputs.h"
 #include "../cli/json_text.h"
+#include "../cli/our_output.h"
 #include "../cli/pathset.h"
 #include "../cli/resume.h"
 #include "../cli/shard.h"
 #include "../cli/shown_path.h"
 #include "../cli/writer.h"
+#include "../cli/zeroshot.h"
 
 static char g_tmp[512];
 
@@ -456,6 +459,24 @@ static void test_resume_torn(void) {
     sg_cli_buf_free(&big);
 }
 
+/* --- which existing files -o may replace (our_output.h); session 28's audit: before, any line starting with
+ * {"path":", any '<f4' npy and an int32 .ivecs without a list beside it passed, and were replaced --- */
+
+static void put_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(data, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* sg_cli_our_output on the n bytes data written to path: 1 ours, 0 not (why says what it seems), -1 unreadable. */
+static int ours_of(const char *path, const void *data, size_t n, char *why, size_t whylen) {
+    put_file(path, data, n);
+    why[0] = '\0';
+    return sg_cli_our_output(path, why, whylen);
+}
+
 /* A row at any dim, text rows, and torn ones: the grammar our_output.c asks of an existing -o FILE
  * (sg_cli_resume_is_any_row). */
 static void test_any_row(void) {
@@ -496,6 +517,193 @@ static void test_any_row(void) {
     CHECK(!sg_cli_resume_is_torn_row(txt, strlen(txt), 3) && !sg_cli_resume_is_torn_row(row.p, row.len, 3),
           "any row: --resume still refuses a text row and another dim's row");
     sg_cli_buf_free(&row);
+}
+
+/* Every format the writer makes, image and text runs, is ours; without its list a binary one is not. */
+static void test_our_output_written(void) {
+    const float rows[2][3] = {{0.6f, 0.8f, 0}, {30, -4, 5e-8f}};
+    const sg_cli_format fmts[] = {SG_FMT_JSONL, SG_FMT_JSON, SG_FMT_NPY, SG_FMT_FBIN, SG_FMT_FVECS, SG_FMT_F32};
+    char *lab[2] = {"dog", "a \"cat\""};
+    const float lemb[6] = {1, 0, 0, 0, 1, 0};
+    sg_zeroshot zs;
+    char err[256] = "", why[256], path[700], list[720];
+    CHECK(sg_zeroshot_init(&zs, lab, 2, lemb, 3, 4.6f, -10, 2, err, sizeof err) == 0, "our output: labels (%s)", err);
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
+        for (int texts = 0; texts < 2; texts++)
+            for (int variant = 0; variant < 3; variant++) { /* 0: rows; 1: labels (JSON) or single; 2: no row */
+                const int json = fmts[f] < SG_FMT_NPY;
+                if (variant == 1 && !json) continue;
+                snprintf(path, sizeof path, "%s/w%zu_%d_%d.out", g_tmp, f, texts, variant);
+                snprintf(list, sizeof list, "%s%s", path, texts ? ".texts" : ".paths");
+                unlink(path);
+                unlink(list);
+                sg_cli_writer_cfg c = {path, fmts[f], 3, 0, 0, texts, NULL};
+                if (variant == 1 && (texts || fmts[f] == SG_FMT_JSON)) c.single = fmts[f] == SG_FMT_JSON;
+                if (variant == 1 && !texts) c.zeroshot = &zs;
+                sg_cli_writer *w = sg_cli_writer_open(&c, err, sizeof err);
+                if (w && variant != 2) {
+                    sg_cli_writer_row(w, "d/x\xff\x01\".png", rows[0], err, sizeof err); /* path_base64 */
+                    if (!c.single) {
+                        sg_cli_writer_row(w, "b", NULL, err, sizeof err); /* --on-error null */
+                        sg_cli_writer_row(w, "c", rows[1], err, sizeof err);
+                    }
+                }
+                int closed = w && sg_cli_writer_close(w, 1, err, sizeof err) == 0;
+                why[0] = '\0';
+                int ours = sg_cli_our_output(path, why, sizeof why);
+                CHECK(closed && ours == 1, "our output: the writer's %s (%s run, %s) is ours (%d: %s)",
+                      sg_cli_format_name(fmts[f]), texts ? "text" : "image",
+                      variant == 2 ? "no row" : variant == 1 ? (c.zeroshot ? "labels" : "single") : "rows", ours, why);
+                if (json || (variant == 2 && fmts[f] >= SG_FMT_FVECS)) continue; /* fvecs, f32 with no row: empty */
+                unlink(list);
+                ours = sg_cli_our_output(path, why, sizeof why);
+                CHECK(ours == 0 && strstr(why, "FILE.paths / FILE.texts"),
+                      "our output: ... and without its list it is not (%s)", why);
+            }
+    sg_zeroshot_free(&zs);
+}
+
+/* A JSONL or JSON array cut anywhere (a run killed mid-write, or just started) is ours; another tool's is not. */
+static void test_our_output_json(void) {
+    char path[700], why[256];
+    snprintf(path, sizeof path, "%s/cut.json", g_tmp);
+    sg_cli_buf file = {0}, row = {0};
+    const float v[4] = {0.5f, -0.5f, 0.5f, 0.5f};
+    sg_cli_json_put_row_ex(&row, "path", "p\xff", v, 4, ",\"labels\":[{\"label\":\"a\",\"score\":0.5}]");
+    for (int array = 0; array < 2; array++) {
+        sg_cli_buf_clear(&file);
+        if (array) sg_cli_buf_puts(&file, "[\n");
+        sg_cli_buf_append(&file, row.p, row.len);
+        sg_cli_buf_puts(&file, array ? ",\n{\"path\":\"q\",\"embedding\":null}\n]\n" : "\n{\"path\":\"q\",\"embedding\":null}\n");
+        size_t bad_cut = 0;
+        for (size_t n = 1; n <= file.len && !bad_cut; n++)
+            if (ours_of(path, file.p, n, why, sizeof why) != 1) bad_cut = n;
+        CHECK(bad_cut == 0, "our output: every cut of a %s of ours is ours (%zu bytes; first refused: %zu, 0 = none)",
+              array ? "JSON array" : "JSONL file", file.len, bad_cut);
+    }
+    /* a first row longer than one read (4 x 64 KiB): read on to its end */
+    float big[20000];
+    for (int i = 0; i < 20000; i++) big[i] = -1.23456789e-10f * (float)i;
+    sg_cli_buf_clear(&row);
+    sg_cli_json_put_row(&row, "long.png", big, 20000);
+    sg_cli_buf_putc(&row, '\n');
+    CHECK(ours_of(path, row.p, row.len, why, sizeof why) == 1, "our output: a %zu-byte first row is ours", row.len);
+    row.p[row.len - 40] = 'x';
+    CHECK(ours_of(path, row.p, row.len, why, sizeof why) == 0, "our output: ... and not with a stray byte near its end");
+    const char *empty[][2] = {{"[]", "[]"}, {"[]\n", "[]\\n"}, {"[\n]", "[\\n]"}, {"[\n]\n", "[\\n]\\n"},
+                              {"[", "["}, {"[\n", "[\\n"}};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        CHECK(ours_of(path, empty[i][0], strlen(empty[i][0]), why, sizeof why) == 1,
+              "our output: an empty or just-started array %s is ours", empty[i][1]);
+    CHECK(ours_of(path, "", 0, why, sizeof why) == 1, "our output: an empty file is ours (nothing to lose)");
+    const char *foreign[][2] = {
+        {"jq -c output", "{\"path\":\"cats/a.jpg\",\"label\":\"cat\"}\n"},
+        {"jq -c output, one line without newline", "{\"path\":\"cats/a.jpg\",\"label\":\"cat\"}"},
+        {"a compact JSON array", "[{\"path\":\"a.jpg\",\"score\":1}]"},
+        {"a compact array of rows like ours", "[{\"path\":\"a\",\"embedding\":[1]}]\n"},
+        {"json.dumps rows", "{\"path\": \"a\", \"embedding\": [1]}\n"},
+        {"our row, then bytes after it", "{\"path\":\"a\",\"embedding\":[1]} \n"},
+        {"a torn first line followed by more lines", "{\"path\":\"a\",\"embe\n{\"path\":\"b\",\"embedding\":null}\n"},
+        {"a row with CR LF", "{\"path\":\"a\",\"embedding\":[1]}\r\n"},
+        {"an array with a foreign row", "[\n{\"id\":1}\n]\n"},
+        {"an array, then junk", "[]x"},
+        {"an array with a space", "[ ]"},
+        {"an array of rows without the writer's newline", "[{\"path\":\"a\",\"embedding\":[1]}\n]\n"},
+        {"a note", "important notes\n"},
+    };
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        int r = ours_of(path, foreign[i][1], strlen(foreign[i][1]), why, sizeof why);
+        CHECK(r == 0 && strstr(why, "starts with"), "our output: %s is not ours (%s)", foreign[i][0], why);
+    }
+    /* with some FILE.paths beside it, another tool's JSON is still not taken for raw f32 */
+    char list[720];
+    snprintf(list, sizeof list, "%s.paths", path);
+    put_file(list, "a\n", 2);
+    CHECK(ours_of(path, foreign[0][1], 36, why, sizeof why) == 0, "our output: a jq line with a list beside it (%s)",
+          why);
+    unlink(list);
+    sg_cli_buf_free(&file);
+    sg_cli_buf_free(&row);
+}
+
+/* An npy made as np.save makes one (header padded to 64 bytes) of the given header dict and data size. */
+static size_t npy_bytes(unsigned char *out, int major, const char *dict, size_t data) {
+    size_t hlen = (10 + strlen(dict) + 1 + 63) / 64 * 64 - 10;
+    memcpy(out, "\x93NUMPY", 6);
+    out[6] = (unsigned char)major;
+    out[7] = 0;
+    out[8] = (unsigned char)hlen;
+    out[9] = (unsigned char)(hlen >> 8);
+    memset(out + 10, ' ', hlen);
+    memcpy(out + 10, dict, strlen(dict));
+    out[10 + hlen - 1] = '\n';
+    memset(out + 10 + hlen, 0, data);
+    return 10 + hlen + data;
+}
+
+/* The binary formats: their own shape and, for each, the list beside them. */
+static void test_our_output_binary(void) {
+    char path[700], list[720], why[256];
+    static unsigned char b[128 + 10 * 512 * 4 + 64];
+    snprintf(path, sizeof path, "%s/feat.npy", g_tmp);
+    snprintf(list, sizeof list, "%s.paths", path);
+    size_t n = npy_bytes(b, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (10, 512), }", 10 * 512 * 4);
+    unlink(list);
+    CHECK(ours_of(path, b, n, why, sizeof why) == 0 && strstr(why, "an npy without the FILE.paths"),
+          "our output: another tool's [10, 512] '<f4' npy without FILE.paths is not ours (%s)", why);
+    put_file(list, "", 0); /* an empty list is a list: a run whose rows all failed */
+    CHECK(ours_of(path, b, n, why, sizeof why) == 1, "our output: ... with a FILE.paths beside it, it is");
+    const struct { const char *what, *dict; int major; size_t data; } npy[] = {
+        {"1-D (np.save of arange(7))", "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", 1, 28},
+        {"float64", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 1, 48},
+        {"in Fortran order", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 1, 24},
+        {"3-D", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }", 1, 96},
+        {"of version 2.0", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 2, 24},
+        {"truncated", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 1, 20},
+        {"with D = 0", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0), }", 1, 0},
+        {"with too large a shape for its size", "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999999999, 9), }",
+         1, 24},
+    };
+    for (size_t i = 0; i < sizeof npy / sizeof npy[0]; i++) {
+        n = npy_bytes(b, npy[i].major, npy[i].dict, npy[i].data);
+        CHECK(ours_of(path, b, n, why, sizeof why) == 0 && strstr(why, "an npy"),
+              "our output: an npy, %s, is not ours, even with FILE.paths (%s)", npy[i].what, why);
+    }
+    /* an int32 .ivecs ground truth (D = 100 before each row) passes the fvecs size rule: only its list tells */
+    snprintf(path, sizeof path, "%s/gt.ivecs", g_tmp);
+    snprintf(list, sizeof list, "%s.paths", path);
+    int32_t iv[4 * 101];
+    for (int i = 0; i < 4 * 101; i++) iv[i] = i % 101 ? i : 100;
+    unlink(list);
+    CHECK(ours_of(path, iv, sizeof iv, why, sizeof why) == 0 && strstr(why, "D = 100 before each row as in fvecs or ivecs") &&
+              strstr(why, "without the FILE.paths"),
+          "our output: an int32 .ivecs without FILE.paths is not ours (%s)", why);
+    put_file(list, "\xff\xd8\xff\xe0 a photo", 12);
+    CHECK(ours_of(path, iv, sizeof iv, why, sizeof why) == 0 && strstr(why, "not a list of names"),
+          "our output: ... nor with a photo named FILE.paths beside it (%s)", why);
+    snprintf(list, sizeof list, "%s.texts", path);
+    put_file(list, "q\n", 2);
+    CHECK(ours_of(path, iv, sizeof iv, why, sizeof why) == 1, "our output: a FILE.texts list is a list too");
+    unlink(list);
+    snprintf(list, sizeof list, "%s.paths", path);
+    unlink(list);
+    /* fbin-like and raw data without a list */
+    uint32_t fb[2 + 6] = {2, 3};
+    CHECK(ours_of(path, fb, sizeof fb, why, sizeof why) == 0 && strstr(why, "fbin-like header"),
+          "our output: an fbin-like file without FILE.paths is not ours (%s)", why);
+    CHECK(ours_of(path, "\x01\x02\x03\x04\x05\x06\x07\x08", 8, why, sizeof why) == 0 &&
+              strstr(why, "data in no format this tool writes (its raw f32 has a FILE.paths"),
+          "our output: raw data without FILE.paths is not ours (%s)", why);
+    /* a dead run's temporary whose list was already renamed to TARGET.paths (outpath.c's stale clean-up) */
+    char tmp[720], target[700];
+    snprintf(target, sizeof target, "%s/t.npy", g_tmp);
+    snprintf(tmp, sizeof tmp, "%s.tmp.99999", target);
+    snprintf(list, sizeof list, "%s.paths", target);
+    n = npy_bytes(b, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 24);
+    put_file(tmp, b, n);
+    put_file(list, "a\nb\n", 4);
+    CHECK(sg_cli_our_output_listed(tmp, target, why, sizeof why) == 1 && sg_cli_our_output(tmp, why, sizeof why) == 0,
+          "our output: a temporary is judged with the list of the target it was renamed to (%s)", why);
 }
 
 static void test_pathset(void) {
@@ -766,5 +974,8 @@ int main(void) {
     test_inputs();
     test_writers();
     test_any_row();
+    test_our_output_written();
+    test_our_output_json();
+    test_our_output_binary();
     return CHECK_DONE();
 }
