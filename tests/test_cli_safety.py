@@ -24,6 +24,14 @@
    one good image and then batches of failed inputs end (the run hung before); a file merely named like a dead
    run's temporary is not removed (only a pair, or bytes of ours); in a plain LF --files-from list a name's final
    CR is kept (x.jpg and x.jpg\r stay two inputs; a CR LF list still drops it).
+6. Session 28's audit of 5's rule: another tool's files that passed for ours are refused with exit 2, untouched,
+   saying what was expected (a `jq -c` line starting with {"path":", a compact JSON array of such objects, a 1-D
+   npy, another tool's 2-D '<f4' npy and an int32 .ivecs without the FILE.paths this tool writes beside every
+   binary output); and everything this tool writes is still replaced by the next run: every format of image and
+   text runs, --labels, path_base64 and --on-error null rows, --no-normalize, json's single object, outputs with
+   no row, another model's output (another dim), a JSONL killed by kill -9 (and one cut inside its first row),
+   a JSON array cut short, and a dead run's temporary whose list was already renamed. (The refusals fail on the
+   binary before the fix; the replacements guard against a rule too strict, as gpu-check's was in session 27.)
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -31,10 +39,12 @@ import base64
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sgtest import BIN, IMAGES, check, done, fixture, fresh_dir, skip  # noqa: E402
@@ -380,4 +390,153 @@ with open(lst, "wb") as f:  # a Windows list: the CR before each LF is the line 
 r = run(["--files-from", lst, "-f", "jsonl"])
 rows = [json.loads(x) for x in r.stdout.splitlines()]
 check(r.returncode == 0 and len(rows) == 1 and rows[0]["path"].endswith("x.jpg"), "a CR LF list still drops the CR")
+
+# --- 6a. another tool's files that looked like ours: refused with exit 2, untouched, saying what was expected
+foreign = out("foreign6")
+os.makedirs(foreign)
+
+
+def refused(what, target, args, expect):
+    """Runs with -o target over its present bytes: exit 2, the file (and a list beside it) as they were, no list
+    or temporary made, and the message says expect."""
+    before = open(target, "rb").read()
+    lists = {e: open(target + e, "rb").read() for e in (".paths", ".texts") if os.path.exists(target + e)}
+    r = run(args + ["-o", target])
+    err = r.stderr.decode(errors="replace")
+    after_lists = {e: open(target + e, "rb").read() for e in (".paths", ".texts") if os.path.exists(target + e)}
+    check(r.returncode == 2 and open(target, "rb").read() == before and after_lists == lists
+          and "not written by siglip2-embed" in err and expect in err and not [n for n in os.listdir(foreign)
+                                                                           if ".tmp." in n],
+          f"-o over {what}: exit 2, untouched, says '{expect}' (exit {r.returncode}: {err.strip()[-220:]})")
+
+
+jq = os.path.join(foreign, "labels.jsonl")
+with open(jq, "wb") as f:  # jq -c output: compact, starts like our rows, other keys
+    f.write(b'{"path":"cats/a.jpg","label":"cat"}\n{"path":"dogs/b.jpg","label":"dog"}\n')
+refused("a jq -c line starting with {\"path\":\"", jq, IMGS[:1], "first row is not one this tool writes")
+refused("... as json", jq, IMGS[:1] + ["-f", "json"], "first row is not one this tool writes")
+scores = os.path.join(foreign, "scores.json")
+with open(scores, "wb") as f:
+    f.write(b'[{"path":"a.jpg","score":1}]')
+refused("a compact JSON array of {\"path\": ...} objects", scores, IMGS[:1], "first row is not one this tool writes")
+with open(os.path.join(foreign, "one.jsonl"), "wb") as f:  # one line, no newline: not a beginning of our row either
+    f.write(b'{"path":"a.jpg","caption":"a dog"}')
+refused("another tool's single line without newline", os.path.join(foreign, "one.jsonl"), IMGS[:1],
+        "first row is not one this tool writes")
+feat = os.path.join(foreign, "feat.npy")
+np.save(feat, np.arange(7, dtype="float32"))
+refused("a 1-D float32 npy (np.save of arange(7))", feat, IMGS[:1], "not the '<f4', C-order, 2-D (N, D) one")
+with open(feat + ".paths", "wb") as f:
+    f.write(b"x\n")
+refused("... even with a FILE.paths beside it", feat, IMGS[:1], "not the '<f4', C-order, 2-D (N, D) one")
+os.unlink(feat + ".paths")
+other = os.path.join(foreign, "other.npy")
+np.save(other, np.ones((10, 512), "<f4"))
+refused("another tool's [10, 512] float32 npy with no list", other, IMGS[:1],
+        "an npy without the FILE.paths / FILE.texts this tool writes")
+refused("... with a text run", other, ["--weights", fixture("tinytext"), "--text", "a dog"],
+        "an npy without the FILE.paths / FILE.texts this tool writes")
+gt = np.arange(4 * 101, dtype="<i4").reshape(4, 101)
+gt[:, 0] = 100  # an int32 ground-truth .ivecs (k = 100): passes the fvecs size rule
+ivecs = os.path.join(foreign, "gt.ivecs")
+gt.tofile(ivecs)
+for fmt in ("fvecs", "f32", "npy"):
+    refused(f"an int32 .ivecs with -f {fmt}", ivecs, IMGS[:1] + ["-f", fmt], "as in fvecs or ivecs, without the FILE.paths")
+fbin = os.path.join(foreign, "base.fbin")
+with open(fbin, "wb") as f:
+    f.write(np.array([3, 4], "<u4").tobytes() + np.ones((3, 4), "<f4").tobytes())
+refused("another tool's fbin with no list", fbin, IMGS[:1] + ["-f", "fbin"], "an fbin-like header (N = 3, D = 4)")
+raw = os.path.join(foreign, "vectors.f32")
+np.ones((3, 4), "<f4").tofile(raw)
+refused("raw float32 with no list", raw, IMGS[:1] + ["-f", "f32"], "its raw f32 has a FILE.paths / FILE.texts beside it")
+
+# --- 6b. everything this tool writes is recognised as ours and replaced by the next run
+mine = out("mine6")
+os.makedirs(mine)
+TXTW = ["--weights", fixture("tinytext")]
+oddname = os.path.join(os.fsencode(mine), b"x\xff\".png")
+shutil.copy(IMGS[0], oddname)
+missing = os.path.join(mine, "missing.png")
+with open(os.path.join(mine, "queries.txt"), "wb") as f:
+    f.write(b"bad \xff query\na dog\n")  # the first fails (not UTF-8): a null row with text_base64
+kinds = [("image rows", IMGS[:2]), ("a path_base64 row first", [os.fsdecode(oddname)] + IMGS[:1]),
+         ("a null row first (--on-error null)", ["--on-error", "null", missing] + IMGS[:1]),
+         ("--no-normalize", ["--no-normalize"] + IMGS[:2]), ("no row (a new file)", [missing]),
+         ("text rows", TXTW + ["--text", "a dog", "--text", 'a "cat"']),
+         ("text rows, a null text_base64 row first", TXTW + ["--on-error", "null", "--texts-from",
+                                                            os.path.join(mine, "queries.txt")])]
+for fmt in ("jsonl", "json", "npy", "fbin", "fvecs", "f32"):
+    for what, args in kinds:
+        target = os.path.join(mine, f"o.{fmt}")
+        for e in ("", ".paths", ".texts"):
+            if os.path.exists(target + e):
+                os.unlink(target + e)
+        r1 = run(args + ["-f", fmt, "-o", target])
+        first = open(target, "rb").read()
+        r2 = run(IMGS[2:] + ["-f", "jsonl" if fmt != "jsonl" else "npy", "-o", target])
+        check(r1.returncode in (0, 1) and os.path.exists(target) and r2.returncode == 0 and
+              open(target, "rb").read() != first,
+              f"-f {fmt}, {what}: replaced by the next run (exit {r1.returncode}, {r2.returncode}: "
+              f"{r2.stderr.decode(errors='replace').strip()[-160:]})")
+for what, args, fmt in [("--labels rows", TXTW + ["--labels", "dog,cat"] + IMGS[:2], "jsonl"),
+                        ("--labels rows", TXTW + ["--labels", "dog,cat"] + IMGS[:2], "json"),
+                        ("the single object", IMGS[:1], "json"),
+                        ("the single object of a failed input (--on-error null)", ["--on-error", "null", missing],
+                         "json"),
+                        ("[] of a single failed input", [missing], "json"),
+                        ("another model's rows (dim 32, this run 64)", TXTW + ["--text", "a dog"], "jsonl"),
+                        ("another model's rows (dim 32, this run 64)", TXTW + ["--text", "a", "--text", "b"], "json")]:
+    target = os.path.join(mine, f"o2.{fmt}")
+    if os.path.exists(target):
+        os.unlink(target)
+    r1 = run(args + ["-f", fmt, "-o", target])
+    first = open(target, "rb").read()
+    r2 = run(IMGS[2:] + ["-f", fmt, "-o", target])
+    check(r1.returncode in (0, 1) and r2.returncode == 0 and open(target, "rb").read() != first,
+          f"-f {fmt}, {what}: replaced by the next run ({first[:40]}...; exit {r1.returncode}, {r2.returncode}: "
+          f"{r2.stderr.decode(errors='replace').strip()[-160:]})")
+# outputs cut short: a JSONL killed by kill -9 mid-run, one cut inside its first row, a JSON array cut short
+many = os.path.join(mine, "many")
+os.makedirs(many)
+for i in range(400):
+    os.link(IMGS[i % 3], os.path.join(many, f"{i:04d}{os.path.splitext(IMGS[i % 3])[1]}"))
+killed = os.path.join(mine, "killed.jsonl")
+p = subprocess.Popen([BIN] + W + ["-j", "1", "-b", "1", many, "-o", killed], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+for _ in range(500):  # until some rows are there, then kill -9
+    time.sleep(0.01)
+    if os.path.exists(killed) and os.path.getsize(killed) > 0:
+        break
+p.send_signal(signal.SIGKILL)
+p.wait()
+rows_left = open(killed, "rb").read()
+if p.returncode != -signal.SIGKILL or not rows_left:
+    skip(f"kill -9 of a JSONL run: the run was not killed while writing (exit {p.returncode}, {len(rows_left)} bytes)")
+else:
+    r = run(IMGS[:1] + ["-o", killed])
+    whole, torn = rows_left.count(b"\n"), len(rows_left) - (rows_left.rfind(b"\n") + 1)
+    check(r.returncode == 0 and open(killed, "rb").read() != rows_left,
+          f"a JSONL left by kill -9 ({whole} whole rows, {torn} bytes of a torn one) is replaced by the next run "
+          f"(exit {r.returncode}: {r.stderr.decode(errors='replace').strip()[-120:]})")
+row0 = run(IMGS[:1] + ["-f", "jsonl"]).stdout
+arr = run(IMGS + ["-f", "json"]).stdout
+for what, body in [("a JSONL cut inside its first row (a single line without newline)", row0[:len(row0) // 2]),
+                   ("a JSONL cut inside its first row's path", row0[:12]),
+                   ("a JSON array cut inside its first row", arr[:len(arr) // 5]),
+                   ("a JSON array cut after its first row", arr[:arr.index(b"},") + 2])]:
+    target = os.path.join(mine, "cut.json")
+    with open(target, "wb") as f:
+        f.write(body)
+    r = run(IMGS[:1] + ["-f", "jsonl", "-o", target])
+    check(r.returncode == 0 and open(target, "rb").read() == row0,
+          f"{what}: replaced by the next run (exit {r.returncode}: {r.stderr.decode(errors='replace').strip()[-120:]})")
+# a dead run's TARGET.tmp.PID whose list had already been renamed to TARGET.paths: removed by the next run
+dead3 = subprocess.Popen(["true"])
+dead3.wait()
+tgt = os.path.join(mine, "win.npy")
+run(IMGS + ["-o", tgt])
+shutil.copy(tgt, f"{tgt}.tmp.{dead3.pid}")
+r = run(IMGS[:1] + ["-o", tgt])
+check(r.returncode == 0 and not os.path.exists(f"{tgt}.tmp.{dead3.pid}"),
+      f"a dead run's TARGET.tmp.PID whose list was renamed to TARGET.paths is removed by the next run ({r.returncode})")
 done()
