@@ -243,9 +243,20 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
             if (!a->texts && !(a->texts = calloc((size_t)argc + 1, sizeof *a->texts))) USAGE_ERR("out of memory");
             a->texts[a->ntexts++] = optarg;
             break;
-        case OPT_TEXTS_FROM: a->texts_from = optarg; break;
-        case OPT_LABELS: a->labels = optarg; break;
-        case OPT_LABELS_FROM: a->labels_from = optarg; break;
+        /* one list each: a second would replace the first without a word (--files-from, which takes every
+         * list, is the exception) */
+        case OPT_TEXTS_FROM:
+            if (a->texts_from) USAGE_ERR("--texts-from given twice: one list a run (cat A B | siglip2-embed --texts-from -)");
+            a->texts_from = optarg;
+            break;
+        case OPT_LABELS:
+            if (a->labels) USAGE_ERR("--labels given twice: give one comma-separated list (--labels \"dog,cat\")");
+            a->labels = optarg;
+            break;
+        case OPT_LABELS_FROM:
+            if (a->labels_from) USAGE_ERR("--labels-from given twice: one list a run (cat A B > all.txt)");
+            a->labels_from = optarg;
+            break;
         case OPT_TOP_K:
             if (parse_long(optarg, 1, 1000000, &v) != 0) USAGE_ERR("--top-k: expected 1..1000000, got '%s'", optarg);
             a->top_k = (int)v;

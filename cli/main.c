@@ -272,10 +272,12 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
         rc = EXIT_SOME_FAILED;
     } else {
         rc = st.failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
-        if (st.failed && !a->quiet)
-            fprintf(stderr, "siglip2-embed: %llu of %llu queries failed%s\n", (unsigned long long)st.failed,
-                    (unsigned long long)(st.failed + st.embedded + st.not_reached),
-                    st.stopped ? " (stopped at the first: --on-error fail)" : "");
+        if (st.stopped && !a->quiet) /* how many were read past it depends on the batch: not a total to print */
+            fprintf(stderr, "siglip2-embed: stopped at the first failed query (--on-error fail), %llu embedded before it\n",
+                    (unsigned long long)st.embedded);
+        else if (st.failed && !a->quiet)
+            fprintf(stderr, "siglip2-embed: %llu of %llu queries failed\n", (unsigned long long)st.failed,
+                    (unsigned long long)(st.failed + st.embedded + st.not_reached));
     }
     if (kept && !a->quiet) say_kept(a->output);
     if (a->verbose) {
@@ -293,6 +295,22 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     return rc;
 }
 
+/* 1 (with err) if a list the run reads (--files-from, --texts-from, --labels-from) is the -o file itself: JSONL is
+ * written in place, so the list would be emptied, or appended to, while it is read. */
+static int list_is_output(const sg_cli_args *a, char *err, size_t errlen) {
+    struct stat o, l;
+    if (!a->output || stat(a->output, &o) != 0 || !S_ISREG(o.st_mode)) return 0;
+    const char *opt[3] = {"--texts-from", "--labels-from", "--files-from"};
+    for (int i = 0; i < 2 + a->nfiles_from; i++) {
+        const char *f = i == 0 ? a->texts_from : i == 1 ? a->labels_from : a->files_from[i - 2];
+        if (f && strcmp(f, "-") && stat(f, &l) == 0 && l.st_dev == o.st_dev && l.st_ino == o.st_ino) {
+            snprintf(err, errlen, "%s %s is the -o file itself: it would be overwritten while it is read", opt[i < 2 ? i : 2], f);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     double t_start = sg_cli_now();
     static sg_cli_args a; /* static: its --text array stays reachable until exit (it lives as long as argv) */
@@ -307,6 +325,10 @@ int main(int argc, char **argv) {
         else printf("siglip2-embed %s\n", SG_CLI_VERSION);
         sg_cli_args_free(&a);
         return EXIT_ALL_OK;
+    }
+    if (!a.info && list_is_output(&a, err, sizeof err)) {
+        sg_cli_args_free(&a);
+        return setup_error(err);
     }
     sg_backend_opts bo = {a.backend, a.device, a.batch, 0, a.precision};
     if (a.info || sg_cli_args_is_text(&a)) {

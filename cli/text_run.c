@@ -20,6 +20,7 @@ typedef struct query {
     size_t len;
     char *error;     /* malloc'd reason when it cannot be embedded */
     int ntok;        /* tokens before truncation */
+    int unwritable;  /* no row can name it, whatever --on-error says (a NUL inside; or see unlisted below) */
 } query;
 
 /* The query source: operands first, then the stream. */
@@ -53,14 +54,20 @@ static int source_next(source *s, query *q, char *err, size_t errlen) {
         }
         return 0;
     }
-    size_t len = (size_t)n;
+    size_t len = (size_t)n, skip = 0;
     if (len && s->line[len - 1] == (s->nul_sep ? '\0' : '\n')) len--;
     if (!s->nul_sep && len && s->line[len - 1] == '\r') len--; /* CRLF */
+    if (s->index == (uint64_t)s->ntexts && len >= 3 && !memcmp(s->line, "\xef\xbb\xbf", 3))
+        skip = 3; /* a UTF-8 BOM before the first query (an editor's), not part of it */
+    len -= skip;
     q->text = sg_cli_xmalloc(len + 1);
-    memcpy(q->text, s->line, len);
+    memcpy(q->text, s->line + skip, len);
     q->text[len] = 0;
     q->len = len;
-    if (memchr(q->text, 0, len)) q->error = sg_cli_xstrdup("contains a NUL byte");
+    if (memchr(q->text, 0, len)) {
+        q->error = sg_cli_xstrdup("contains a NUL byte (no row: a row's text cannot hold one)");
+        q->unwritable = 1;
+    }
     s->index++;
     return 1;
 }
@@ -161,9 +168,10 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
         for (int i = 0; i < nq && rc == 0; i++) {
             query *q = &qs[i];
             char label[512];
-            int unlisted = c->writer && sg_cli_writer_rejects_path(c->writer, q->text);
+            int unlisted = q->unwritable || (c->writer && sg_cli_writer_rejects_path(c->writer, q->text));
             if (!q->error && unlisted)
-                q->error = sg_cli_xstrdup("contains a newline, which the binary format's .texts list cannot hold");
+                q->error = sg_cli_xstrdup("contains a line break (\\n or \\r), which the binary format's .texts list "
+                                          "cannot hold (no row)");
             if (q->error) {
                 st->failed++;
                 sg_cli_progress_clear(c->progress);
@@ -175,7 +183,8 @@ int sg_cli_text_run(const sg_cli_text_cfg *c, sg_cli_text_stats *st, char *err, 
                     done = 1;
                     break;
                 }
-                /* no null row for a query the .texts list cannot hold: it would shift every later query */
+                /* no null row for a query that no row can name: the .texts list cannot hold it (it would shift
+                 * every later query), or it holds a NUL (its row would name a shorter query) */
                 if (c->on_error == SG_ON_ERROR_NULL && !unlisted &&
                     sg_cli_writer_row(c->writer, q->text, NULL, err, errlen) != 0)
                     rc = -1;
@@ -223,7 +232,7 @@ int sg_cli_text_embed_list(sg_text_backend *b, const sg_cli_text_tok *tok, char 
     for (int i0 = 0; i0 < n && rc == 0; i0 += b->max_batch) {
         const int nb = n - i0 < b->max_batch ? n - i0 : b->max_batch;
         for (int i = 0; i < nb && rc == 0; i++) {
-            query q = {texts[i0 + i], strlen(texts[i0 + i]), NULL, 0};
+            query q = {texts[i0 + i], strlen(texts[i0 + i]), NULL, 0, 0};
             tokenize(tok, &q, T, ids + (size_t)i * T, mask + (size_t)i * T);
             if (q.error) {
                 snprintf(err, errlen, "label \"%s\": %s", texts[i0 + i], q.error);

@@ -125,8 +125,17 @@ int sg_cli_labels_read(const char *inline_list, const char *file, char ***out, i
         char *line = NULL;
         size_t lcap = 0;
         ssize_t r;
+        int lineno = 0;
         while ((r = getline(&line, &lcap, f)) >= 0) {
-            char *lab = trimmed(line, (size_t)r);
+            size_t skip = ++lineno == 1 && r >= 3 && !memcmp(line, "\xef\xbb\xbf", 3) ? 3 : 0; /* a UTF-8 BOM */
+            if (memchr(line, 0, (size_t)r)) { /* a label is text: a NUL would cut it short without a word */
+                snprintf(err, errlen, "--labels-from %s: line %d contains a NUL byte", file, lineno);
+                free(line);
+                if (f != stdin) fclose(f);
+                free_list(l, cnt);
+                return -1;
+            }
+            char *lab = trimmed(line + skip, (size_t)r - skip);
             if (!*lab) {
                 free(lab);
                 continue;

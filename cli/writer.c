@@ -332,7 +332,9 @@ sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_
 }
 
 int sg_cli_writer_rejects_path(const sg_cli_writer *w, const char *path) {
-    return w->paths != NULL && strchr(path, '\n') != NULL;
+    /* FILE.texts is read back as text, and a CR ends a line there (Python's text mode; --texts-from drops a CR
+     * before the newline): a query holding one would not come back as it was */
+    return w->paths != NULL && (strchr(path, '\n') != NULL || (w->cfg.texts && strchr(path, '\r') != NULL));
 }
 
 /* The row as little-endian float32 bytes. */
@@ -393,9 +395,9 @@ int sg_cli_writer_row(sg_cli_writer *w, const char *path, const float *vec, char
         if (c->format == SG_FMT_JSONL || c->single) sg_cli_buf_putc(&w->line, '\n');
         rc = write_all(w, w->line.p, w->line.len, err, errlen);
     } else {
-        if (w->paths && strchr(path, '\n')) {
+        if (sg_cli_writer_rejects_path(w, path)) {
             char shown[4096];
-            snprintf(err, errlen, "%s: %s contains a newline, cannot be listed in %s",
+            snprintf(err, errlen, "%s: %s contains a line break, cannot be listed in %s",
                      sg_cli_shown_path(path, shown, sizeof shown), c->texts ? "query" : "path", w->shown_paths);
             return -1;
         }
@@ -472,6 +474,17 @@ static int sync_tmp(sg_cli_writer *w, char *err, size_t errlen) {
     return 0;
 }
 
+/* A binary FILE replaced by a run of the other kind (an image run over a text run's output, or the other way round)
+ * leaves the old kind's list beside it, naming rows that are gone (FILE.texts beside an image run's FILE.paths):
+ * that list, one of ours (sg_cli_our_list) describing the FILE just replaced, goes too. */
+static void drop_other_list(sg_cli_writer *w) {
+    char *other = cat3(w->final_path, w->cfg.texts ? ".paths" : ".texts", -1);
+    struct stat st;
+    char why[256];
+    if (lstat(other, &st) == 0 && S_ISREG(st.st_mode) && sg_cli_our_list(other, why, sizeof why) == 1) unlink(other);
+    free(other);
+}
+
 /* Renames the temporaries over FILE.paths and FILE, one right after the other with Ctrl-C, SIGTERM and SIGHUP
  * held back, so only a kill -9 or a power cut in the microseconds between them can leave the new list beside the
  * old FILE; then syncs the folder, so the renames themselves survive a power cut. 0, or -1 with err. */
@@ -487,6 +500,7 @@ static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
         snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
         rc = -1;
     }
+    if (rc == 0 && w->tmp_paths && w->target_existed) drop_other_list(w);
     if (rc == 0) {
         const char *slash = strrchr(w->final_path, '/');
         char *dir = slash ? sg_cli_xstrdup(w->final_path) : sg_cli_xstrdup(".");

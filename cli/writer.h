@@ -48,7 +48,8 @@ typedef struct sg_cli_writer_cfg {
  * a directory). */
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen);
 
-/* 1 if this writer cannot hold path (binary formats with a paths file: a newline in the path). */
+/* 1 if this writer cannot hold path (binary formats with a list file: a newline in the path, and for a text run's
+ * FILE.texts a carriage return too). */
 int sg_cli_writer_rejects_path(const sg_cli_writer *w, const char *path);
 
 /* Writes one row: vec holds dim floats, or NULL for a failed input kept as a null/NaN row.
