@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../preprocess/text/utf8.h"
 #include "buf.h"
 
 void sg_zeroshot_free(sg_zeroshot *z) {
@@ -71,25 +72,60 @@ void sg_zeroshot_top(const sg_zeroshot *z, const double *scores, int *idx) {
     }
 }
 
+/* --- the template, read as Python's str.format reads it with one positional argument ---
+ * HF's pipeline calls hypothesis_template.format(label), so a template Python accepts with one label gives the
+ * same hypothesis here. Python's parser (Objects/stringlib/unicode_format.h, MarkupIterator_next): "{{" and "}}"
+ * are literal braces, a lone "}" is an error, and "{" opens a replacement field that runs to its matching "}"
+ * (braces nested inside it counted, as a format spec may hold a nested field). Of the fields, the ones that give
+ * the label itself are the automatic or explicit first argument with no conversion and an empty format spec:
+ * {} {0} {:} {0:}. Anything else ({!r}, {1}, {name}, {0.x}, {:>5}, { }) either fails in Python or changes the
+ * text, so it is refused, named, rather than guessed at. */
+
+/* 1 if the field body [s, e) (between the braces) is one that formats the label unchanged. */
+static int label_field(const char *s, const char *e) {
+    static const char *const ok[] = {"", "0", ":", "0:"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if ((size_t)(e - s) == strlen(ok[i]) && memcmp(s, ok[i], (size_t)(e - s)) == 0) return 1;
+    return 0;
+}
+
 int sg_zeroshot_format(const char *tmpl, const char *label, char **out, char *err, size_t errlen) {
+    /* checked here, not left to the tokenizer, which would blame the label the template was filled with */
+    size_t tlen = strlen(tmpl), bad = sg_utf8_check(tmpl, tlen);
+    if (bad < tlen) {
+        snprintf(err, errlen, "--template: not valid UTF-8 at byte offset %zu (byte 0x%02X): the template must be "
+                 "UTF-8 text", bad, (unsigned char)tmpl[bad]);
+        return -1;
+    }
     sg_cli_buf b = {0};
     int fields = 0;
     for (const char *p = tmpl; *p; p++) {
-        if (p[0] == '{' && p[1] == '{') {
-            sg_cli_buf_putc(&b, '{');
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            sg_cli_buf_putc(&b, p[0]);
             p++;
-        } else if (p[0] == '}' && p[1] == '}') {
-            sg_cli_buf_putc(&b, '}');
-            p++;
-        } else if (p[0] == '{' && p[1] == '}') {
+        } else if (p[0] == '}') {
+            snprintf(err, errlen, "--template '%s': a lone '}' at byte %zu (write \"}}\" for a literal brace)", tmpl,
+                     (size_t)(p - tmpl));
+            goto fail;
+        } else if (p[0] == '{') {
+            const char *q = p + 1;
+            for (int level = 1; *q; q++) {
+                level += *q == '{' ? 1 : *q == '}' ? -1 : 0;
+                if (level == 0) break;
+            }
+            if (!*q) {
+                snprintf(err, errlen, "--template '%s': the '{' at byte %zu is never closed (the label goes where "
+                         "\"{}\" is; write \"{{\" for a literal brace)", tmpl, (size_t)(p - tmpl));
+                goto fail;
+            }
+            if (!label_field(p + 1, q)) {
+                snprintf(err, errlen, "--template '%s': field %.*s is not supported: use {} (or {0}) where the label "
+                         "goes", tmpl, (int)(q + 1 - p), p);
+                goto fail;
+            }
             sg_cli_buf_puts(&b, label);
             fields++;
-            p++;
-        } else if (p[0] == '{' || p[0] == '}') {
-            snprintf(err, errlen, "--template '%s': a lone '%c' at byte %zu (the label goes where \"{}\" is; write "
-                     "\"{{\" or \"}}\" for a literal brace)", tmpl, p[0], (size_t)(p - tmpl));
-            sg_cli_buf_free(&b);
-            return -1;
+            p = q;
         } else {
             sg_cli_buf_putc(&b, *p);
         }
@@ -97,10 +133,12 @@ int sg_zeroshot_format(const char *tmpl, const char *label, char **out, char *er
     if (fields != 1) {
         snprintf(err, errlen, "--template '%s' has %d \"{}\", expected exactly one (where the label goes)", tmpl,
                  fields);
-        sg_cli_buf_free(&b);
-        return -1;
+        goto fail;
     }
     sg_cli_buf_putc(&b, 0);
     *out = b.p;
     return 0;
+fail:
+    sg_cli_buf_free(&b);
+    return -1;
 }

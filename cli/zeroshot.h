@@ -36,9 +36,10 @@ void sg_zeroshot_top(const sg_zeroshot *z, const double *scores, int *idx);
 
 void sg_zeroshot_free(sg_zeroshot *z);
 
-/* *out = template with its one "{}" replaced by label ("{{" and "}}" are literal braces, as in Python's
- * str.format). A template with no "{}", two of them, or any other brace is an error naming it. *out is
- * malloc'd. 0, or -1 with a reason. */
+/* *out = template.format(label) as Python gives it: the one field that takes the label ({}, or its equivalents
+ * {0} {:} {0:}) replaced by it, "{{" and "}}" literal braces. A template that is not valid UTF-8, has no such
+ * field or two, any other field ({!r}, {1}, {name}, {:>5}, ...: named in the error) or a lone brace is an error
+ * about the template. *out is malloc'd. 0, or -1 with a reason. */
 int sg_zeroshot_format(const char *tmpl, const char *label, char **out, char *err, size_t errlen);
 
 #endif

@@ -20,7 +20,9 @@ tokenizer_config.json and the text tower are checked together:
     checkpoint and a checkpoint without tokenizer.json fail with exit 2 naming what and where;
   - zero-shot, both fixtures: --labels on the fixture's PNGs gives the HF pipeline's scores within 1e-4, sorted,
     --top-k;
-    --labels-from, --template, and the usage errors (binary format, text run, template without {});
+    --labels-from, --template ({0}, {:} and {0:} give exactly the rows of {}, as Python's str.format; another
+    field is refused naming it, a template that is not UTF-8 naming the template), and the usage errors (binary
+    format, text run, template without {});
   - --resume of a --labels JSONL (session 27: refused as "not ours" before): continues with --labels, each image
     once and every row with its labels; refused untouched (exit 2) without --labels; --precision on a text run
     is said to be ignored.
@@ -239,6 +241,24 @@ r = run(["--labels", "dog,cat", "-o", out("z.npy"), imgs[0]])
 check(r.returncode == 2 and b"JSON" in r.stderr, "--labels with a binary format: usage error")
 r = run(["--labels", "dog", "--template", "no field", imgs[0]])
 check(r.returncode == 2 and b"{}" in r.stderr, "--template without {}: setup error")
+# Python's str.format, which HF's pipeline uses, takes {0}, {:} and {0:} as {} (session 28: refused as "a lone
+# '{'"): the same hypotheses, so the same scores, byte for byte
+want = run(["--labels", ",".join(zs["labels"]), "--top-k", str(L), "--template", "a photo of {}!", "-f", "jsonl"] +
+           imgs)
+for t in ("a photo of {0}!", "a photo of {:}!", "a photo of {0:}!"):
+    r = run(["--labels", ",".join(zs["labels"]), "--top-k", str(L), "--template", t, "-f", "jsonl"] + imgs)
+    check(want.returncode == 0 and r.returncode == 0 and r.stdout == want.stdout and b'"score"' in r.stdout,
+          f"--template {t!r}: exactly the rows of {{}} (exit {r.returncode}, {r.stderr.decode().strip()[-120:]!r})")
+# another field is refused naming it, not as a lone brace; a template that is not UTF-8 is the template's error
+for t in ("{!r}", "{1}", "{name}", "{:>5}", "{ }"):
+    r = run(["--labels", "dog", "--template", "a " + t, imgs[0]])
+    check(r.returncode == 2 and f"field {t} is not supported".encode() in r.stderr and r.stdout == b"",
+          f"--template 'a {t}': exit 2 naming the field ({r.stderr.decode().strip()[-110:]!r})")
+r = subprocess.run([os.fsencode(BIN)] + [os.fsencode(x) for x in W] +
+                   [b"--labels", b"dog", b"--template", b"caf\xe9 {}", os.fsencode(imgs[0])], capture_output=True,
+                   timeout=600)
+check(r.returncode == 2 and b"--template" in r.stderr and b"UTF-8" in r.stderr and b"label" not in r.stderr,
+      f"--template not UTF-8: exit 2 naming the template, not a label ({r.stderr.decode(errors='replace').strip()!r})")
 r = run(["--labels", "dog,,cat", imgs[0]])
 check(r.returncode == 2 and b"empty" in r.stderr, "--labels with an empty label: error")
 r = run(["--labels", "dog", "--weights", os.path.join(ROOT, "tests/fixtures/tiny196"), os.path.join(FIX, "zs0.png")])
