@@ -398,7 +398,7 @@ int main(int argc, char **argv) {
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
     if (a.resume) {
         sg_cli_resume_info ri;
-        if (sg_cli_resume_prepare(a.output, D, (labels ? SG_RESUME_LABELS : 0) | (a.normalize ? 0 : SG_RESUME_RAW), &done,
+        if (sg_cli_resume_prepare(a.output, D, a.normalize ? 0 : SG_RESUME_RAW, labels ? &zs : NULL, &done,
                                   &ri, err, sizeof err) != 0) {
             setup_error(err);
             goto out;

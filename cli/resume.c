@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "json_text.h"
 #include "shown_path.h"
+#include "zeroshot.h"
 
 /* The two kinds of row: image rows name their input "path", text runs' rows name their query "text". Each
  * kind's key also names its _base64 field ("path_base64"). Only image rows carry "labels". */
@@ -218,7 +219,7 @@ static int embedding_prefix(const char **p, const char *end, int dim) {
 static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
                      char *err, size_t errlen) {
     const char *p = line, *end = line + len;
-    sg_cli_resume_row r = {0, 0, 0};
+    sg_cli_resume_row r = {0};
     if (expect(&p, end, k->start) != 0) {
         snprintf(err, errlen, "does not start with %s", k->start);
         return -1;
@@ -271,11 +272,14 @@ static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg
     }
     if (k->labels && end - p > 10 && memcmp(p, ",\"labels\":", 10) == 0) {
         /* the same grammar as a torn row's, required to end (one grammar for the labels, not two) */
+        const char *l0 = p + strlen(",\"labels\":[");
         if (expect(&p, end, ",\"labels\":[") != 0 || labels_prefix(&p, end) != TP_MATCHED) {
             snprintf(err, errlen, "\"labels\" is not written the way siglip2-embed writes zero-shot labels");
             return -1;
         }
         r.has_labels = 1;
+        r.labels = l0;
+        r.labels_len = (size_t)(p - 1 - l0); /* up to the closing ] */
     }
     if (expect(&p, end, ",\"embedding\":") != 0) {
         snprintf(err, errlen, "no \"embedding\" after the path%s", r.has_labels ? " and its labels" : "");
@@ -378,9 +382,56 @@ int sg_cli_resume_is_any_row(const char *line, size_t len, int torn) {
     return ours;
 }
 
-int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *done, sg_cli_resume_info *info,
-                          char *err, size_t errlen) {
-    const int labels = (flags & SG_RESUME_LABELS) != 0, raw = (flags & SG_RESUME_RAW) != 0;
+/* --- a --labels run's rows against this run's labels ---
+ * A row holds only its top_k labels (best first) with their scores, so the label list the file was written with
+ * cannot be read back whole; it is checked as far as the rows tell: each label in a row is one of this run's,
+ * byte for byte as the writer writes it (the label as given, before the --template, which no row records), and
+ * each row holds as many as this run writes, min(--top-k, number of labels) (sg_zeroshot.top_k). */
+
+/* The run's labels as the writer writes them (the JSON string without its quotes, json_put_string), into set. */
+static void label_set(const sg_zeroshot *z, sg_cli_pathset *set) {
+    sg_cli_buf b = {0};
+    for (int i = 0; i < z->n; i++) {
+        sg_cli_buf_clear(&b);
+        sg_cli_json_put_string(&b, z->labels[i]);
+        b.p[b.len - 1] = '\0';
+        sg_cli_pathset_add(set, b.p + 1);
+    }
+    sg_cli_buf_free(&b);
+}
+
+/* Checks a row's labels block (row->labels: the entries between [ and ], which parse_row has matched against the
+ * grammar) against the run's label set and per-row count. 0, or -1 with the reason in err. */
+static int row_labels_match(const sg_cli_resume_row *row, const sg_zeroshot *z, const sg_cli_pathset *set,
+                            sg_cli_buf *tmp, char *err, size_t errlen) {
+    const char *p = row->labels, *end = row->labels + row->labels_len;
+    int count = 0;
+    while (p < end) {
+        p += strlen("{\"label\":\"");
+        const char *s0 = p;
+        string_prefix(&p, end); /* past the closing quote */
+        sg_cli_buf_clear(tmp);
+        sg_cli_buf_append(tmp, s0, (size_t)(p - 1 - s0));
+        if (!sg_cli_pathset_has(set, tmp->p)) {
+            snprintf(err, errlen, "this row's label \"%.240s\" is not one of this run's %d --labels", tmp->p, z->n);
+            return -1;
+        }
+        count++;
+        while (p < end && *p != '}') p++; /* past ,"score":NUM} (a number holds no brace) */
+        p += p < end;
+        p += p < end && *p == ',';
+    }
+    if (count != z->top_k) {
+        snprintf(err, errlen, "this row has %d zero-shot %s and this run writes %d per row (the smaller of --top-k "
+                 "and its %d --labels)", count, count == 1 ? "label" : "labels", z->top_k, z->n);
+        return -1;
+    }
+    return 0;
+}
+
+int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zeroshot *zs, sg_cli_pathset *done,
+                          sg_cli_resume_info *info, char *err, size_t errlen) {
+    const int labels = zs != NULL, raw = (flags & SG_RESUME_RAW) != 0;
     memset(info, 0, sizeof *info);
     char shown[4096];
     sg_cli_shown_path(path, shown, sizeof shown);
@@ -402,7 +453,9 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *
     ssize_t n;
     uint64_t lineno = 0, keep = 0;
     int rc = 0, torn = 0;
-    sg_cli_buf key = {0};
+    sg_cli_buf key = {0}, lab = {0};
+    sg_cli_pathset run_labels = {0};
+    if (zs) label_set(zs, &run_labels);
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
         char perr[200];
@@ -440,6 +493,15 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *
             rc = -1;
             break;
         }
+        char lerr[400];
+        if (row.has_labels && labels && row_labels_match(&row, zs, &run_labels, &lab, lerr, sizeof lerr) != 0) {
+            snprintf(err, errlen,
+                     "%s:%llu: %s: resume with the --labels and --top-k the file was written with (and the same "
+                     "--template, which the file does not record)",
+                     shown, (unsigned long long)lineno, lerr);
+            rc = -1;
+            break;
+        }
         /* Likewise unit-norm rows (the default) and raw ones (--no-normalize) do not go in one file. */
         const double norm = row.norm;
         int unit = fabs(norm - 1) <= 1e-3;
@@ -462,6 +524,8 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *
     }
     free(line);
     sg_cli_buf_free(&key);
+    sg_cli_buf_free(&lab);
+    sg_cli_pathset_free(&run_labels);
     fclose(f);
     if (rc != 0 || !torn) return rc;
     if (truncate(path, (off_t)keep) != 0) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include "buf.h"
 #include "pathset.h"
+#include "zeroshot.h"
 
 typedef struct sg_cli_resume_info {
     uint64_t rows;          /* complete rows kept */
@@ -36,6 +37,8 @@ typedef struct sg_cli_resume_row {
     int has_labels; /* the row has "labels" (a --labels run's row with an embedding) */
     int is_null;    /* "embedding":null: a failed input's row */
     double norm;    /* the embedding's Euclidean norm, over its numbers up to the first null element; 0 if is_null */
+    const char *labels; /* with has_labels: the entries of "labels", between its [ and ], in the line parsed */
+    size_t labels_len;
 } sg_cli_resume_row;
 
 /* Checks one line (without its '\n') of an output file. On success returns 0, sets key to the exact bytes
@@ -60,14 +63,15 @@ int sg_cli_resume_is_any_row(const char *line, size_t len, int torn);
 /* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
  * '\n' must be one of our rows with `dim` floats and a last line without '\n' a torn one
  * (sg_cli_resume_is_torn_row; then cut off), and the path of every row is added to done, once per row (each
- * skips one occurrence of its input: sg_cli_pathset_take). `flags` (SG_RESUME_*) say how the run writes its
- * rows, and the file's rows with an embedding must match, so the continued file holds one kind of row:
- * "labels" exactly with --labels, and unit-norm vectors unless --no-normalize (raw pooler_output, whose norm
- * is not 1; an all-zero row matches either). Returns 0, or -1 with "FILE:LINE: reason" in err (the file is
- * then left untouched). */
-enum { SG_RESUME_LABELS = 1, /* the run has --labels */
-       SG_RESUME_RAW = 2 };   /* the run has --no-normalize */
-int sg_cli_resume_prepare(const char *path, int dim, int flags, sg_cli_pathset *done, sg_cli_resume_info *info,
-                          char *err, size_t errlen);
+ * skips one occurrence of its input: sg_cli_pathset_take). `flags` (SG_RESUME_*) and zs (the run's zero-shot
+ * labels, NULL without --labels) say how the run writes its rows, and the file's rows with an embedding must
+ * match, so the continued file holds one kind of row: "labels" exactly with --labels, and unit-norm vectors
+ * unless --no-normalize (raw pooler_output, whose norm is not 1; an all-zero row matches either). With zs, as
+ * far as a row tells (it holds only its top_k labels): every label in it is one of zs's (as the writer writes
+ * the label, before the --template, which rows do not record) and it holds zs->top_k of them. Returns 0, or -1
+ * with "FILE:LINE: reason" in err (the file is then left untouched). */
+enum { SG_RESUME_RAW = 1 }; /* the run has --no-normalize */
+int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zeroshot *zs, sg_cli_pathset *done,
+                          sg_cli_resume_info *info, char *err, size_t errlen);
 
 #endif

@@ -24,7 +24,8 @@ tokenizer_config.json and the text tower are checked together:
     field is refused naming it, a template that is not UTF-8 naming the template), and the usage errors (binary
     format, text run, template without {});
   - --resume of a --labels JSONL (session 27: refused as "not ours" before): continues with --labels, each image
-    once and every row with its labels; refused untouched (exit 2) without --labels; --precision on a text run
+    once and every row with its labels; refused untouched (exit 2) without --labels, and with labels the rows
+    cannot have come from (a label not among the run's, or another count a row than min(--top-k, labels)); --precision on a text run
     is said to be ignored.
 """
 import json
@@ -284,6 +285,22 @@ before = open(lab, "rb").read()
 r = run(["--resume", "-o", lab] + imgs)
 check(r.returncode == 2 and open(lab, "rb").read() == before and b"labels" in r.stderr,
       f"--resume without --labels on a --labels file: exit 2, untouched, says why (exit {r.returncode})")
+# ... and only with labels its rows can have come from (session 28: --labels car,boat continued a dog,cat file, one
+# file then held rows scored against two label sets): each row's labels must be among the run's, as many as it
+# writes a row (min(--top-k, labels)); else exit 2, untouched, naming the line and the label
+for labs, extra, says in (("car,boat", [], b':1: this row\'s label "'), ("dog", [], b"is not one of this run's 1"),
+                          ("dog,cat", ["--top-k", "1"], b":1: this row has 2 zero-shot labels and this run writes 1")):
+    r = run(["--labels", labs, "--resume", "-o", lab] + extra + imgs)
+    check(r.returncode == 2 and open(lab, "rb").read() == before and says in r.stderr and b"--template" in r.stderr,
+          f"--resume --labels {labs} {' '.join(extra)} on a dog,cat file: exit 2, untouched, saying {says.decode()!r} "
+          f"(exit {r.returncode}: {r.stderr.decode().strip()[-150:]!r})")
+with open(lab, "wb") as f:
+    f.writelines(full[:1])
+r = run(["--labels", "cat, dog,bird", "--top-k", "2", "--resume", "-o", lab] + imgs)
+rows = [json.loads(x) for x in open(lab, "rb").read().splitlines()]
+check(r.returncode == 0 and sorted(x["path"] for x in rows) == sorted(imgs),
+      f"--resume --labels with the same labels in another order and one more (the rows cannot tell): continues "
+      f"(exit {r.returncode}: {r.stderr.decode().strip()[-120:]!r})")
 # --on-error null into a binary format: a query with a newline (FILE.texts cannot list it) fails alone with no row,
 # the others are written (session 28: the run stopped, writing nothing); an empty --texts-from list exits 1, as an
 # image run with nothing to embed does (it exited 0)

@@ -259,13 +259,27 @@ static void check_refused(const char *path, const char *data, size_t n, const ch
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     char err[512] = "";
-    int rc = sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err);
+    int rc = sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err);
     size_t len;
     char *s = slurp(path, &len);
     CHECK(rc == -1 && strstr(err, "not ours") && s && len == n && memcmp(s, data, n) == 0,
           "resume: %s is refused and left untouched (%s)", what, err);
     free(s);
     sg_cli_pathset_free(&set);
+}
+
+/* --resume's preparation of path for a --labels run with the n labels, --top-k top_k and flags (the labels'
+ * embeddings do not matter to the check: unit vectors). Returns its result, the reason in err. */
+static int prepare_labels(const char *path, char **labels, int n, int top_k, int flags, sg_cli_pathset *set,
+                          char *err, size_t errlen) {
+    float emb[8 * 3] = {0};
+    for (int i = 0; i < n && i < 8; i++) emb[i * 3] = 1;
+    sg_zeroshot zs;
+    sg_cli_resume_info info;
+    if (n > 8 || sg_zeroshot_init(&zs, labels, n, emb, 3, 4.6f, -10, top_k, err, errlen) != 0) return -2;
+    int rc = sg_cli_resume_prepare(path, 3, flags, &zs, set, &info, err, errlen);
+    sg_zeroshot_free(&zs);
+    return rc;
 }
 
 static void test_resume(void) {
@@ -302,7 +316,7 @@ static void test_resume(void) {
     /* --labels rows: the zero-shot block between the path and the embedding (session 27: refused before) */
     const char *lab = "{\"path\":\"p\",\"labels\":[{\"label\":\"a \\\"dog\\\"\",\"score\":0.93},"
                       "{\"label\":\"cat\",\"score\":-1.5e-05}],\"embedding\":[1,2,3]}";
-    sg_cli_resume_row facts = {-1, -1, -1};
+    sg_cli_resume_row facts = {-1, -1, -1, NULL, 0};
     CHECK(sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 1 &&
               strcmp(key.p, "p") == 0,
           "resume: a --labels row parses, with its labels seen (%s)", err);
@@ -333,11 +347,11 @@ static void test_resume(void) {
     sg_cli_pathset set = {0};
     sg_cli_resume_info info;
     unlink(path);
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && set.count == 0,
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && set.count == 0,
           "resume: a missing file means nothing done yet");
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"b\",\"embedding\":null}\n"
                      "{\"path\":\"c\",\"embedding\":[1,2");
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && set.count == 2 && info.rows == 2 &&
               info.dropped_bytes == 28 && sg_cli_pathset_has(&set, "a") && sg_cli_pathset_has(&set, "b") &&
               !sg_cli_pathset_has(&set, "c"),
           "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
@@ -347,7 +361,7 @@ static void test_resume(void) {
     free(s);
     sg_cli_pathset_free(&set);
     write_file(path, "{\"pa");
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
               info.dropped_bytes == 4,
           "resume: a file holding only the start of a row is emptied");
     sg_cli_pathset_free(&set);
@@ -357,28 +371,29 @@ static void test_resume(void) {
     char both[512];
     snprintf(both, sizeof both, "%s\n{\"path\":\"q\",\"embedding\":null}\n", lab);
     write_file(path, both);
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW | SG_RESUME_LABELS, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+    char *lab_run[2] = {"a \"dog\"", "cat"};
+    CHECK(prepare_labels(path, lab_run, 2, 5, SG_RESUME_RAW, &set, err, sizeof err) == 0 && set.count == 2 &&
               sg_cli_pathset_has(&set, "p") && sg_cli_pathset_has(&set, "q"),
           "resume --labels: a --labels file (a null row among them) continues (%s)", err);
     sg_cli_pathset_free(&set);
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has"),
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has"),
           "resume without --labels: a --labels file is refused (%s)", err);
     sg_cli_pathset_free(&set);
     write_file(path, row_a);
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW | SG_RESUME_LABELS, &set, &info, err, sizeof err) == -1 && strstr(err, ":1: this row has no"),
+    CHECK(prepare_labels(path, lab_run, 2, 5, SG_RESUME_RAW, &set, err, sizeof err) == -1 && strstr(err, ":1: this row has no"),
           "resume --labels: a file without labels is refused (%s)", err);
     sg_cli_pathset_free(&set);
     /* normalised rows (the default) and raw ones (--no-normalize) are not mixed in one file */
     write_file(path, "{\"path\":\"u\",\"embedding\":[0.6,0.8,0]}\n{\"path\":\"z\",\"embedding\":[0,0,0]}\n");
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == 0 && info.rows == 2,
+    CHECK(sg_cli_resume_prepare(path, 3, 0, NULL, &set, &info, err, sizeof err) == 0 && info.rows == 2,
           "resume: unit-norm rows (and an all-zero one) continue a normalising run (%s)", err);
     sg_cli_pathset_free(&set);
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == -1 && strstr(err, ":1:") &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == -1 && strstr(err, ":1:") &&
               strstr(err, "norm 1"),
           "resume --no-normalize: a file of unit-norm rows is refused (%s)", err);
     sg_cli_pathset_free(&set);
     write_file(path, row_a);
-    CHECK(sg_cli_resume_prepare(path, 3, 0, &set, &info, err, sizeof err) == -1 && strstr(err, "norm 3.742"),
+    CHECK(sg_cli_resume_prepare(path, 3, 0, NULL, &set, &info, err, sizeof err) == -1 && strstr(err, "norm 3.742"),
           "resume: a file of raw rows (norm 3.742) is refused by a normalising run (%s)", err);
     sg_cli_pathset_free(&set);
     check_refused(path, "important notes\n", 16, "a note");
@@ -392,6 +407,63 @@ static void test_resume(void) {
     check_refused(path, "id,vec\n1,2\n3,4\n", 15, "a CSV file");
     sg_cli_buf_free(&key);
     sg_cli_buf_free(&row);
+}
+
+/* Session 28: --resume --labels took a file written with other labels and mixed two label sets in it. A row
+ * holds only its top_k labels, so the check goes as far as the rows tell: every label in them is one of the
+ * run's (as the writer writes it), and every row holds min(top_k, labels) of them; else refused, untouched. */
+static void test_resume_labels(void) {
+    char path[600], err[1024];
+    snprintf(path, sizeof path, "%s/rl.jsonl", g_tmp);
+    /* rows written by a run with --labels dog,"a \"cat\"",caf\xc3\xa9<TAB>x --top-k 2 (the writer's bytes): i1's
+     * best two are a "cat", dog; i2's caf\xc3\xa9<TAB>x, a "cat"; i3 failed (a null row, no labels) */
+    const float v[3] = {0.6f, 0.8f, 0};
+    char *written[3] = {"dog", "a \"cat\"", "caf\xc3\xa9\tx"};
+    const float lemb[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    sg_zeroshot zw;
+    /* logit scale 1, bias 0: the scores are sigmoid(cos), so the order is the cosines' */
+    CHECK(sg_zeroshot_init(&zw, written, 3, lemb, 3, 0, 0, 2, err, sizeof err) == 0, "labels resume: setup");
+    sg_cli_writer_cfg wc = {path, SG_FMT_JSONL, 3, 0, 0, 0, &zw};
+    unlink(path);
+    err[0] = '\0';
+    sg_cli_writer *w = sg_cli_writer_open(&wc, err, sizeof err);
+    const float v2[3] = {0, 0.6f, 0.8f};
+    CHECK(w && sg_cli_writer_row(w, "i1", v, err, sizeof err) == 0 && sg_cli_writer_row(w, "i2", v2, err, sizeof err) == 0 &&
+              sg_cli_writer_row(w, "i3", NULL, err, sizeof err) == 0 && sg_cli_writer_close(w, 1, err, sizeof err) == 0,
+          "labels resume: the writer wrote 3 rows (%s)", err);
+    sg_zeroshot_free(&zw);
+    size_t n0;
+    char *orig = slurp(path, &n0);
+    CHECK(orig && strstr(orig, "\"label\":\"a \\\"cat\\\"\"") && strstr(orig, "caf\xc3\xa9\\tx"),
+          "labels resume: the file holds the labels as the writer escapes them:\n%s", orig ? orig : "");
+    struct { char *labels[4]; int n, top_k, ok; const char *why; } cases[] = {
+        {{"dog", "a \"cat\"", "caf\xc3\xa9\tx"}, 3, 2, 1, "the same labels"},
+        {{"caf\xc3\xa9\tx", "dog", "a \"cat\""}, 3, 2, 1, "the same labels in another order"},
+        {{"dog", "a \"cat\"", "caf\xc3\xa9\tx", "bird"}, 4, 2, 1, "one label more, top 2 (the rows cannot tell)"},
+        {{"car", "boat"}, 2, 2, 0, ":1: this row's label \"a \\\"cat\\\"\" is not one of this run's 2 --labels"},
+        {{"dog", "a \"cat\""}, 2, 2, 0, ":2: this row's label \"caf\xc3\xa9\\tx\" is not one"},
+        {{"dog", "a cat", "caf\xc3\xa9\tx"}, 3, 2, 0, "label \"a \\\"cat\\\"\" is not one"},
+        {{"dog", "a \"cat\"", "caf\xc3\xa9 x"}, 3, 2, 0, "is not one"},
+        {{"dog", "a \"cat\"", "caf\xc3\xa9\tx"}, 3, 1, 0, ":1: this row has 2 zero-shot labels and this run writes 1"},
+        {{"dog", "a \"cat\"", "caf\xc3\xa9\tx"}, 3, 5, 0, "this run writes 3 per row"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, orig ? orig : "");
+        sg_cli_pathset set = {0};
+        err[0] = '\0';
+        int rc = prepare_labels(path, cases[i].labels, cases[i].n, cases[i].top_k, 0, &set, err, sizeof err);
+        size_t n;
+        char *now = slurp(path, &n);
+        int same = now && orig && n == n0 && memcmp(now, orig, n) == 0;
+        if (cases[i].ok)
+            CHECK(rc == 0 && set.count == 3 && same, "labels resume: %s continues (%s)", cases[i].why, err);
+        else
+            CHECK(rc == -1 && strstr(err, cases[i].why) && strstr(err, "--template") && same,
+                  "labels resume: refused, untouched, saying '%s' (%s)", cases[i].why, err);
+        free(now);
+        sg_cli_pathset_free(&set);
+    }
+    free(orig);
 }
 
 /* Bug A (session 28): a last line without newline may be cut only if it is a beginning of a row the writer could
@@ -759,7 +831,7 @@ static void test_pathset(void) {
     write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n{\"path\":\"a\",\"embedding\":null}\n");
     sg_cli_resume_info info;
     char err[256] = "";
-    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.rows == 2 &&
               sg_cli_pathset_take(&set, "a") && sg_cli_pathset_take(&set, "a") && !sg_cli_pathset_take(&set, "a"),
           "resume: two rows of one path skip two of its inputs, not a third (%s)", err);
     sg_cli_pathset_free(&set);
@@ -969,6 +1041,7 @@ int main(void) {
     test_shard();
     test_json();
     test_resume();
+    test_resume_labels();
     test_resume_torn();
     test_pathset();
     test_inputs();
