@@ -196,7 +196,7 @@ check(r.returncode == 1 and len(got) == 3 and got[1]["embedding"] is None and go
 r = run(["--texts-from", out("bad.txt"), "-f", "jsonl", "--on-error", "fail"])
 check(r.returncode == 1 and len(r.stdout.decode().splitlines()) == 1, "--on-error fail: stops after the first row")
 r = run(["--text", "a\nb", "--text", "c", "-o", out("nl.npy")])
-check(r.returncode == 1 and np.load(out("nl.npy")).shape == (1, P) and b"newline" in r.stderr,
+check(r.returncode == 1 and np.load(out("nl.npy")).shape == (1, P) and b"line break" in r.stderr,
       "a query with a newline cannot be listed in FILE.texts: it fails alone")
 r = run(["--text", "x", "--weights", os.path.join(ROOT, "tests/fixtures/tiny16")])
 check(r.returncode == 2 and b"no text tower" in r.stderr and b"tiny16/config.json" in r.stderr,
