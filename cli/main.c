@@ -10,11 +10,13 @@
  * during the run (backend failure, write error).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../kernel/backend.h"
@@ -204,6 +206,27 @@ static void say_kept(const char *output) {
     fprintf(stderr, "siglip2-embed: no row written: %s left as it was\n", sg_cli_shown_path(output, shown, sizeof shown));
 }
 
+/* JSONL to a regular file is written in place (appended with --resume): two runs on one file would interleave or
+ * duplicate its rows (two --resume runs each append every input). The run holds an flock() on FILE from before it
+ * reads it for --resume to its end, and a run that finds FILE locked is refused. With --resume a missing FILE is
+ * created now, so that two runs starting together cannot both begin from nothing. 0, or -1 with err. */
+static int lock_jsonl(const char *output, int resume, int *fd, char *err, size_t errlen) {
+    sg_cli_out_target t;
+    if (!output || sg_cli_out_resolve(output, &t, err, errlen) != 0) return output ? -1 : 0;
+    int rc = 0;
+    if (t.mode == SG_OUT_REPLACE && (t.exists || resume)) {
+        *fd = open(t.path, O_RDONLY | (resume ? O_CREAT : 0) | O_CLOEXEC, 0666);
+        if (*fd >= 0 && flock(*fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            char shown[4096];
+            snprintf(err, errlen, "%s is being written by another siglip2-embed run (it holds the file's lock): wait for "
+                     "it to end, or write elsewhere", sg_cli_shown_path(output, shown, sizeof shown));
+            rc = -1;
+        }
+    }
+    sg_cli_out_target_free(&t);
+    return rc;
+}
+
 /* -o written as TARGET.tmp.PID and renamed (binary formats and JSON to a regular file: *replaced = 1): removes
  * what runs killed before renaming left beside TARGET (outpath.h), and says so. 0, or -1 with err. */
 static int tidy_dead_runs(const char *output, sg_cli_format fmt, int quiet, int *replaced, char *err, size_t errlen) {
@@ -348,6 +371,7 @@ int main(int argc, char **argv) {
     sg_model *m = NULL;
     sg_backend *b = NULL;
     sg_cli_pathset done = {0};
+    int out_lock = -1; /* a JSONL output's flock, held to the end (lock_jsonl) */
     sg_cli_inputs *in = NULL;
     sg_cli_writer *w = NULL;
     sg_cli_counter *counter = NULL;
@@ -396,8 +420,16 @@ int main(int argc, char **argv) {
 
     char shown_out[4096];
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
+    if (fmt == SG_FMT_JSONL && lock_jsonl(a.output, a.resume, &out_lock, err, sizeof err) != 0) {
+        setup_error(err);
+        goto out;
+    }
+    sg_cli_resume_info ri = {0, 0, 0};
     if (a.resume) {
-        sg_cli_resume_info ri;
+        struct stat rst;
+        if (!a.quiet && stat(a.output, &rst) == 0 && rst.st_size > (64 << 20)) /* ~1 s a 64 MB: say what it does */
+            fprintf(stderr, "siglip2-embed: reading %s (%lld MB) to resume it\n", shown_out,
+                    (long long)(rst.st_size >> 20));
         if (sg_cli_resume_prepare(a.output, D, a.normalize ? 0 : SG_RESUME_RAW, labels ? &zs : NULL, &done,
                                   &ri, err, sizeof err) != 0) {
             setup_error(err);
@@ -408,6 +440,7 @@ int main(int argc, char **argv) {
                     (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
                     ri.dropped_bytes ? ", torn last line removed" : "");
     }
+    double t_setup = sg_cli_now();
     int replaced = 0;
     if (tidy_dead_runs(a.output, fmt, a.quiet, &replaced, err, sizeof err) != 0) {
         setup_error(err);
@@ -503,19 +536,33 @@ int main(int argc, char **argv) {
     } else {
         rc = st.failed ? EXIT_SOME_FAILED : EXIT_ALL_OK;
         uint64_t tried = st.failed + st.embedded + st.not_reached;
-        if (st.failed && !a.quiet)
-            fprintf(stderr, "siglip2-embed: %llu of %llu %s failed%s\n", (unsigned long long)st.failed,
-                    (unsigned long long)tried, plural(tried, "input", "inputs"),
-                    st.stopped ? " (stopped at the first: --on-error fail)" : "");
+        if (st.stopped && !a.quiet) /* how far the workers had read past it is no total to print */
+            fprintf(stderr, "siglip2-embed: stopped at the first failed input (--on-error fail), %llu embedded before it\n",
+                    (unsigned long long)st.embedded);
+        else if (st.failed && !a.quiet)
+            fprintf(stderr, "siglip2-embed: %llu of %llu %s failed\n", (unsigned long long)st.failed,
+                    (unsigned long long)tried, plural(tried, "input", "inputs"));
     }
+    if (rc == EXIT_ALL_OK && ri.null_rows) {
+        /* the inputs behind them failed in an earlier run (reported there): the file is not all embeddings */
+        if (!a.quiet)
+            fprintf(stderr, "siglip2-embed: %s holds %llu null %s from an earlier run (inputs that failed there)\n",
+                    shown_out, (unsigned long long)ri.null_rows, plural(ri.null_rows, "row", "rows"));
+        rc = EXIT_SOME_FAILED;
+    }
+    if (prc == 0 && ri.rows && !st.skipped_done && st.enumerated && !a.quiet)
+        fprintf(stderr, "siglip2-embed: warning: none of the %llu rows already in %s matched an input of this run: "
+                        "rows are matched by path, so give PATH spelled as the first run did\n",
+                (unsigned long long)ri.rows, shown_out);
     if (kept && !a.quiet) say_kept(a.output);
     if (a.verbose) {
-        fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, backend %.3fs%s\n", t_loaded - t_start,
-                t_backend - t_loaded,
+        fprintf(stderr, "siglip2-embed: start-up: weights %.3fs, labels and --resume %.3fs, backend %.3fs%s\n",
+                t_loaded - t_start, t_setup - t_loaded, t_backend - t_setup,
                 early ? " (decoding ran meanwhile)" : " (then decoding started: an input comes from stdin or a pipe)");
         print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
     }
 out:
+    if (out_lock >= 0) close(out_lock);
     sg_cli_pipeline_cancel(pl);
     sg_cli_counter_stop(counter);
     if (w) sg_cli_writer_close(w, 0, cerr, sizeof cerr);

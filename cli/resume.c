@@ -461,8 +461,12 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zerosho
         char perr[200];
         if (line[n - 1] != '\n') {
             /* Only a last line without its newline can be a torn write, and only if it is the beginning of one of
-             * our rows at this dim (or a whole one that lost just its newline). */
-            if (sg_cli_resume_is_torn_row(line, (size_t)n, dim)) {
+             * our rows at this dim (or a whole one that lost just its newline). After an OS crash or power cut the
+             * file system may also show the end of the file as zero bytes (its size written, its data not): a
+             * run of NULs ending the file, alone or after such a beginning, is that. */
+            size_t len = (size_t)n;
+            while (len && line[len - 1] == '\0') len--;
+            if (len == 0 || sg_cli_resume_is_torn_row(line, len, dim)) {
                 torn = 1;
                 break;
             }
@@ -516,6 +520,7 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zerosho
         }
         sg_cli_pathset_add(done, key.p);
         info->rows++;
+        info->null_rows += row.is_null != 0;
         keep += (uint64_t)n;
     }
     if (rc == 0 && ferror(f)) {

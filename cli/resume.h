@@ -10,7 +10,8 @@
  *   {"path":"<body>"[,"path_base64":"<base64>"][,"labels":[{"label":"<body>","score":NUM},...]],"embedding":
  *   then null} or [NUM,...,NUM]}
  * and, if nothing of the row is missing (only its '\n' was lost), that it is one of our rows at this dim byte
- * for byte. Anything else (a note, {"a":1}, a foreign line after our rows, a line of another tool that starts
+ * for byte. A run of NUL bytes ending the file (alone, or after such a beginning) is cut off too: after an OS crash
+ * or power cut a file system may show a file's last blocks as zeros (its size written, its data not). Anything else (a note, {"a":1}, a foreign line after our rows, a line of another tool that starts
  * with {"path":", a complete row of another model) means the file is not ours and it is refused, untouched.
  * Only then is the torn line cut off with ftruncate. The exact bytes of every row's path are collected
  * (path_base64 when present, else the unescaped "path"), null rows included (those inputs were tried and
@@ -30,6 +31,7 @@
 typedef struct sg_cli_resume_info {
     uint64_t rows;          /* complete rows kept */
     uint64_t dropped_bytes; /* bytes of the torn last line cut off (0 if none) */
+    uint64_t null_rows;     /* of rows, those with "embedding":null (inputs that failed in an earlier run) */
 } sg_cli_resume_info;
 
 /* What sg_cli_resume_parse_line learns of a row besides its path, in the same pass. */

@@ -10,6 +10,9 @@ tolerance 1e-6 absolute on unit-norm rows, as batches are composed differently a
 Shards: --shard K/3 for K = 0, 1, 2 are disjoint, their union is the whole input, rows equal the unsharded run.
 Session 27: another tool's last line starting like our rows is refused, not cut; an input named twice keeps both
 rows after a resume; --no-normalize is refused on a file of normalised rows.
+Session 28: runs on one JSONL at once (three --resume runs started together): one writes, the others are refused,
+and every input is there once; a file whose end a crash left as zero bytes is resumed; null rows of an earlier run
+make a resumed run exit 1; a resume whose inputs match none of the file's rows (another spelling) says so.
 """
 import json
 import os
@@ -167,4 +170,37 @@ r = subprocess.run([BIN] + W + ["--resume", "--no-normalize", ALL[2], "-o", dup]
 check(r.returncode == 2 and open(dup, "rb").read() == before and b"norm" in r.stderr,
       f"--resume --no-normalize on a file of normalised rows: exit 2, untouched (exit {r.returncode}: "
       f"{r.stderr.decode().strip()[-100:]})")
+# --- session 28: one writer at a time
+conc = os.path.join(work, "conc.jsonl")
+procs = [subprocess.Popen([BIN] + W + ["--resume", inp, "-o", conc], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+         for _ in range(3)]
+outs = [(p.wait(), p.stderr.read()) for p in procs]
+rows, torn = read_rows(conc)
+paths = sorted(r["path"] for r in rows)
+refused = [rc for rc, e in outs if rc == 2 and b"being written by another" in e]
+check(paths == ALL and not torn and len(refused) + sum(rc == 0 for rc, _ in outs) == 3 and len(refused) >= 1,
+      f"three --resume runs started together on a new file: every input once ({len(paths)} rows for {len(ALL)}), "
+      f"the runs that found it locked refused ({[rc for rc, _ in outs]})")
+
+# --- a crash's zero-filled end, and null rows from an earlier run
+nz = os.path.join(work, "nz.jsonl")
+missing = os.path.join(work, "no-such.png")
+subprocess.run([BIN] + W + ["--on-error", "null", ALL[0], missing, "-o", nz], capture_output=True, timeout=600)
+with open(nz, "ab") as f:
+    f.write(b"\0" * 700)
+r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "--resume", "--on-error", "null", ALL[0], missing, ALL[1], "-o", nz],
+                   capture_output=True, timeout=600)
+rows, torn = read_rows(nz)
+check(r.returncode == 1 and not torn and [x["path"] for x in rows] == [ALL[0], missing, ALL[1]] and
+      b"null row" in r.stderr and b"\0" not in open(nz, "rb").read(),
+      f"a zero-filled end is cut and the run resumed; the earlier run's null row makes it exit 1, saying so "
+      f"(exit {r.returncode}, {len(rows)} rows: {r.stderr.decode(errors='replace').strip()[-160:]})")
+
+# --- another spelling of the inputs matches no row: said
+sp = os.path.join(work, "sp.jsonl")
+subprocess.run([BIN] + W + [ALL[0], ALL[1], "-o", sp], capture_output=True, timeout=600)
+other = os.path.join(os.path.dirname(ALL[0]), ".", os.path.basename(ALL[0]))
+r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "--resume", other, "-o", sp], capture_output=True, timeout=600)
+check(r.returncode == 0 and b"none of the 2 rows" in r.stderr,
+      f"--resume with inputs spelled otherwise: a warning that no row matched ({r.stderr.decode().strip()[-120:]})")
 done()
