@@ -4,24 +4,71 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4) that is a printable character (not a C0/C1 control, not
- * DEL), or 0. */
-static int printable_len(const unsigned char *s) {
-    unsigned c = s[0];
-    if (c < 0x80) return c >= 0x20 && c != 0x7f;
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) return (s[1] & 0xC0) == 0x80 && !(c == 0xC2 && s[1] < 0xA0) ? 2 : 0; /* C1: C2 80..C2 9F */
-    if (c < 0xF0) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
-        unsigned cp = ((c & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
-        return cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF) ? 3 : 0;
-    }
-    if (c < 0xF5) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
-        unsigned cp = ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
-        return cp >= 0x10000 && cp <= 0x10FFFF ? 4 : 0;
+/* Characters that draw nothing or look like a plain space, escaped like control bytes (shown_path.h): the space
+ * separators other than U+0020 and the line and paragraph separators (Unicode categories Zs, Zl, Zp), every
+ * Default_Ignorable_Code_Point (Unicode 15: soft hyphen, zero-width characters, bidi marks, embeddings, overrides
+ * and isolates, word joiner, invisible operators, fillers, variation selectors, U+FEFF, tags), and the
+ * interlinear annotation controls U+FFF9..U+FFFB. Sorted, inclusive, disjoint: a binary search looks them up. */
+static const struct { unsigned lo, hi; } k_unseen[] = {
+    {0x00A0, 0x00A0},   /* no-break space */
+    {0x00AD, 0x00AD},   /* soft hyphen */
+    {0x034F, 0x034F},   /* combining grapheme joiner */
+    {0x061C, 0x061C},   /* Arabic letter mark */
+    {0x115F, 0x1160},   /* Hangul choseong and jungseong fillers */
+    {0x1680, 0x1680},   /* Ogham space mark (Zs) */
+    {0x17B4, 0x17B5},   /* Khmer inherent vowels */
+    {0x180B, 0x180F},   /* Mongolian variation selectors and vowel separator */
+    {0x2000, 0x200F},   /* en quad .. hair space, zero-width space / non-joiner / joiner, LRM, RLM */
+    {0x2028, 0x202F},   /* line and paragraph separators, LRE .. RLO, narrow no-break space */
+    {0x205F, 0x206F},   /* medium mathematical space, word joiner, invisible operators, LRI .. PDI, deprecated */
+    {0x3000, 0x3000},   /* ideographic space */
+    {0x3164, 0x3164},   /* Hangul filler */
+    {0xFE00, 0xFE0F},   /* variation selectors */
+    {0xFEFF, 0xFEFF},   /* zero-width no-break space, the byte order mark */
+    {0xFFA0, 0xFFA0},   /* halfwidth Hangul filler */
+    {0xFFF0, 0xFFFB},   /* unassigned default-ignorables, interlinear annotation anchor .. terminator */
+    {0x1BCA0, 0x1BCA3}, /* shorthand format controls */
+    {0x1D173, 0x1D17A}, /* musical symbol format controls */
+    {0xE0000, 0xE0FFF}, /* tags, variation selectors supplement, the rest of the default-ignorable plane 14 block */
+};
+
+static int unseen(unsigned cp) {
+    size_t lo = 0, hi = sizeof k_unseen / sizeof k_unseen[0];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < k_unseen[mid].lo) hi = mid;
+        else if (cp > k_unseen[mid].hi) lo = mid + 1;
+        else return 1;
     }
     return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4) that is a character shown as itself (not a C0/C1 control, not
+ * DEL, not one of k_unseen), or 0: then each of its bytes is escaped. */
+static int printable_len(const unsigned char *s) {
+    unsigned c = s[0], cp;
+    int n;
+    if (c < 0x80) return c >= 0x20 && c != 0x7f;
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) {
+        if ((s[1] & 0xC0) != 0x80) return 0;
+        cp = ((c & 0x1Fu) << 6) | (s[1] & 0x3Fu);
+        if (cp < 0xA0) return 0; /* C1: C2 80..C2 9F */
+        n = 2;
+    } else if (c < 0xF0) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        cp = ((c & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0; /* overlong, surrogate */
+        n = 3;
+    } else if (c < 0xF5) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
+        cp = ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
+        if (cp < 0x10000 || cp > 0x10FFFF) return 0; /* overlong, beyond Unicode */
+        n = 4;
+    } else {
+        return 0;
+    }
+    return unseen(cp) ? 0 : n;
 }
 
 void sg_cli_shown_path_put(sg_cli_buf *b, const char *path) {

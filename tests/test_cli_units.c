@@ -1,5 +1,5 @@
 /* tests/test_cli_units.c — the command's pure parts in isolation: flag parsing, shard hashing, JSON text,
- * the resume line parser and file repair, the path set, the enumerator, the writers' bytes, and which existing
+ * how messages show a path (shown_path.h), the resume line parser and file repair, the path set, the enumerator, the writers' bytes, and which existing
  * files -o may replace (our_output.h).
  * (End-to-end behaviour with the real model is in test_cli.sh and test_cli_formats.py.) */
 #include <math.h>
@@ -226,12 +226,126 @@ static void test_json(void) {
               sg_cli_base64_decode("Zh==", 4, &d) == -1 && sg_cli_base64_decode("Z!==", 4, &d) == -1;
     CHECK(b64_ok, "json: base64 matches RFC 4648, round-trips 1000 random names, refuses non-canonical text");
     sg_cli_buf_free(&d);
+    sg_cli_buf_free(&b);
+}
+
+/* UTF-8 bytes of code point cp into out (NUL-terminated); returns out. */
+static char *utf8(unsigned cp, char out[5]) {
+    unsigned char *o = (unsigned char *)out;
+    if (cp < 0x80) {
+        *o++ = (unsigned char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (unsigned char)(0xC0 | cp >> 6);
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (unsigned char)(0xE0 | cp >> 12);
+        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (unsigned char)(0xF0 | cp >> 18);
+        *o++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    }
+    *o = 0;
+    return out;
+}
+
+/* What printf '%b' does with a shown path: \\, \n, \r, \t and \xNN back to bytes; -1 on any other escape. */
+static int unescape(const char *s, sg_cli_buf *out) {
+    sg_cli_buf_clear(out);
+    while (*s) {
+        if (*s != '\\') {
+            sg_cli_buf_putc(out, *s++);
+            continue;
+        }
+        char c = s[1];
+        unsigned v;
+        if (c == '\\' || c == 'n' || c == 'r' || c == 't') {
+            sg_cli_buf_putc(out, c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : '\\');
+            s += 2;
+        } else if (c == 'x' && s[2] && s[3] && sscanf(s + 2, "%2x", &v) == 1) {
+            sg_cli_buf_putc(out, (char)v);
+            s += 4;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void test_shown_path(void) {
     /* messages: every byte visible, the path recoverable */
     char shown[128];
-    sg_cli_shown_path("a\\b\r\n\t\x1b[31m\x7f\xff\xc2\x85\xc3\xa9\xe2\x80\xa8.jpg", shown, sizeof shown);
-    CHECK(strcmp(shown, "a\\\\b\\r\\n\\t\\x1b[31m\\x7f\\xff\\xc2\\x85\xc3\xa9\xe2\x80\xa8.jpg") == 0,
+    sg_cli_shown_path("a\\b\r\n\t\x1b[31m\x7f\xff\xc2\x85\xc3\xa9.jpg", shown, sizeof shown);
+    CHECK(strcmp(shown, "a\\\\b\\r\\n\\t\\x1b[31m\\x7f\\xff\\xc2\\x85\xc3\xa9.jpg") == 0,
           "shown path: backslash, CR/LF/tab, ESC, DEL, invalid UTF-8 and C1 escaped; printable UTF-8 kept (%s)", shown);
-    sg_cli_buf_free(&b);
+    /* Characters that draw nothing or look like a plain space: each of their UTF-8 bytes as \xNN, so that
+     * "x.jpg<U+00A0>" is not shown as "x.jpg ". Each range's ends and some inner points... */
+    static const unsigned unseen[] = {0x00A0, 0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x1680, 0x17B4, 0x17B5,
+                                      0x180B, 0x180E, 0x180F, 0x2000, 0x2007, 0x200A, 0x200B, 0x200C, 0x200D,
+                                      0x200E, 0x200F, 0x2028, 0x2029, 0x202A, 0x202D, 0x202E, 0x202F, 0x205F,
+                                      0x2060, 0x2064, 0x2066, 0x2069, 0x206F, 0x3000, 0x3164, 0xFE00, 0xFE0F,
+                                      0xFEFF, 0xFFA0, 0xFFF0, 0xFFF9, 0xFFFA, 0xFFFB, 0x1BCA0, 0x1BCA3, 0x1D173,
+                                      0x1D17A, 0xE0001, 0xE0020, 0xE007F, 0xE0100, 0xE01EF, 0xE0FFF};
+    /* ... and the visible characters just outside each range, which pass through as themselves. */
+    static const unsigned seen[] = {0x00A1, 0x00AC, 0x00AE, 0x00E9, 0x034E, 0x0350, 0x061B, 0x061D, 0x115E,
+                                    0x1161, 0x167F, 0x1681, 0x17B3, 0x17B6, 0x180A, 0x1810, 0x1FFF, 0x2010,
+                                    0x2027, 0x2030, 0x205E, 0x2070, 0x2FFF, 0x3001, 0x3163, 0x3165, 0x4E2D,
+                                    0xFDFF, 0xFE10, 0xFEFE, 0xFF00, 0xFF9F, 0xFFA1, 0xFFEF, 0xFFFC, 0xFFFD,
+                                    0x1BC9F, 0x1BCA4, 0x1D172, 0x1D17B, 0x1F600, 0xDFFFF, 0xE1000};
+    int unseen_ok = 1, seen_ok = 1;
+    char ch[5], name[32], want[64], got[64];
+    for (size_t i = 0; i < sizeof unseen / sizeof unseen[0]; i++) {
+        utf8(unseen[i], ch);
+        snprintf(name, sizeof name, "x.jpg%s", ch);
+        int o = snprintf(want, sizeof want, "x.jpg");
+        for (const unsigned char *p = (const unsigned char *)ch; *p; p++)
+            o += snprintf(want + o, sizeof want - (size_t)o, "\\x%02x", *p);
+        sg_cli_shown_path(name, got, sizeof got);
+        if (strcmp(got, want) != 0) {
+            if (unseen_ok) printf("  U+%04X shown as %s, expected %s\n", unseen[i], got, want);
+            unseen_ok = 0;
+        }
+    }
+    CHECK(unseen_ok, "shown path: non-ASCII spaces, U+2028/9, soft hyphen, zero-width and bidi characters, BOM, "
+                     "fillers, variation selectors, tags and U+FFF9..B escaped byte by byte (%zu characters)",
+          sizeof unseen / sizeof unseen[0]);
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+        snprintf(name, sizeof name, "x%s.jpg", utf8(seen[i], ch));
+        sg_cli_shown_path(name, got, sizeof got);
+        if (strcmp(got, name) != 0) {
+            if (seen_ok) printf("  U+%04X shown as %s\n", seen[i], got);
+            seen_ok = 0;
+        }
+    }
+    CHECK(seen_ok, "shown path: the visible characters either side of each escaped range pass through (%zu)",
+          sizeof seen / sizeof seen[0]);
+    /* printf '%b' gives the name back: random names made of pieces that exercise every rule (an escaped
+     * character, a visible one, a control, a lone or truncated sequence, an encoded surrogate) */
+    static const char *const parts[] = {"a", "\\", "\n", "\r", "\t", "\x1b", "\x7f", "\xff", "\xc2\x85", "\xc2\xa0",
+                                        "\xc3\xa9", "\xe2\x80\x8b", "\xe2\x80\xae", "\xef\xbb\xbf", "\xe4\xb8\xad",
+                                        "\xf3\xa0\x80\x81", "\xf0\x9f\x98\x80", "\xe2\x80", "\xed\xa0\x80", "x"};
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int trip_ok = 1;
+    sg_cli_buf nm = {0}, sh = {0}, back = {0};
+    for (int i = 0; i < 2000 && trip_ok; i++) {
+        sg_cli_buf_clear(&nm);
+        for (int k = 0; k < 12; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            sg_cli_buf_puts(&nm, parts[x % (sizeof parts / sizeof parts[0])]);
+        }
+        sg_cli_buf_clear(&sh);
+        sg_cli_shown_path_put(&sh, nm.p);
+        trip_ok = unescape(sh.p, &back) == 0 && back.len == nm.len && memcmp(back.p, nm.p, nm.len) == 0;
+        for (size_t k = 0; k < sh.len && trip_ok; k++) /* no control byte reaches the terminal */
+            trip_ok = (unsigned char)sh.p[k] >= 0x20 && sh.p[k] != 0x7f;
+        if (!trip_ok) printf("  %s did not come back\n", sh.p);
+    }
+    CHECK(trip_ok, "shown path: 2000 random names come back byte for byte by printf '%%b' rules");
+    sg_cli_buf_free(&nm);
+    sg_cli_buf_free(&sh);
+    sg_cli_buf_free(&back);
 }
 
 static int write_file(const char *path, const char *data) {
@@ -1040,6 +1154,7 @@ int main(void) {
     test_args();
     test_shard();
     test_json();
+    test_shown_path();
     test_resume();
     test_resume_labels();
     test_resume_torn();
