@@ -37,6 +37,7 @@ struct sg_cli_inputs {
     char **list_names;
     int nlists, next_list;
     int list_crlf;    /* the current list's line ends: -1 not seen yet, 1 CR LF (Windows), 0 LF */
+    int list_start;   /* the current list's first record is next: a UTF-8 BOM before it is dropped */
     int nul_sep, all_files;
     char *line;
     size_t line_cap;
@@ -108,6 +109,7 @@ sg_cli_inputs *sg_cli_inputs_open(char **paths, int npaths, char **lists, int nl
                                   char *err, size_t errlen) {
     sg_cli_inputs *it = sg_cli_xcalloc(1, sizeof *it);
     it->list_crlf = -1;
+    it->list_start = 1;
     it->paths = paths;
     it->npaths = npaths;
     it->nul_sep = nul_sep;
@@ -313,9 +315,18 @@ int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t er
             }
             it->next_list++; /* this list is done: on to the next */
             it->list_crlf = -1;
+            it->list_start = 1;
             continue;
         }
         if (n > 0 && it->line[n - 1] == (it->nul_sep ? '\0' : '\n')) it->line[--n] = '\0';
+        /* A list saved by Windows Notepad (and other editors) starts with a UTF-8 BOM: not part of the first path,
+         * which would then fail as a file not found. (A first name that truly starts with U+FEFF can be listed as
+         * ./NAME.) */
+        if (it->list_start && n >= 3 && memcmp(it->line, "\xef\xbb\xbf", 3) == 0) {
+            memmove(it->line, it->line + 3, (size_t)n - 2); /* with its NUL */
+            n -= 3;
+        }
+        it->list_start = 0;
         /* A list written on Windows ends its lines with CR LF: there the CR is not part of the path. Its first
          * line says which kind of list this is, so in a plain LF list a file whose name ends in CR keeps it (and
          * is not taken for the file without it). */

@@ -2,8 +2,9 @@
  *
  * Order: the PATH operands as given (a directory is walked depth-first where it stands, each directory's
  * entries sorted by byte-wise name, subdirectories entered at their place in that order), then each
- * --files-from list in the order given, as it is read. A newline-separated list may come from Windows: a
- * carriage return before the newline is not part of the path. Nothing is listed ahead: memory is one sorted
+ * --files-from list in the order given, as it is read. A list may come from Windows: a UTF-8 BOM before its
+ * first entry is not part of the path, nor, in a newline-separated list, is a carriage return before the
+ * newline. Nothing is listed ahead: memory is one sorted
  * directory listing per level being walked, so a million-file tree or list streams. Operands are taken as given whatever their
  * extension (a missing one is still yielded: reading it fails and is reported like any bad input); files
  * found in directories are taken only with an image extension unless all_files, and one that is not a

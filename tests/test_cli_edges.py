@@ -20,6 +20,8 @@
     folder on a disk that is not mounted, a link that loops, a subtree deeper than PATH_MAX, an entry of a folder
     that can be listed but not entered (not as root) (they were dropped silently, counted as skipped for their
     extension); the progress total counts them as the walk yields them
+17  a --files-from list that starts with a UTF-8 BOM (Notepad): the BOM is not part of the first path, CRLF or
+    NUL-separated, on stdin or not; a BOM anywhere else is part of the name and shown as \\xef\\xbb\\xbf
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
 import contextlib
@@ -319,4 +321,29 @@ else:
     os.chmod(shut, 0o755)
     check(r.returncode == 1 and f"siglip2-embed: {shut}/sub: cannot tell what it is: Permission denied" in r.stderr.decode(),
           f"item 16: an entry of a folder that can be listed but not entered fails with EACCES ({r.stderr[-160:]!r})")
+
+# --- 17. a --files-from list that starts with a UTF-8 BOM (Windows Notepad's "UTF-8")
+BOM = b"\xef\xbb\xbf"
+two = [ALL_IMAGES[0], ALL_IMAGES[1]]
+bom_crlf = out("bom_crlf.txt")
+open(bom_crlf, "wb").write(BOM + b"".join(os.fsencode(x) + b"\r\n" for x in two))
+r = run(["--files-from", bom_crlf])
+got = [json.loads(x)["path"] for x in r.stdout.splitlines()]
+check(r.returncode == 0 and got == two,
+      f"item 17: a CRLF list with a BOM: the BOM is not part of the first path (exit {r.returncode}, {got}, "
+      f"{r.stderr.decode().strip()[:160]!r})")
+bom_nul = out("bom_nul.txt")
+open(bom_nul, "wb").write(BOM + os.fsencode(two[0]) + b"\0")
+r = run(["-0", "--files-from", "-", "--files-from", bom_nul], input=BOM + os.fsencode(two[1]) + b"\0")
+got = [json.loads(x)["path"] for x in r.stdout.splitlines()]
+check(r.returncode == 0 and got == [two[1], two[0]],
+      f"item 17: NUL-separated lists, one on stdin: the BOM before each list's first entry is dropped ({got})")
+later = out("bom_later.txt")
+open(later, "wb").write(os.fsencode(two[0]) + b"\n" + BOM + os.fsencode(two[1]) + b"\n")
+r = run(["--files-from", later])
+got = [json.loads(x)["path"] for x in r.stdout.splitlines()]
+shown = "\\xef\\xbb\\xbf" + two[1] + ": cannot open"
+check(r.returncode == 1 and got == [two[0]] and shown in r.stderr.decode(),
+      f"item 17: a BOM anywhere else is part of the name, and the message shows it as \\xef\\xbb\\xbf "
+      f"({got}, {r.stderr.decode().strip()[:160]!r})")
 done()
