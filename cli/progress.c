@@ -27,7 +27,11 @@ void sg_cli_progress_units(sg_cli_progress *p, const char *one, const char *many
 
 static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t total, int exact, double now) {
     double el = now - p->t0;
-    double rate = el > 0 ? (double)(done + failed) / el : 0;
+    /* The rate shown counts what was embedded only: a folder of 100k inputs of which 97k fail fast (empty or
+     * unreadable files) must not claim tens of thousands of images/s. The ETA goes by every input processed,
+     * failed ones included, since failures take time too and the rest of the total will hold some. */
+    double rate = el > 0 ? (double)done / el : 0;
+    double pace = el > 0 ? (double)(done + failed) / el : 0;
     fprintf(p->out, "%s%llu", p->tty ? "\r\033[K" : "\r", (unsigned long long)(done + failed));
     if (total && total < done + failed) total = done + failed; /* a bound overtaken by the work itself */
     if (total && !exact) {
@@ -40,8 +44,8 @@ static void draw(sg_cli_progress *p, uint64_t done, uint64_t failed, uint64_t to
         fprintf(p->out, " %s", done + failed == 1 ? p->one : p->many);
     }
     fprintf(p->out, "  %.1f %s", rate, p->rate);
-    if (total && rate > 0 && total > done + failed) {
-        long eta = (long)((double)(total - done - failed) / rate + 0.5);
+    if (total && pace > 0 && total > done + failed) {
+        long eta = (long)((double)(total - done - failed) / pace + 0.5);
         fprintf(p->out, "  ETA %ld:%02ld:%02ld", eta / 3600, eta / 60 % 60, eta % 60);
     }
     if (failed) fprintf(p->out, "  (%llu failed)", (unsigned long long)failed);

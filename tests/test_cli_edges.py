@@ -22,6 +22,7 @@
     extension); the progress total counts them as the walk yields them
 17  a --files-from list that starts with a UTF-8 BOM (Notepad): the BOM is not part of the first path, CRLF or
     NUL-separated, on stdin or not; a BOM anywhere else is part of the name and shown as \\xef\\xbb\\xbf
+18  a folder of a few images and many empty files: the progress line's img/s counts embedded images only
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
 import contextlib
@@ -346,4 +347,25 @@ shown = "\\xef\\xbb\\xbf" + two[1] + ": cannot open"
 check(r.returncode == 1 and got == [two[0]] and shown in r.stderr.decode(),
       f"item 17: a BOM anywhere else is part of the name, and the message shows it as \\xef\\xbb\\xbf "
       f"({got}, {r.stderr.decode().strip()[:160]!r})")
+
+# --- 18. the images/s shown counts embedded images only, not inputs that failed fast
+fast = out("fast")
+os.makedirs(fast)
+good = [p for p in ALL_IMAGES if p.endswith(".png")][:6]
+for i, src in enumerate(good):
+    shutil.copy(src, os.path.join(fast, f"a{i}.png"))
+for i in range(1500):
+    open(os.path.join(fast, f"z{i:04d}.jpg"), "wb").close()  # zero bytes: each fails at once
+r = run(["--progress", "-v", "-j", "2", fast, "-o", out("fast.jsonl")])
+err = r.stderr.decode()
+frames = [f for f in err.replace("\n", "\r").split("\r") if "img/s" in f]
+shown_rate = re.search(r"([0-9.]+) img/s", frames[-1]) if frames else None
+v = re.search(r"(\d+) embedded, (\d+) failed", err)
+wall = re.search(r"wall ([0-9.]+)s", err)
+emb_rate = int(v.group(1)) / float(wall.group(1)) if v and wall and float(wall.group(1)) > 0 else None
+ratio = float(shown_rate.group(1)) / emb_rate if shown_rate and emb_rate else None
+# Loose: the line's clock starts just before the pipeline's (-v's wall) and stops after the output is closed.
+check(r.returncode == 1 and v and v.groups() == ("6", "1500") and ratio is not None and 1 / 3 < ratio < 3,
+      f"item 18: 6 images and 1500 empty files: the progress line's rate is embedded/wall "
+      f"({frames[-1:]}, -v: {v.group(0) if v else None} in {wall.group(0) if wall else None}; ratio {ratio})")
 done()
