@@ -139,7 +139,7 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
 
 static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, int threads, int batch,
                           uint64_t skipped_files, const char *skipped_summary) {
-    double n = (double)(st->embedded + st->failed);
+    double n = (double)st->embedded; /* images embedded per second: failed inputs are not images */
     /* The process's own accounting: user + sys over all threads, and the peak resident set as the OS reports it
      * to a parent (getrusage's ru_maxrss, what /usr/bin/time -v and wait4 show). */
     struct rusage ru;
@@ -304,7 +304,7 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     }
     if (kept && !a->quiet) say_kept(a->output);
     if (a->verbose) {
-        double n = (double)(st.embedded + st.failed);
+        double n = (double)st.embedded;
         fprintf(stderr,
                 "siglip2-embed: %llu queries embedded, %llu failed, %llu truncated to %d tokens\n"
                 "  text backend %s, batch %d\n"

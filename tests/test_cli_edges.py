@@ -368,4 +368,7 @@ ratio = float(shown_rate.group(1)) / emb_rate if shown_rate and emb_rate else No
 check(r.returncode == 1 and v and v.groups() == ("6", "1500") and ratio is not None and 1 / 3 < ratio < 3,
       f"item 18: 6 images and 1500 empty files: the progress line's rate is embedded/wall "
       f"({frames[-1:]}, -v: {v.group(0) if v else None} in {wall.group(0) if wall else None}; ratio {ratio})")
+m = re.search(r"wall ([0-9.]+)s: ([0-9.]+) images/s", err)
+check(m and abs(float(m[2]) - 6 / float(m[1])) <= 0.1 + 0.01 * 6 / float(m[1]),
+      f"item 18: -v's images/s is the embedded images over its wall time ({m.group(0) if m else None})")
 done()
