@@ -7,6 +7,7 @@
 #define SG_CLI_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 typedef struct sg_cli_buf {
     char *p;       /* NUL-terminated after every append (p may be NULL while len == 0) */
@@ -35,5 +36,11 @@ void sg_cli_die(const char *file, int line, const char *fmt, ...) __attribute__(
 void *sg_cli_xmalloc(size_t n);
 void *sg_cli_xcalloc(size_t n, size_t size);
 char *sg_cli_xstrdup(const char *s);
+
+/* Bytes of a UTF-8 BOM at s (n bytes): 3, or 0. A list saved by Windows Notepad starts with one, which is not part of
+ * its first entry (--files-from, --texts-from, --labels-from drop it). */
+static inline size_t sg_cli_bom_len(const char *s, size_t n) {
+    return n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
 
 #endif

@@ -322,9 +322,10 @@ int sg_cli_inputs_next(sg_cli_inputs *it, sg_cli_input *in, char *err, size_t er
         /* A list saved by Windows Notepad (and other editors) starts with a UTF-8 BOM: not part of the first path,
          * which would then fail as a file not found. (A first name that truly starts with U+FEFF can be listed as
          * ./NAME.) */
-        if (it->list_start && n >= 3 && memcmp(it->line, "\xef\xbb\xbf", 3) == 0) {
-            memmove(it->line, it->line + 3, (size_t)n - 2); /* with its NUL */
-            n -= 3;
+        size_t bom = it->list_start ? sg_cli_bom_len(it->line, (size_t)n) : 0;
+        if (bom) {
+            memmove(it->line, it->line + bom, (size_t)n - bom + 1); /* with its NUL */
+            n -= (ssize_t)bom;
         }
         it->list_start = 0;
         /* A list written on Windows ends its lines with CR LF: there the CR is not part of the path. Its first

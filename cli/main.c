@@ -264,11 +264,13 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
     int single = a->ntexts == 1 && !a->texts_from;
     sg_cli_format fmt = choose_format(a, single);
     sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
-    int replaced;
-    sg_cli_writer *w = tidy_dead_runs(a->output, fmt, a->quiet, &replaced, err, sizeof err) == 0
+    int replaced, out_lock = -1; /* a JSONL output is locked as in an image run (lock_jsonl) */
+    sg_cli_writer *w = tidy_dead_runs(a->output, fmt, a->quiet, &replaced, err, sizeof err) == 0 &&
+                               (fmt != SG_FMT_JSONL || lock_jsonl(a->output, 0, &out_lock, err, sizeof err) == 0)
                            ? sg_cli_writer_open(&wc, err, sizeof err)
                            : NULL;
     if (!w) {
+        if (out_lock >= 0) close(out_lock);
         sg_cli_text_env_close(&env);
         return setup_error(err);
     }
@@ -314,6 +316,7 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
                 env.backend->seq_len, env.backend->name, bo->max_batch, st.tokenize_s, st.compute_s, st.write_s,
                 st.wall_s, st.wall_s > 0 ? n / st.wall_s : 0.0, text_peak_rss_kib());
     }
+    if (out_lock >= 0) close(out_lock);
     sg_cli_text_env_close(&env);
     return rc;
 }

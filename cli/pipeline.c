@@ -201,15 +201,13 @@ static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, cha
         }
     }
     int werr = write_full(fd, hdr, (size_t)hlen) == 0 && write_full(fd, px, body) == 0 ? 0 : errno;
+    /* a torn dump would block every later run over it: one we created goes; an earlier dump of ours, which this
+     * run had emptied, is emptied again (a later run writes over an empty file) */
+    if (werr && !created && ftruncate(fd, 0) != 0) { /* nothing more to do: the message says the write failed */
+    }
     if (close(fd) != 0 && !werr) werr = errno;
     if (werr) {
-        /* a torn dump would block every later run over it: one we created goes; an earlier dump of ours, which
-         * this run had emptied, is emptied again (a later run writes over an empty file) */
-        if (created) {
-            unlink(path);
-        } else if ((fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-            close(fd);
-        }
+        if (created) unlink(path);
         snprintf(err, errlen, "--dump-preprocessed: write failed on %s: %s", sg_cli_shown_path(path, shown, sizeof shown),
                  strerror(werr));
         return -1;

@@ -57,8 +57,7 @@ static int source_next(source *s, query *q, char *err, size_t errlen) {
     size_t len = (size_t)n, skip = 0;
     if (len && s->line[len - 1] == (s->nul_sep ? '\0' : '\n')) len--;
     if (!s->nul_sep && len && s->line[len - 1] == '\r') len--; /* CRLF */
-    if (s->index == (uint64_t)s->ntexts && len >= 3 && !memcmp(s->line, "\xef\xbb\xbf", 3))
-        skip = 3; /* a UTF-8 BOM before the first query (an editor's), not part of it */
+    if (s->index == (uint64_t)s->ntexts) skip = sg_cli_bom_len(s->line, len); /* an editor's BOM: not the query's */
     len -= skip;
     q->text = sg_cli_xmalloc(len + 1);
     memcpy(q->text, s->line + skip, len);

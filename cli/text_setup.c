@@ -127,7 +127,7 @@ int sg_cli_labels_read(const char *inline_list, const char *file, char ***out, i
         ssize_t r;
         int lineno = 0;
         while ((r = getline(&line, &lcap, f)) >= 0) {
-            size_t skip = ++lineno == 1 && r >= 3 && !memcmp(line, "\xef\xbb\xbf", 3) ? 3 : 0; /* a UTF-8 BOM */
+            size_t skip = ++lineno == 1 ? sg_cli_bom_len(line, (size_t)r) : 0;
             if (memchr(line, 0, (size_t)r)) { /* a label is text: a NUL would cut it short without a word */
                 snprintf(err, errlen, "--labels-from %s: line %d contains a NUL byte", file, lineno);
                 free(line);

@@ -123,10 +123,10 @@ static char *shown_dup(const char *path) {
 static FILE *create_tmp(const char *path, const sg_cli_out_target *t, int *lock) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) return NULL;
-    if (t->exists) (void)fchmod(fd, t->perm); /* best effort: the replaced file's mode, as an editor keeps it */
-    *lock = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    *lock = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* locked at once: an empty temporary passes for a dead run's */
     if (*lock >= 0 && flock(*lock, LOCK_EX | LOCK_NB) != 0) { /* best effort: a file system without locks */
     }
+    if (t->exists) (void)fchmod(fd, t->perm); /* best effort: the replaced file's mode, as an editor keeps it */
     FILE *f = fdopen(fd, "wb");
     if (!f) close(fd);
     return f;

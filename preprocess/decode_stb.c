@@ -80,7 +80,6 @@ int sg_stb_is_tga(const uint8_t *data, size_t len) {
     return stbi__tga_test(&s);
 }
 
-static uint32_t sg_le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 /* Refuses, by name, the BMP compressions stb_image cannot decode (it would say only "unknown image type"):
  * RLE8 and RLE4 (Pillow decodes them; we do not) and a JPEG or PNG stream inside the BMP. */

@@ -9,6 +9,7 @@
  5  an image run's npy replaced by a text run's (or the other way round) takes the old kind's list with it
  6  --on-error fail: the summary does not depend on -b
  7  a --texts-from / --files-from / --labels-from list that is the -o file itself: exit 2, the file untouched
+ 8  a text run into a JSONL that another run holds locked: exit 2, the file untouched (as for image runs)
 CPU backend, tests/fixtures/tinytext. Binary: $SG_BIN (run it against an older build to see the failures).
 """
 import json
@@ -122,4 +123,15 @@ os.link(pj, plist)
 before = open(pj, "rb").read()
 r = run(["--files-from", plist, "-o", pj])
 check(r.returncode == 2 and open(pj, "rb").read() == before, f"7: --files-from naming the -o file (a hard link): exit 2")
+# --- 8. a JSONL another run holds
+import fcntl  # noqa: E402
+
+tj = out("t.jsonl")
+run(["--text", "a", "-o", tj])
+before = open(tj, "rb").read()
+with open(tj, "rb") as held:
+    fcntl.flock(held, fcntl.LOCK_EX)
+    r = run(["--text", "b", "-o", tj])
+check(r.returncode == 2 and b"being written by another" in r.stderr and open(tj, "rb").read() == before,
+      f"8: a text run into a JSONL another run holds: exit 2, the file untouched (exit {r.returncode})")
 done()
