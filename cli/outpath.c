@@ -164,12 +164,18 @@ static int remove_ours(const char *target, const char *name, char *removed, size
     return ok;
 }
 
+char *sg_cli_out_dir(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? sg_cli_xstrdup(path) : sg_cli_xstrdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = '\0';
+    return dir;
+}
+
 int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen) {
     if (removed && removedlen) removed[0] = '\0';
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
-    char *dir = slash ? sg_cli_xstrdup(target) : sg_cli_xstrdup(".");
-    if (slash) dir[slash - target == 0 ? 1 : slash - target] = '\0';
+    char *dir = sg_cli_out_dir(target);
     DIR *d = opendir(dir);
     int count = 0;
     struct dirent *e;

@@ -45,6 +45,9 @@ int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errle
 
 void sg_cli_out_target_free(sg_cli_out_target *t);
 
+/* The folder path is in, malloc'd: "." for a bare name, "/" for a name in the root. */
+char *sg_cli_out_dir(const char *path);
+
 /* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID (or .texts.tmp.PID) in target's directory that belong to this
  * user, whose PID is not a running process (left by a kill -9), that no process holds locked, and that are a pair
  * or look like our output. Writes the names removed, comma-separated, into

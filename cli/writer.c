@@ -502,9 +502,7 @@ static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
     }
     if (rc == 0 && w->tmp_paths && w->target_existed) drop_other_list(w);
     if (rc == 0) {
-        const char *slash = strrchr(w->final_path, '/');
-        char *dir = slash ? sg_cli_xstrdup(w->final_path) : sg_cli_xstrdup(".");
-        if (slash) dir[slash == w->final_path ? 1 : slash - w->final_path] = '\0';
+        char *dir = sg_cli_out_dir(w->final_path);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             if (fsync(dfd) != 0) { /* best effort: some file systems cannot sync a folder */
