@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../preprocess/text/utf8.h"
+
 /* Characters that draw nothing or look like a plain space, escaped like control bytes (shown_path.h): the space
  * separators other than U+0020 and the line and paragraph separators (Unicode categories Zs, Zl, Zp), every
  * Default_Ignorable_Code_Point (Unicode 15: soft hyphen, zero-width characters, bidi marks, embeddings, overrides
@@ -44,30 +46,12 @@ static int unseen(unsigned cp) {
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4) that is a character shown as itself (not a C0/C1 control, not
- * DEL, not one of k_unseen), or 0: then each of its bytes is escaped. */
+ * DEL, not one of k_unseen), or 0: then each of its bytes is escaped. s is NUL-terminated: the strict decoder tests
+ * each continuation byte before it reads the next, and a NUL fails that test, so it never reads past the end. */
 static int printable_len(const unsigned char *s) {
-    unsigned c = s[0], cp;
-    int n;
-    if (c < 0x80) return c >= 0x20 && c != 0x7f;
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) {
-        if ((s[1] & 0xC0) != 0x80) return 0;
-        cp = ((c & 0x1Fu) << 6) | (s[1] & 0x3Fu);
-        if (cp < 0xA0) return 0; /* C1: C2 80..C2 9F */
-        n = 2;
-    } else if (c < 0xF0) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
-        cp = ((c & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
-        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0; /* overlong, surrogate */
-        n = 3;
-    } else if (c < 0xF5) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
-        cp = ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
-        if (cp < 0x10000 || cp > 0x10FFFF) return 0; /* overlong, beyond Unicode */
-        n = 4;
-    } else {
-        return 0;
-    }
+    uint32_t cp;
+    int n = sg_utf8_decode(s, 4, &cp);
+    if (!n || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xA0)) return 0; /* invalid, C0, DEL, C1 */
     return unseen(cp) ? 0 : n;
 }
 
