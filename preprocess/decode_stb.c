@@ -3,11 +3,11 @@
  * Only the formats we need are compiled in (PNG, BMP, TGA, PSD). JPEG goes through libjpeg-turbo (Pillow's
  * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
  * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
- * decode_bmp16.c. A BMP's header is read by stb's BMP parser alone, so its reason reaches the message; RLE and
- * JPEG/PNG-in-BMP, which stb cannot decode, are refused by name first. A top-down BMP (negative height) decodes
- * like any other: stb flips by the sign. No stdio: we always decode from memory. stb's failure reason is
- * thread-local in C11 (STBI_THREAD_LOCAL), so these wrappers are thread-safe. Its warnings are silenced here
- * and only here.
+ * decode_bmp16.c, RLE8 / RLE4 BMP (which stb refuses) through decode_bmp_rle.c. A BMP's header is read by stb's
+ * BMP parser alone, so its reason reaches the message; JPEG/PNG-in-BMP, which neither stb nor we decode, is
+ * refused by name first. A top-down BMP (negative height) decodes like any other: stb flips by the sign. No
+ * stdio: we always decode from memory. stb's failure reason is thread-local in C11 (STBI_THREAD_LOCAL), so these
+ * wrappers are thread-safe. Its warnings are silenced here and only here.
  */
 #include "preprocess/internal.h"
 
@@ -81,12 +81,11 @@ int sg_stb_is_tga(const uint8_t *data, size_t len) {
 }
 
 
-/* Refuses, by name, the BMP compressions stb_image cannot decode (it would say only "unknown image type"):
- * RLE8 and RLE4 (Pillow decodes them; we do not) and a JPEG or PNG stream inside the BMP. */
+/* Refuses, by name, the BMP compressions stb_image cannot decode (it would say only "unknown image type"): a
+ * JPEG or PNG stream inside the BMP. RLE8 and RLE4 never come here (decode_bmp_rle.c). */
 static int sg_bmp_refuse_compression(const uint8_t *d, size_t len, char *err, size_t errlen) {
     if (len < 34 || sg_le32(d + 14) < 40) return 0; /* short, or an OS/2 core header with no compression field */
     uint32_t c = sg_le32(d + 30);
-    if (c == 1 || c == 2) return sg_pre_err(err, errlen, "RLE%d-compressed BMP is not supported", c == 1 ? 8 : 4);
     if (c == 4 || c == 5) return sg_pre_err(err, errlen, "BMP holding a %s stream is not supported", c == 4 ? "JPEG" : "PNG");
     return 0;
 }

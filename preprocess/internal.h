@@ -51,7 +51,13 @@ int sg_pre_is_bmp16(const uint8_t *data, size_t len);
 int sg_pre_decode_bmp16(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                         char *err, size_t errlen);
 
-/* BMP (but 16-bit), TGA, PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
+/* RLE8 / RLE4 BMP (compression 1 / 2) with Pillow's BmpRleDecoder rules: runs cut at the row's end, absolute
+ * runs padded to an even file offset, skipped pixels left as index 0, a stream that stops short refused. */
+int sg_pre_is_bmp_rle(const uint8_t *data, size_t len);
+int sg_pre_decode_bmp_rle(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                          char *err, size_t errlen);
+
+/* BMP (but 16-bit and RLE), TGA, PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen);
 

@@ -3,7 +3,8 @@
  * stb_image reads past the end of these formats as zeros and returns a partly black image, where Pillow
  * raises "image file is truncated". For the uncompressed layouts the pixel data size follows from the
  * header, so we compare it with the file length; PSD's RLE has a byte-count table and TGA's RLE packets are
- * walked without decoding. BMP RLE is refused before this (decode_stb.c). Every header read is bounds-checked.
+ * walked without decoding. BMP RLE never comes here: decode_bmp_rle.c bounds-checks its own stream and refuses
+ * one that stops short. Every header read is bounds-checked.
  */
 #include "preprocess/internal.h"
 
@@ -26,7 +27,7 @@ static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) 
     if (len < 14 + 40) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
     int32_t w = (int32_t)sg_le32(d + 18), h = (int32_t)sg_le32(d + 22);
     uint32_t bpp = sg_le16(d + 28), comp = sg_le32(d + 30);
-    if (comp != 0 && comp != 3) return 0; /* RLE or JPEG/PNG-in-BMP: refused by decode_stb.c */
+    if (comp != 0 && comp != 3) return 0; /* JPEG/PNG-in-BMP: refused by decode_stb.c (RLE: decode_bmp_rle.c) */
     uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), ah = (uint64_t)(h < 0 ? -(int64_t)h : h);
     uint64_t stride = ((bpp * aw + 31) / 32) * 4; /* rows are padded to 4 bytes */
     return sg_need("BMP", (uint64_t)off + stride * ah, len, err, errlen);
