@@ -162,6 +162,7 @@ def make_images():
     noise16 = np.random.default_rng(13).integers(0, 65536, (11, 13, 3))
     write_pnm("ppm_p6_max65535.ppm", b"P6", 65535, noise16, files)
     write_psd("psd_rgb.psd", rgb, files)
+    write_bmp_rle_goldens(files)
     return files
 
 
@@ -284,6 +285,152 @@ def write_bmp_topdown(name, from_name, files):
     path = os.path.join(OUT, name)
     open(path, "wb").write(bytes(out))
     files[name] = path
+
+
+def rle_encode(idx, rle4, start=0):
+    """An RLE8 / RLE4 stream for idx (h x w indices, in file row order) starting at file offset start: an encoded
+    run over 3+ equal indices (RLE4: 3+ of an alternating pair), an absolute run over 3+ mixed ones (padded to an
+    even file offset), runs of one otherwise; a delta over 4+ zeros (Pillow leaves index 0 in skipped pixels),
+    an end of line after each row the runs fill, and deltas past the last pixel when only zeros remain."""
+    h, w = idx.shape
+    flat = [int(v) for v in idx.reshape(-1)]
+    total, n, out = w * h, 0, bytearray()
+    while n < total:
+        c, row_end = n % w, (n // w + 1) * w
+        z = 0
+        while n + z < total and flat[n + z] == 0:
+            z += 1
+        if z >= 4:
+            if n + z == total:
+                while n < total:  # Pillow stops at the last pixel, so the last delta may overshoot
+                    out += bytes([0, 2, 255, 255])
+                    n += 255 + 255 * w
+                break
+            (ty, tx), cy = divmod(n + z, w), n // w
+            if tx >= c:
+                dx, dy = min(tx - c, 255), min(ty - cy, 255)
+                out += bytes([0, 2, dx, dy])
+                n += dx + dy * w
+            else:  # the next index is left of here in a later row: end this one first
+                out += b"\0\0"
+                n = row_end
+            continue
+
+        def run_at(i):  # how many indices from i repeat flat[i] (RLE4: the pair flat[i], flat[i+1])
+            pat = (flat[i], flat[i + 1] if rle4 and i + 1 < row_end else flat[i])
+            k = 0
+            while i + k < row_end and k < 255 and flat[i + k] == pat[k % 2]:
+                k += 1
+            return k, pat
+
+        k, pat = run_at(n)
+        if k >= 3:
+            out += bytes([k, pat[0] << 4 | pat[1] if rle4 else pat[0]])
+            n += k
+        else:
+            k = 1
+            while n + k < row_end and k < 255 and run_at(n + k)[0] < 3 and flat[n + k:n + k + 4] != [0] * 4:
+                k += 1
+            lit = flat[n:n + k]
+            if k >= 3:
+                if rle4:
+                    lit = lit + [0] * (k % 2)
+                    body = bytes(lit[i] << 4 | lit[i + 1] for i in range(0, len(lit), 2))
+                else:
+                    body = bytes(lit)
+                out += bytes([0, k]) + body
+                if (start + len(out)) % 2:
+                    out += b"\xa5"  # the pad byte's value is never read
+            else:
+                for v in lit:
+                    out += bytes([1, v << 4 if rle4 else v])
+            n += k
+        if n % w == 0:
+            out += b"\0\0"
+    return bytes(out + b"\0\1")
+
+
+def rle_indices(w, h, nvals, seed):
+    """Indices with something for every RLE code: bands of equal values (encoded runs), noise of odd and even
+    lengths (absolute runs, and runs of one), a zero block that starts mid-row and ends rows later (a delta with
+    dy > 0), short zero gaps, and zero rows at the end (deltas past the last pixel)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    idx = 1 + ((x // 6) * 7 + (y // 4) * 5) % (nvals - 1)
+    if nvals == 16:  # RLE4: alternating pairs too
+        idx = np.where((y % 5 == 1) & (x < w // 2), np.where(x % 2 == 0, 3, 12), idx)
+    for row, (x0, n) in enumerate([(2, 3), (9, 5), (20, 7), (21, 11), (1, 9), (30, 4)]):
+        idx[(row * 3 + 1) % h, x0:x0 + n] = rng.integers(1, nvals, n)
+    idx[h // 3, w // 4:] = 0
+    idx[h // 3 + 1:h // 2, :] = 0
+    idx[h // 2, :w // 2] = 0
+    idx[h - 5, 10:12] = 0
+    idx[h - 2:, :] = 0
+    idx[h - 3, w // 3:] = 0
+    return idx
+
+
+def bmp_rle_palette(n, seed):
+    """n BGRX entries; entry 0 is a colour, not black, so the pixels a stream skips show it."""
+    rng = np.random.default_rng(seed)
+    p = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    p[:, 3] = 0
+    p[0, :3] = (90, 30, 200)
+    return p.tobytes()
+
+
+def write_bmp_rle(name, data, w, h, comp, bits, palette, files, colors=None, top_down=False, hsize=40, gap=b"",
+                  off=None):
+    """A BMP holding the RLE stream data (Pillow cannot write RLE): palette (BGRX) right after the header, then
+    gap, then the data. colors goes in biClrUsed (default: the palette's entries); off in bfOffBits (default:
+    where the data starts)."""
+    start = 14 + hsize + len(palette) + len(gap)
+    colors = len(palette) // 4 if colors is None else colors
+    d = struct.pack("<2sIHHI", b"BM", start + len(data), 0, 0, start if off is None else off)
+    d += struct.pack("<IiiHHIIiiII", hsize, w, -h if top_down else h, 1, bits, comp, len(data), 2835, 2835, colors, 0)
+    d += bytes(hsize - 40) + palette + gap + data
+    path = os.path.join(OUT, name)
+    open(path, "wb").write(d)
+    files[name] = path
+
+
+def write_bmp_rle_goldens(files):
+    """RLE8 (compression 1) and RLE4 (2) BMPs, each with one of the rules of Pillow's BmpRleDecoder
+    (preprocess/decode_bmp_rle.c lists them)."""
+    i8, i4 = rle_indices(53, 37, 256, 21), rle_indices(37, 23, 16, 22)
+    p256, p16 = bmp_rle_palette(256, 23), bmp_rle_palette(16, 24)
+    start8, start4 = 14 + 40 + len(p256), 14 + 40 + len(p16)
+    # bottom-up (rows in the file from the last), a full palette
+    write_bmp_rle("bmp_rle8.bmp", rle_encode(i8[::-1], False, start8), 53, 37, 1, 8, p256, files)
+    write_bmp_rle("bmp_rle4.bmp", rle_encode(i4[::-1], True, start4), 37, 23, 2, 4, p16, files)
+    # top-down (negative height; Pillow reads it, Windows does not allow it for RLE), a V5 (124-byte) header
+    write_bmp_rle("bmp_rle8_topdown.bmp", rle_encode(i8, False, 14 + 124 + len(p256)), 53, 37, 1, 8, p256, files,
+                  top_down=True, hsize=124)
+    # a palette of 6 colours for indices up to 11: the rest are black
+    write_bmp_rle("bmp_rle8_short_palette.bmp", rle_encode(i8[::-1] % 12, False, 14 + 40 + 24), 53, 37, 1, 8,
+                  p256[:24], files)
+    # a grey ramp of 16 entries: Pillow opens it as "L", so an index is its grey level, past the palette too
+    ramp = b"".join(bytes((v, v, v, 0)) for v in range(16))
+    write_bmp_rle("bmp_rle8_grey.bmp", rle_encode(i8[::-1], False, 14 + 40 + 64), 53, 37, 1, 8, ramp, files)
+    # black and white, two entries: Pillow opens it as "1", so index 0 is black and every other index white
+    write_bmp_rle("bmp_rle4_2colours.bmp", rle_encode(i4[::-1], True, 14 + 40 + 8), 37, 23, 2, 4,
+                  bytes((0, 0, 0, 0, 255, 255, 255, 0)), files)
+    # the data at an odd file offset: absolute runs are padded to an even offset in the file, not in the data
+    write_bmp_rle("bmp_rle4_oddoffset.bmp", rle_encode(i4[::-1], True, start4 + 1), 37, 23, 2, 4, p16, files,
+                  gap=b"\x5a")
+    # bfOffBits 0, or pointing at the palette (14 + header size): Pillow reads the data right after the palette
+    write_bmp_rle("bmp_rle8_offset0.bmp", rle_encode(i8[::-1], False, start8), 53, 37, 1, 8, p256, files, off=0)
+    write_bmp_rle("bmp_rle8_offset_palette.bmp", rle_encode(i8[::-1], False, start8), 53, 37, 1, 8, p256, files,
+                  off=14 + 40)
+    # an RLE4 stream in an 8-bit bitmap: the compression picks RLE4, the bits the palette size (256)
+    write_bmp_rle("bmp_rle4_in_8bit.bmp", rle_encode(i4[::-1], True, 14 + 40 + len(p256)), 37, 23, 2, 8, p256, files)
+    # what Pillow does with a stream that does not fit its rows (12 x 6, bottom-up):
+    ov = bytes([20, 5, 4, 6, 0, 0])  # a run past the row's end is cut at 12; the next run, in a full row, dropped
+    ov += bytes([0, 15]) + bytes(range(30, 45)) + b"\xa5"  # an absolute run of 15 spills 3 into the next row ...
+    ov += bytes([3, 7, 0, 0])  # ... where a run is dropped (x is 15), and end of line fills the rest with 0
+    ov += bytes([0, 2, 15, 0, 11, 8, 0, 0])  # a delta of 15 from column 0 wraps to the next row, column 3: 11 cut to 9
+    ov += bytes([3, 9, 0, 2, 255, 255])  # a delta past the last pixel fills the rest with 0
+    write_bmp_rle("bmp_rle8_overrun.bmp", ov, 12, 6, 1, 8, p256, files)
 
 
 def write_pnm(name, magic, maxval, arr, files):
