@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, for tests/test_preprocess_hostile.c.
+"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs and RLE BMPs, for
+tests/test_preprocess_hostile.c.
 
     python3 scripts/make_corrupt_goldens.py        # writes tests/images/goldens_corrupt.txt (needs Pillow)
 
 A JPEG whose entropy-coded data is damaged may decode (libjpeg warns and goes on), or fail (an error, or the data
 runs out before the last row). Which, and with what pixels, is Pillow's call; the test regenerates each damaged
 file from its line and checks both of our JPEG paths (decoded straight into the resize, and decoded whole) give
-the same verdict and, when Pillow decodes it, the same 224x224 bilinear pixels. Each line:
+the same verdict and, when Pillow decodes it, the same 224x224 bilinear pixels. An RLE BMP (preprocess/
+decode_bmp_rle.c) gets the same damage, and is also cut short at many lengths: Pillow decodes a stream that
+reaches the last pixel, wherever the file ends after it, and refuses one that stops before. Each line:
 
     corrupt SRC SEED NBYTES ok HASH       Pillow decodes it: HASH = FNV-1a 64 of convert("RGB").resize((224, 224))
     corrupt SRC SEED NBYTES refused -     Pillow raises
+    cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP only): decoded, or
+    cut SRC LEN refused -                 refused
 
 The damage: xorshift64 seeded with SEED, then NBYTES times: next state x; byte at len/3 + x % (len - len/3 - 2)
-(the last two thirds of the file, after the headers) is set to (x >> 32) & 0xff. The C test does the same.
+(the last two thirds of the file: after a JPEG's headers; the end of a BMP's palette and its RLE data) is set to
+(x >> 32) & 0xff. The C test does the same.
 Reference tooling only: nothing at run time or in CI needs Pillow.
 """
 import os
@@ -24,7 +30,8 @@ from PIL import Image, features
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 IMAGES = os.path.join(ROOT, "tests", "images")
 SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_cmyk.jpg",
-           "jpeg_gray.jpg"]
+           "jpeg_gray.jpg", "bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle4_oddoffset.bmp"]
+CUT_SOURCES = ["bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle8_overrun.bmp"]
 SEEDS = 40
 M = (1 << 64) - 1
 
@@ -48,25 +55,38 @@ def damage(data: bytes, seed: int, nbytes: int) -> bytes:
     return bytes(b)
 
 
-def main():
+def pillow_verdict(data: bytes):
+    """("ok", HASH of the 224x224 bilinear pixels) when Pillow decodes data, else ("refused", "-")."""
     import io
+    try:
+        im = Image.open(io.BytesIO(data))
+        im.load()
+        return "ok", fnv1a64(im.convert("RGB").resize((224, 224), Image.BILINEAR).tobytes())
+    except Exception:  # noqa: BLE001  (any failure is Pillow refusing the file)
+        return "refused", "-"
+
+
+def main():
     lines = [f"# made by scripts/make_corrupt_goldens.py with Pillow {PIL.__version__}, libjpeg-turbo "
-             f"{features.version('libjpeg_turbo')}: corrupt SRC SEED NBYTES ok|refused HASH"]
+             f"{features.version('libjpeg_turbo')}: corrupt SRC SEED NBYTES ok|refused HASH; "
+             f"cut SRC LEN ok|refused HASH"]
     counts = {"ok": 0, "refused": 0}
     for src in SOURCES:
         data = open(os.path.join(IMAGES, src), "rb").read()
         for seed in range(1, SEEDS + 1):
             nbytes = 1 + seed % 4
-            bad = damage(data, seed * 0x9E3779B97F4A7C15 & M, nbytes)
-            try:
-                im = Image.open(io.BytesIO(bad))
-                im.load()
-                h = fnv1a64(im.convert("RGB").resize((224, 224), Image.BILINEAR).tobytes())
-                verdict = "ok"
-            except Exception:  # noqa: BLE001  (any failure is Pillow refusing the file)
-                h, verdict = "-", "refused"
+            verdict, h = pillow_verdict(damage(data, seed * 0x9E3779B97F4A7C15 & M, nbytes))
             counts[verdict] += 1
             lines.append(f"corrupt {src} {seed * 0x9E3779B97F4A7C15 & M} {nbytes} {verdict} {h}")
+    for src in CUT_SOURCES:
+        data = open(os.path.join(IMAGES, src), "rb").read()
+        off = int.from_bytes(data[10:14], "little")  # the RLE stream's start
+        cuts = {30, 54, off - 100, off} | {off + (len(data) - off) * k // 24 for k in range(1, 24)}
+        cuts |= {len(data) - k for k in range(1, 9)}  # the end of the stream: escapes Pillow never reads
+        for n in sorted(cuts):
+            verdict, h = pillow_verdict(data[:n])
+            counts[verdict] += 1
+            lines.append(f"cut {src} {n} {verdict} {h}")
     out = os.path.join(IMAGES, "goldens_corrupt.txt")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

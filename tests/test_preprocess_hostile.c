@@ -6,7 +6,8 @@
  * whole-image decode (JPEGs are otherwise decoded straight into the resize: both paths must refuse alike);
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
- * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt).
+ * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
+ * BMPs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and what it refuses.
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -64,7 +65,7 @@ int main(void) {
 
     /* every prefix of valid files: no crash, a message whenever it fails */
     static const char *names[] = {"jpeg_progressive.jpg", "png_p_trns.png", "gif_interlaced.gif", "bmp_8.bmp", "psd_rgb.psd",
-                                  "tga_rle.tga", "jpeg_cmyk.jpg", "png_exif_o6.png"};
+                                  "tga_rle.tga", "jpeg_cmyk.jpg", "png_exif_o6.png", "bmp_rle8.bmp", "bmp_rle4.bmp"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         snprintf(path, sizeof path, "%s/tests/images/%s", root, names[k]);
         size_t len = 0;
@@ -130,27 +131,29 @@ int main(void) {
         free(data);
     }
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
-     * pixels for seeded damage of the same kind; both paths must give Pillow's answer */
+     * pixels for seeded damage of the same kind (JPEGs and RLE BMPs), and for RLE BMPs cut short; both paths must
+     * give Pillow's answer. Counts: [0] JPEG, [1] BMP. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt = 0, corrupt_ok = 0, refused = 0;
+    int ncorrupt[2] = {0, 0}, corrupt_ok[2] = {0, 0}, refused[2] = {0, 0}, ncut = 0;
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
     while (gc && fgets(line, sizeof line, gc)) {
         char name[256], verdict[16], hash[32];
-        unsigned long long seed;
-        int nbytes;
-        if (sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
+        unsigned long long seed = 0, cut_len = 0;
+        int nbytes = 0, cut = sscanf(line, "cut %255s %llu %15s %31s", name, &cut_len, verdict, hash) == 4;
+        if (!cut && sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
         if (strcmp(name, src_name) != 0) {
             free(src);
             snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
             src = sg_test_read_file(path, &src_len);
             snprintf(src_name, sizeof src_name, "%s", name);
         }
-        if (!src || src_len < 8) continue;
-        uint8_t *bad = malloc(src_len);
-        memcpy(bad, src, src_len);
+        if (!src || src_len < 8 || cut_len > src_len) continue;
+        size_t bad_len = cut ? (size_t)cut_len : src_len;
+        uint8_t *bad = malloc(bad_len ? bad_len : 1); /* exact size: ASan sees any read past a cut */
+        memcpy(bad, src, bad_len);
         uint64_t s = seed | 1; /* the damage of make_corrupt_goldens.py */
         for (int b = 0; b < nbytes; b++) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -163,25 +166,30 @@ int main(void) {
             o.whole_image = whole;
             char e[512] = "";
             memset(out, 0xA5, 224 * 224 * 3);
-            int rc = sg_preprocess_memory(bad, src_len, &o, out, NULL, e, sizeof e);
+            int rc = sg_preprocess_memory(bad, bad_len, &o, out, NULL, e, sizeof e);
             char got[32];
             snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a64(out, 224 * 224 * 3));
             int ok = pillow_ok ? rc == 0 && strcmp(got, hash) == 0 : rc == -1 && e[0];
-            if (!ok) printf("  %s seed %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, seed,
-                            whole ? "whole-image" : "streamed", pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses",
-                            rc, e, verdict, hash);
+            if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, cut ? "cut at" : "seed",
+                            cut ? cut_len : seed, whole ? "whole-image" : "streamed",
+                            pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
         }
-        corrupt_ok += good;
-        refused += !pillow_ok;
-        ncorrupt++;
+        int bmp = strstr(name, ".bmp") != NULL;
+        corrupt_ok[bmp] += good;
+        refused[bmp] += !pillow_ok;
+        ncorrupt[bmp]++;
+        ncut += cut;
         free(bad);
     }
     free(src);
     if (gc) fclose(gc);
-    CHECK(ncorrupt >= 200 && corrupt_ok == ncorrupt,
+    CHECK(ncorrupt[0] >= 200 && corrupt_ok[0] == ncorrupt[0],
           "corrupted JPEGs: both paths give Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
-          corrupt_ok, ncorrupt, refused);
+          corrupt_ok[0], ncorrupt[0], refused[0]);
+    CHECK(ncorrupt[1] >= 150 && ncut >= 50 && corrupt_ok[1] == ncorrupt[1],
+          "corrupted and cut RLE BMPs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
+          ncut, corrupt_ok[1], ncorrupt[1], refused[1]);
     free(out2);
     free(out);
     return CHECK_DONE();

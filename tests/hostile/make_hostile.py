@@ -140,7 +140,8 @@ def main():
     d[54:66] = struct.pack("<III", 0xF000, 0x0F00, 0x00F0)  # 4-4-4 bitfields: Pillow refuses them too
     put("bmp16_bad_masks.bmp", bytes(d), "unsupported 16-bit bitfields")
     put("bmp16_truncated.bmp", img("bmp_16_555.bmp")[:100], "truncated")
-    # RLE8 / RLE4 (stb_image refuses them; preprocess/decode_bmp_rle.c decodes them as Pillow does): decoded
+    # RLE8 / RLE4 (stb_image refuses them; preprocess/decode_bmp_rle.c decodes them as Pillow does): the plain
+    # files decode, and what Pillow refuses is refused with the reason
     for name, src, comp in (("bmp_rle8.bmp", "bmp_8.bmp", 1), ("bmp_rle4.bmp", "bmp_4.bmp", 2)):
         d = bytearray(img(src))
         off, = struct.unpack_from("<I", d, 10)
@@ -151,6 +152,36 @@ def main():
         struct.pack_into("<I", d, 30, comp)
         struct.pack_into("<I", d, 34, len(runs))
         put(name, bytes(d), "OK")
+    rle8, rle4 = img("bmp_rle8.bmp"), img("bmp_rle4.bmp")  # written by scripts/make_goldens.py
+
+    def rle8_with(data, w=8, h=4, bits=8, colors=0, hsize=40, pal=bytes(1024)):
+        """An 8-bit RLE8 BMP around the stream data (the palette right after the header, then data)."""
+        off = 14 + hsize + len(pal)
+        d = struct.pack("<2sIHHI", b"BM", off + len(data), 0, 0, off)
+        return d + struct.pack("<IiiHHIIiiII", hsize, w, h, 1, bits, 1, len(data), 0, 0, colors, 0) + \
+            bytes(hsize - 40) + pal + data
+    off8, = struct.unpack_from("<I", rle8, 10)
+    off4, = struct.unpack_from("<I", rle4, 10)
+    put("bmp_rle8_truncated.bmp", rle8[:off8 + (len(rle8) - off8) // 2], "truncated")
+    put("bmp_rle4_truncated.bmp", rle4[:off4 + (len(rle4) - off4) // 3], "truncated")
+    # end of bitmap after one row of four: Pillow refuses a bitmap that leaves pixels unwritten
+    put("bmp_rle8_early_end.bmp", rle8_with(bytes([8, 3, 0, 0, 0, 1])), "end-of-bitmap after 8 of 8x4 pixels")
+    # runs with no end of line: once the first row is full the rest are dropped, so the data runs out
+    put("bmp_rle8_no_end_of_line.bmp", rle8_with(bytes([8, 3]) * 4), "runs past a row's end were dropped")
+    put("bmp_rle8_delta_cut.bmp", rle8_with(bytes([8, 3, 0, 0, 0, 2, 5])), "truncated")
+    put("bmp_rle8_absolute_cut.bmp", rle8_with(bytes([8, 3, 0, 0, 0, 7, 1, 2, 3])), "truncated")
+    put("bmp_rle8_palette_257.bmp", rle8_with(bytes([8, 3, 0, 0]) * 4, colors=257, pal=bytes(range(256)) * 4 + b"1234"),
+        "invalid palette size")
+    put("bmp_rle8_colors_70000.bmp", rle8_with(bytes([8, 3, 0, 0]) * 4, colors=70000), "at most 65536")
+    put("bmp_rle8_24bit.bmp", rle8_with(bytes([8, 3, 0, 0]) * 4, bits=24, pal=b""), "RLE8 data in a 24-bit bitmap")
+    put("bmp_rle8_header_100.bmp", rle8_with(bytes([8, 3, 0, 0]) * 4, hsize=100), "unsupported header size 100")
+    put("bmp_rle8_header_cut.bmp", rle8_with(b"", hsize=124, pal=b"")[:60], "truncated header")
+    put("bmp_rle8_huge_dims.bmp", rle8_with(bytes([0, 2, 255, 255]), w=100000, h=100000), "exceeds the cap")
+    # height -(2^24 + 1): Pillow reads a height as negative only when its top byte is 0xFF, so this is 2^32 - 2^24
+    # - 1 rows (a bomb), not 2^24 + 1 top-down ones
+    put("bmp_rle8_height_top_byte.bmp", rle8_with(bytes([0, 2, 255, 255]), w=1, h=-(2**24 + 1)), "exceeds the cap")
+    # 100 million pixels (under the cap) and a stream of a few bytes: refused at once, not after filling them
+    put("bmp_rle8_big_truncated.bmp", rle8_with(bytes([255, 1, 255, 2]), w=20000, h=5000), "truncated")
     d = bytearray(img("bmp_24_topdown.bmp"))
     put("bmp_topdown_truncated.bmp", bytes(d[: len(d) // 2]), "truncated")
     struct.pack_into("<i", d, 22, -2**31)  # a height whose absolute value an int cannot hold
