@@ -2,10 +2,11 @@
  *
  * stb_image refuses BMP RLE, so this file reads the header, the palette and the run-length stream itself, with
  * the rules of Pillow's BmpImagePlugin (its BmpRleDecoder), which differ from Windows' in places:
- *   - The stream fills a flat run of w*h palette indices, in file row order (bottom-up unless the height's top
- *     byte is 0xFF: then the height is 2^32 minus the field and rows run top-down, RLE or not).
+ *   - The stream fills a flat run of w*h palette indices, in file row order: bottom-up, unless the height's top
+ *     byte is 0xFF; then the height is 2^32 minus the field and rows run top-down (Windows forbids a top-down
+ *     RLE bitmap; Pillow reads it).
  *   - An encoded run (count, index) is cut at the row's end; once a row is full, further runs are dropped until
- *     an end-of-line. RLE4 runs alternate the byte's high and low nibbles.
+ *     an end-of-line or a delta. RLE4 runs alternate the byte's high and low nibbles.
  *   - An absolute run (0, n >= 3, n indices) is not cut at the row's end: it spills into the next row. It is
  *     padded to an even file offset (counted from the start of the file, not of the pixel data).
  *   - End-of-line (0, 0) and delta (0, 2, dx, dy) leave index 0 in the pixels they skip: palette entry 0, not
