@@ -82,6 +82,11 @@ int sg_resize_stream_rows(sg_resize_stream *r, const uint8_t *rows, size_t strid
 /* Runs what is left (the vertical pass) into dst once every row was fed. Returns 0. */
 int sg_resize_stream_end(sg_resize_stream *r);
 void sg_resize_stream_free(sg_resize_stream *r);
+/* Test hook: on != 0 makes every resize started after it use the portable kernels (what CPUs without AVX2 and
+ * other architectures run) even on a CPU with AVX2; 0 gives back the choice by CPU. Returns 1 when this build
+ * and CPU have the AVX2 kernels (so the two settings run different code), else 0. Not for use while another
+ * thread may start a resize. */
+int sg_resize_portable_kernels(int on);
 
 /* --- decode_stb.c: the only file that compiles stb_image ------------------------------------------- */
 /* Header-only size query. Returns 0 and w, h, channels in the file, or -1 with stb's reason. */
