@@ -6,7 +6,9 @@
  * random size pairs, regenerated here from the same seed. JPEG resizes are checked through both JPEG paths
  * (decoded straight into the resize, and decoded whole), and the two paths are compared on fresh noise JPEGs of
  * many sizes and layouts. Output buffers are poisoned before each run, so a function that writes nothing cannot
- * pass. Also checks the same-size copy rule, the pixel and file caps,
+ * pass. Where the resize has AVX2 kernels and the CPU runs them (preprocess/resize.c), every resize check runs
+ * again on the portable kernels (sg_resize_portable_kernels), and the two are compared byte for byte on more
+ * sizes. Also checks the same-size copy rule, the pixel and file caps,
  * and that sg_preprocess_file agrees with decode + resize.
  */
 #include "preprocess/internal.h"
@@ -34,13 +36,14 @@ static uint8_t *noise(uint32_t seed, int w, int h) {
     return p;
 }
 
-int main(void) {
-    const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+/* Every golden of goldens.txt and goldens_pillow12.txt with the resize kernels in use (kern names them); with
+ * resize_only, the decode-only entries and the file entry point are left out (they do not resize). */
+static void check_goldens(const char *root, const char *kern, int resize_only) {
     char path[4096], line[1024];
     snprintf(path, sizeof path, "%s/tests/images/goldens.txt", root);
     FILE *g = fopen(path, "r");
     CHECK(g != NULL, "open %s", path);
-    if (!g) return CHECK_DONE();
+    if (!g) return;
     int ndecode = 0, nresize = 0, nnoise = 0, bad = 0, njpeg_streamed = 0;
     uint8_t *out = malloc(224 * 224 * 3);
     while (fgets(line, sizeof line, g)) {
@@ -55,8 +58,8 @@ int main(void) {
             memset(dst, 0xA5, (size_t)dw * dh * 3);
             int rc = sg_resize_rgb(src, sw, sh, dst, dw, dh, (sg_resample)filt);
             uint64_t got = fnv1a64(dst, (size_t)dw * dh * 3);
-            CHECK(rc == 0 && got == want, "resize noise seed %u %dx%d -> %dx%d filter %d: 0 LSB from Pillow (hash %016llx, Pillow %016llx)",
-                  seed, sw, sh, dw, dh, filt, (unsigned long long)got, want);
+            CHECK(rc == 0 && got == want, "%s: resize noise seed %u %dx%d -> %dx%d filter %d: 0 LSB from Pillow (hash %016llx, Pillow %016llx)",
+                  kern, seed, sw, sh, dw, dh, filt, (unsigned long long)got, want);
             bad += !(rc == 0 && got == want);
             nnoise++;
             free(src), free(dst);
@@ -64,6 +67,7 @@ int main(void) {
         }
         int exif;
         if (sscanf(line, "%*s %255s %d", name, &exif) != 2) continue;
+        if (resize_only && (strcmp(kind, "decode") == 0 || strcmp(kind, "draft") == 0)) continue;
         snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
         size_t len = 0;
         uint8_t *data = sg_test_read_file(path, &len);
@@ -103,11 +107,12 @@ int main(void) {
                 ok = ok && sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) == 0 &&
                      fnv1a64(out, 224 * 224 * 3) == want;
             }
-            CHECK(ok, "preprocess%s %s exif=%d filter=%d -> 224x224: 0 LSB from Pillow%s (hash %016llx, Pillow %016llx; %s)",
-                  fast ? " --fast-decode" : "", name, exif, filt, fast ? " draft()" : "", (unsigned long long)got, want, rc ? err : "ok");
+            CHECK(ok, "%s: preprocess%s %s exif=%d filter=%d -> 224x224: 0 LSB from Pillow%s (hash %016llx, Pillow %016llx; %s)",
+                  kern, fast ? " --fast-decode" : "", name, exif, filt, fast ? " draft()" : "", (unsigned long long)got, want,
+                  rc ? err : "ok");
             bad += !ok;
             nresize++;
-            if (filt == 2 && exif == 1 && !fast) { /* the file entry point gives the same bytes */
+            if (filt == 2 && exif == 1 && !fast && !resize_only) { /* the file entry point gives the same bytes */
                 uint8_t *out2 = malloc(224 * 224 * 3);
                 memset(out2, 0x5A, 224 * 224 * 3);
                 sg_preprocess_stats st = {0};
@@ -136,38 +141,34 @@ int main(void) {
         int ok = rc == 0 && fnv1a64(dst, (size_t)dw * dh * 3) == want;
         bad12 += !ok;
         n12++;
-        if (!ok) CHECK(0, "pillow_major=12: noise seed %u %dx%d -> %dx%d filter %d differs from Pillow 12.3", seed, sw, sh, dw, dh, filt);
+        if (!ok)
+            CHECK(0, "%s: pillow_major=12: noise seed %u %dx%d -> %dx%d filter %d differs from Pillow 12.3", kern, seed, sw, sh,
+                  dw, dh, filt);
         free(src), free(dst);
     }
     if (g) fclose(g);
-    CHECK(n12 >= 100 && bad12 == 0, "pillow_major=12: %d resizes 0 LSB from Pillow 12.3 (%d differ)", n12, bad12);
-    CHECK(ndecode >= 50 && nresize >= 100 && nnoise >= 100, "goldens found: %d decode, %d resize, %d noise (expected >= 50/100/100)",
-          ndecode, nresize, nnoise);
-    CHECK(bad == 0, "all %d goldens are 0 LSB from Pillow (%d differ)", ndecode + nresize + nnoise, bad);
-    CHECK(njpeg_streamed >= 20, "JPEG resize goldens through the streamed decode: %d (the rest have an EXIF orientation)",
-          njpeg_streamed);
+    CHECK(n12 >= 100 && bad12 == 0, "%s: pillow_major=12: %d resizes 0 LSB from Pillow 12.3 (%d differ)", kern, n12, bad12);
+    CHECK((resize_only || ndecode >= 50) && nresize >= 100 && nnoise >= 100,
+          "%s: goldens found: %d decode, %d resize, %d noise (expected >= %d/100/100)", kern, ndecode, nresize, nnoise,
+          resize_only ? 0 : 50);
+    CHECK(bad == 0, "%s: all %d goldens are 0 LSB from Pillow (%d differ)", kern, ndecode + nresize + nnoise, bad);
+    CHECK(njpeg_streamed >= 20, "%s: JPEG resize goldens through the streamed decode: %d (the rest have an EXIF orientation)",
+          kern, njpeg_streamed);
+    free(out);
+}
 
-    /* same size: Pillow returns an unfiltered copy */
-    uint8_t *src = noise(99, 224, 224);
-    memset(out, 0, 224 * 224 * 3);
-    CHECK(sg_resize_rgb(src, 224, 224, out, 224, 224, SG_RESAMPLE_BICUBIC) == 0 && memcmp(src, out, 224 * 224 * 3) == 0,
-          "224x224 input is copied, not filtered");
-    CHECK(sg_resize_rgb(src, 0, 224, out, 224, 224, SG_RESAMPLE_BILINEAR) == -1 &&
-              sg_resize_rgb(src, 224, 224, out, 224, 224, (sg_resample)7) == -1,
-          "resize refuses an empty size and an unknown filter");
-    free(src);
 
-    /* JPEGs decoded straight into the resize (16 rows at a time) give the bytes of decode-whole-then-resize:
-     * fresh noise JPEGs of many sizes, every subsampling, grey, CMYK and progressive, both filters, two output
-     * sizes, exact and --fast-decode. The goldens above already pass through the streamed path; this covers
-     * sizes they do not (odd widths, blocks straddling the resize window, upscales, one-axis resizes). */
+/* JPEGs decoded straight into the resize (16 rows at a time) give the bytes of decode-whole-then-resize: fresh
+ * noise JPEGs of many sizes (drawn from seed), every subsampling, grey, CMYK and progressive, both filters, two
+ * output sizes, exact and --fast-decode. The goldens already pass through the streamed path; this covers sizes
+ * they do not (odd widths, blocks straddling the resize window, upscales, one-axis resizes). */
+static void check_streamed(uint64_t seed, const char *kern) {
     {
         static const int subs[] = {TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411};
         int sizes[40][2] = {{1, 1}, {7, 5}, {16, 16}, {17, 33}, {224, 224}, {224, 300}, {300, 224}, {500, 375},
                             {375, 500}, {800, 600}, {333, 999}, {1000, 17}, {17, 1000}, {225, 223}};
         int nsizes = 14;
-        uint64_t seed = 0x2545F4914F6CDD1Dull ^ (uint64_t)time(NULL), rs = seed; /* fresh sizes every run */
-        printf("  streamed-vs-whole sizes seeded from %llu\n", (unsigned long long)seed);
+        uint64_t rs = seed;
         while (nsizes < 40) {
             rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
             sizes[nsizes][0] = 1 + (int)(rs % 1100);
@@ -207,9 +208,9 @@ int main(void) {
                 same += ok;
                 cases++;
                 if (!ok)
-                    CHECK(0, "streamed JPEG %dx%d sub %d%s%s -> %d filter %d fast %d: differs from the whole-image path (%d/%d: %s%s)",
-                          w, h, sub, cmyk ? " CMYK" : "", prog ? " progressive" : "", so.out_size, so.resample, so.fast_decode,
-                          r, r2, e1, e2);
+                    CHECK(0, "%s: streamed JPEG %dx%d sub %d%s%s -> %d filter %d fast %d: differs from the whole-image path (%d/%d: %s%s)",
+                          kern, w, h, sub, cmyk ? " CMYK" : "", prog ? " progressive" : "", so.out_size, so.resample,
+                          so.fast_decode, r, r2, e1, e2);
             }
             tjFree(jpg);
             free(px);
@@ -217,10 +218,108 @@ int main(void) {
         tjDestroy(tj);
         free(a), free(b);
         CHECK(same == cases && streamed >= cases / 2,
-              "streamed JPEG decode + resize = whole-image path, byte for byte: %d of %d cases (%d streamed, %d took the "
+              "%s: streamed JPEG decode + resize = whole-image path, byte for byte: %d of %d cases (%d streamed, %d took the "
               "whole-image path: vertical-first sizes)",
-              same, cases, streamed, fell_back);
+              kern, same, cases, streamed, fell_back);
     }
+}
+
+
+/* Feeds src (sw x sh) to a resize stream in chunks of 1..16 rows drawn from *rs. 0, or -1 when the size pair does not
+ * stream (vertical-first) or a call fails. */
+static int resize_streamed(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh, int filt, int major,
+                           uint64_t *rs) {
+    sg_resize_stream *r = sg_resize_stream_begin(sw, sh, dst, dw, dh, (sg_resample)filt, major);
+    if (!r) return -1;
+    int rc = 0;
+    for (int y = 0; y < sh && rc == 0;) {
+        int n = 1 + (int)(sg_test_splitmix64(rs) % 16);
+        if (n > sh - y) n = sh - y;
+        rc = sg_resize_stream_rows(r, src + (size_t)y * sw * 3, (size_t)sw * 3, y, n);
+        y += n;
+    }
+    if (rc == 0) rc = sg_resize_stream_end(r);
+    sg_resize_stream_free(r);
+    return rc;
+}
+
+/* The AVX2 kernels give the portable kernels' bytes: noise images of edge and random sizes (drawn from seed), both
+ * filters, both pass orders (Pillow 12 and 13), whole image and streamed in random chunks. The portable kernels are
+ * the plain Pillow arithmetic, checked against Pillow by the goldens; this covers the sizes the goldens do not (odd
+ * widths, widths around the AVX2 transpose's 16-byte loads, one-pixel axes, upscales, large downscale factors). */
+static void check_kernels_agree(uint64_t seed) {
+    static const int fixed[][4] = {{1, 1, 3, 2},   {1, 7, 1, 3},     {7, 1, 3, 1},     {2, 2, 224, 224}, {3, 5, 224, 224},
+                                   {5, 3, 4, 2},   {6, 6, 5, 5},     {7, 9, 3, 4},     {11, 5, 10, 4},   {16, 16, 15, 15},
+                                   {17, 33, 9, 7}, {1000, 17, 7, 3}, {17, 1000, 3, 7}, {4032, 3, 224, 1}, {3, 4032, 1, 224},
+                                   {333, 999, 224, 224}, {225, 223, 224, 224}, {640, 480, 224, 224}, {1, 300, 1, 224},
+                                   {300, 1, 224, 1}};
+    enum { NFIXED = sizeof fixed / sizeof fixed[0], NRANDOM = 200 };
+    uint64_t rs = seed;
+    int cases = 0, same = 0;
+    for (int i = 0; i < NFIXED + NRANDOM; i++) {
+        int sw, sh, dw, dh;
+        if (i < NFIXED) {
+            sw = fixed[i][0], sh = fixed[i][1], dw = fixed[i][2], dh = fixed[i][3];
+        } else { /* mostly downscales of up to 1200 pixels a side, some upscales */
+            sw = 1 + (int)(sg_test_splitmix64(&rs) % 1200), sh = 1 + (int)(sg_test_splitmix64(&rs) % 700);
+            dw = 1 + (int)(sg_test_splitmix64(&rs) % 300), dh = 1 + (int)(sg_test_splitmix64(&rs) % 300);
+        }
+        size_t ndst = (size_t)dw * dh * 3;
+        uint8_t *src = noise(5000u + (unsigned)i, sw, sh), *want = malloc(ndst), *got = malloc(ndst);
+        for (int filt = SG_RESAMPLE_BILINEAR; filt <= SG_RESAMPLE_BICUBIC; filt++)
+            for (int major = 12; major <= 13; major++) {
+                sg_resize_portable_kernels(1);
+                memset(want, 0xA5, ndst);
+                int rw = sg_resize_rgb_pillow(src, sw, sh, want, dw, dh, (sg_resample)filt, major);
+                sg_resize_portable_kernels(0);
+                memset(got, 0x5A, ndst);
+                int ok = rw == 0 && sg_resize_rgb_pillow(src, sw, sh, got, dw, dh, (sg_resample)filt, major) == 0 &&
+                         memcmp(want, got, ndst) == 0;
+                memset(got, 0x3C, ndst);
+                int rstream = resize_streamed(src, sw, sh, got, dw, dh, filt, major, &rs);
+                ok = ok && (rstream == -1 || memcmp(want, got, ndst) == 0);
+                cases++, same += ok;
+                if (!ok)
+                    CHECK(0, "AVX2 resize %dx%d -> %dx%d filter %d pillow %d differs from the portable kernels (%s)", sw, sh,
+                          dw, dh, filt, major, rstream == 0 ? "whole image or streamed" : "whole image");
+            }
+        free(src), free(want), free(got);
+    }
+    CHECK(same == cases, "AVX2 resize kernels = portable kernels, byte for byte, whole image and streamed: %d of %d cases",
+          same, cases);
+}
+
+int main(void) {
+    const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+    uint64_t seed = 0x2545F4914F6CDD1Dull ^ (uint64_t)time(NULL); /* fresh random sizes every run */
+    printf("  random sizes seeded from %llu\n", (unsigned long long)seed);
+    /* The kernels this CPU picks first; then, where that was AVX2, the same checks on the portable kernels (what CPUs
+     * without AVX2 and other architectures run), and the two compared on more sizes. */
+    int avx2 = sg_resize_portable_kernels(0);
+    const char *kern = avx2 ? "AVX2 kernels" : "portable kernels";
+    check_goldens(root, kern, 0);
+    check_streamed(seed, kern);
+    if (avx2) {
+        sg_resize_portable_kernels(1);
+        check_goldens(root, "portable kernels", 1);
+        check_streamed(seed, "portable kernels");
+        sg_resize_portable_kernels(0);
+        check_kernels_agree(seed);
+    } else {
+        SKIP("AVX2 resize kernels: not in this build or not on this CPU (the portable ones ran above)");
+    }
+    char path[4096];
+    uint8_t *out = malloc(224 * 224 * 3);
+    /* same size: Pillow returns an unfiltered copy */
+    uint8_t *src = noise(99, 224, 224);
+    memset(out, 0, 224 * 224 * 3);
+    CHECK(sg_resize_rgb(src, 224, 224, out, 224, 224, SG_RESAMPLE_BICUBIC) == 0 && memcmp(src, out, 224 * 224 * 3) == 0,
+          "224x224 input is copied, not filtered");
+    CHECK(sg_resize_rgb(src, 0, 224, out, 224, 224, SG_RESAMPLE_BILINEAR) == -1 &&
+              sg_resize_rgb(src, 224, 224, out, 224, 224, (sg_resample)7) == -1,
+          "resize refuses an empty size and an unknown filter");
+    free(src);
+
 
     /* caps: a real image just over the pixel cap and the file cap fails with a message naming the cap */
     snprintf(path, sizeof path, "%s/tests/images/jpeg_big_800x600.jpg", root);
