@@ -22,8 +22,8 @@
 // under compute-sanitizer racecheck a batch-2 launch runs for seconds, and one of gpu-check's runs (sm90:fp8,
 // batch 2) trapped once while 20 reruns (10 with this limit at 2^40) were clean. Measured in session 29 (every
 // wait timed; docs/perf-notes.md): without a sanitizer no wait passes 6e5 cycles; under racecheck the longest are a
-// storer's, idle until its next tile, which grow with the run (3.1e9 cycles at batch 12, 73 % of 2^32), the others
-// stay below 8e8. (-DSG_SPIN_LIMIT=... overrides it for such experiments.)
+// storer's, idle until its next tile, which grow with the run (3.9e9 cycles at batch 12, 90 % of 2^32), the others
+// stay below 8.5e8. (-DSG_SPIN_LIMIT=... overrides it for such experiments.)
 #ifndef SG_SPIN_LIMIT
 #define SG_SPIN_LIMIT (1ull << 35)
 #endif
