@@ -7,8 +7,6 @@
  */
 #include "preprocess/internal.h"
 
-static uint32_t sg_le16(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8); }
-
 int sg_pre_is_bmp16(const uint8_t *d, size_t len) {
     if (len < 54 || sg_le32(d + 14) < 40) return 0;
     uint32_t comp = sg_le32(d + 30);

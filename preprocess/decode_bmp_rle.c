@@ -25,8 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint32_t sg_le16(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8); }
-
 int sg_pre_is_bmp_rle(const uint8_t *d, size_t len) {
     if (len < 34 || sg_le32(d + 14) < 40) return 0; /* an OS/2 core header has no compression field */
     uint32_t comp = sg_le32(d + 30);

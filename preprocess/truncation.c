@@ -10,7 +10,6 @@
 
 #include <string.h>
 
-static uint32_t sg_le16(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8); }
 static uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
 static uint32_t sg_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
