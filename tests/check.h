@@ -3,7 +3,7 @@
  * CHECK(cond, fmt, ...) prints "PASS: <what>" or "FAIL: <file>:<line>: <what>" and counts failures;
  * SKIP(fmt, ...) records a check that could not run here; CHECK_DONE() returns the exit status for main;
  * sg_test_read_file / sg_test_read_floats / sg_test_read_i32 read a test input whole; sg_test_clock_s reads a
- * clock (wall or CPU time) for the timing lines; sg_test_poisoned makes a NaN-filled output buffer;
+ * clock (wall or CPU time) for the timing lines and sg_test_sort_doubles sorts timings for their medians; sg_test_poisoned makes a NaN-filled output buffer;
  * sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal / sg_test_frand are the
  * seeded generators the tests draw their data from (each test keeps its own state, so a
  * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here;
@@ -92,6 +92,12 @@ static inline double sg_test_clock_s(clockid_t id) {
     clock_gettime(id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+/* Sorts n doubles in increasing order (timings, for medians and percentiles). */
+static inline int sg_test_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static inline void sg_test_sort_doubles(double *v, size_t n) { qsort(v, n, sizeof *v, sg_test_cmp_double); }
 /* n floats, all NaN, in a malloc'd buffer (free it): an output buffer that shows any element left unwritten. */
 static inline float *sg_test_poisoned(size_t n) {
     float *p = malloc((n ? n : 1) * sizeof(float));

@@ -57,11 +57,6 @@ static int compare(const char *what, const float *a, const float *b, int n, size
     return wa <= 1e-4 && wc >= 0.99999;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s MODEL PIXELS.f32 [--n N] [--threads T] [--repeat R] [--pooled OUT] [--last OUT] "
@@ -118,8 +113,8 @@ int main(int argc, char **argv) {
         cpu[r] = sg_test_clock_s(CLOCK_PROCESS_CPUTIME_ID) - ac;
         printf("run %d: %.4f s wall, %.4f s cpu\n", r, runs[r], cpu[r]);
     }
-    qsort(runs, (size_t)repeat, sizeof *runs, cmp_double);
-    qsort(cpu, (size_t)repeat, sizeof *cpu, cmp_double);
+    sg_test_sort_doubles(runs, (size_t)repeat);
+    sg_test_sort_doubles(cpu, (size_t)repeat);
     double med = runs[repeat / 2], medc = cpu[repeat / 2], fl = flops_per_image(c);
     /* cpu seconds (all threads) measure the work independently of other processes on a shared machine. */
     printf("median %.4f s for %d images: %.4f s/image, %.2f GFLOP/image, %.1f GFLOP/s; "

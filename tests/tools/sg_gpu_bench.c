@@ -23,11 +23,6 @@
 
 static double now(void) { return sg_test_clock_s(CLOCK_MONOTONIC); }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s WEIGHTS BACKEND[:fp8|:bf16] BATCH[,BATCH...]\n", argv[0]);
@@ -97,7 +92,7 @@ int main(int argc, char **argv) {
             if (sg_backend_embed(b, pix, n, out, err, sizeof err)) goto fail;
             lat[i] = now() - a;
         }
-        qsort(lat, iters, sizeof lat[0], cmp_double);
+        sg_test_sort_doubles(lat, (size_t)iters);
         /* Throughput: `rounds` batches, two in flight. The steady-state clock starts when the first batch is
          * collected: the second is then already queued behind it, so the window holds rounds - 1 batch periods and
          * none of the pipeline's fill (the first batch's staging and upload with nothing to overlap them, ~1 ms a

@@ -22,13 +22,8 @@
 /* CPU time: the build machine is shared, wall time is not ours */
 static double now(void) { return sg_test_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    sg_test_sort_doubles(v, (size_t)n);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

@@ -20,11 +20,6 @@
 
 static double now(void) { return sg_test_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int usage(const char *argv0) {
     fprintf(stderr, "usage: %s [--reps N] [--out S] [--filter 2|3] [--mode stream|whole] [WxH ...]\n", argv0);
     return 2;
@@ -81,7 +76,7 @@ int main(int argc, char **argv) {
             free(src);
             continue;
         }
-        qsort(t, (size_t)reps, sizeof *t, cmp_d);
+        sg_test_sort_doubles(t, (size_t)reps);
         uint64_t h = 0xcbf29ce484222325ull;
         for (size_t k = 0; k < (size_t)out * out * 3; k++) h = (h ^ dst[k]) * 0x100000001b3ull;
         printf("%-10s %8.3f ms  (%.3f, %.3f)  out %016llx\n", arg, 1e3 * t[reps / 2], 1e3 * t[0], 1e3 * t[reps - 1],
