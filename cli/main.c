@@ -32,6 +32,7 @@
 #include "pipeline.h"
 #include "progress.h"
 #include "resume.h"
+#include "resume_check.h"
 #include "shard.h"
 #include "shown_path.h"
 #include "text_run.h"
@@ -427,7 +428,8 @@ int main(int argc, char **argv) {
         setup_error(err);
         goto out;
     }
-    sg_cli_resume_info ri = {0, 0, 0};
+    sg_cli_resume_info ri;
+    memset(&ri, 0, sizeof ri);
     if (a.resume) {
         struct stat rst;
         if (!a.quiet && stat(a.output, &rst) == 0 && rst.st_size > (64 << 20)) /* ~1 s a 64 MB: say what it does */
@@ -438,10 +440,6 @@ int main(int argc, char **argv) {
             setup_error(err);
             goto out;
         }
-        if (a.verbose || (ri.dropped_bytes && !a.quiet))
-            fprintf(stderr, "siglip2-embed: resuming %s: %llu %s already there%s\n", shown_out,
-                    (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
-                    ri.dropped_bytes ? ", torn last line removed" : "");
     }
     double t_setup = sg_cli_now();
     int replaced = 0;
@@ -505,6 +503,20 @@ int main(int argc, char **argv) {
     if (strcmp(b->name, "cuda") == 0 && a.precision == SG_PRECISION_FP8)
         fprintf(stderr, "siglip2-embed: warning: --precision fp8 ignored: the cuda backend computes in bf16 (FP8 runs "
                         "in the sm90 and sm100 megakernels: H100 / H200, B200)\n");
+    /* --resume: the file's rows were made by this model and labels (a few embedded again), then its torn last
+     * line goes; a refused run leaves the file as it was. */
+    if (a.resume) {
+        sg_cli_resume_check_cfg chk = {a.output, &ri, b, &pre, a.normalize, labels ? &zs : NULL, a.verbose, a.quiet};
+        if (sg_cli_resume_check(&chk, err, sizeof err) != 0 ||
+            sg_cli_resume_cut_torn(a.output, &ri, err, sizeof err) != 0) {
+            setup_error(err);
+            goto out;
+        }
+        if (a.verbose || (ri.dropped_bytes && !a.quiet))
+            fprintf(stderr, "siglip2-embed: resuming %s: %llu %s already there%s\n", shown_out,
+                    (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
+                    ri.dropped_bytes ? ", torn last line removed" : "");
+    }
     sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume, 0, labels ? &zs : NULL};
     w = sg_cli_writer_open(&wc, err, sizeof err);
     if (!w) {

@@ -215,9 +215,10 @@ static int embedding_prefix(const char **p, const char *end, int dim) {
     return expect_prefix(p, end, "]}");
 }
 
-/* sg_cli_resume_parse_line for either kind of row (k), at dim (0: any count of at least one number). */
-static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
-                     char *err, size_t errlen) {
+/* sg_cli_resume_parse_line for either kind of row (k), at dim (0: any count of at least one number); with emb
+ * (dim > 0), also the row's numbers, and *nonfinite = 1 if one of them was written null (a NaN or infinity). */
+static int parse_row_values(const row_key *k, const char *line, size_t len, int dim, sg_cli_buf *key,
+                            sg_cli_resume_row *row, float *emb, int *nonfinite, char *err, size_t errlen) {
     const char *p = line, *end = line + len;
     sg_cli_resume_row r = {0};
     if (expect(&p, end, k->start) != 0) {
@@ -307,6 +308,7 @@ static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg
         } else if (!seen_null) {
             ss += v * v;
         }
+        if (emb && count < dim) emb[count] = (float)v;
         count++;
         if (p < end && *p == ',') {
             p++;
@@ -326,10 +328,16 @@ static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg
     if (p != end) goto trailing;
     r.norm = sqrt(ss);
     if (row) *row = r;
+    if (nonfinite) *nonfinite = seen_null;
     return 0;
 trailing:
     snprintf(err, errlen, "unexpected bytes after the row's closing brace");
     return -1;
+}
+
+static int parse_row(const row_key *k, const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
+                     char *err, size_t errlen) {
+    return parse_row_values(k, line, len, dim, key, row, NULL, NULL, err, errlen);
 }
 
 int sg_cli_resume_parse_line(const char *line, size_t len, int dim, sg_cli_buf *key, sg_cli_resume_row *row,
@@ -452,7 +460,7 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zerosho
     size_t cap = 0;
     ssize_t n;
     uint64_t lineno = 0, keep = 0;
-    int rc = 0, torn = 0;
+    int rc = 0, torn = 0, slot_filled[SG_RESUME_PROBES] = {0};
     sg_cli_buf key = {0}, lab = {0};
     sg_cli_pathset run_labels = {0};
     if (zs) label_set(zs, &run_labels);
@@ -521,6 +529,16 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zerosho
         sg_cli_pathset_add(done, key.p);
         info->rows++;
         info->null_rows += row.is_null != 0;
+        if (!row.is_null) /* probe slots: the first row, the first from 1/4, 1/2 and 3/4 of the bytes on, the last */
+            for (int s = 0; s < SG_RESUME_PROBES; s++) {
+                int take = s == SG_RESUME_PROBES - 1 ||
+                           (!slot_filled[s] && keep >= (uint64_t)st.st_size * (uint64_t)s / (SG_RESUME_PROBES - 1));
+                if (!take) continue;
+                slot_filled[s] = 1;
+                info->probe[s].offset = keep;
+                info->probe[s].lineno = lineno;
+                info->probe[s].len = (size_t)n - 1;
+            }
         keep += (uint64_t)n;
     }
     if (rc == 0 && ferror(f)) {
@@ -532,11 +550,44 @@ int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zerosho
     sg_cli_buf_free(&lab);
     sg_cli_pathset_free(&run_labels);
     fclose(f);
-    if (rc != 0 || !torn) return rc;
-    if (truncate(path, (off_t)keep) != 0) {
-        snprintf(err, errlen, "%s: cannot cut off the torn last line: %s", shown, strerror(errno));
+    if (rc != 0) return rc;
+    /* the probe slots that found a row, each row once, in slot order */
+    for (int s = 0; s < SG_RESUME_PROBES; s++) {
+        int dup = !slot_filled[s];
+        for (int t = 0; t < info->nprobes && !dup; t++) dup = info->probe[t].lineno == info->probe[s].lineno;
+        if (!dup) info->probe[info->nprobes++] = info->probe[s];
+    }
+    info->keep_bytes = keep;
+    if (torn) info->dropped_bytes = (uint64_t)st.st_size - keep;
+    return 0;
+}
+
+int sg_cli_resume_cut_torn(const char *path, const sg_cli_resume_info *info, char *err, size_t errlen) {
+    if (!info->dropped_bytes) return 0;
+    if (truncate(path, (off_t)info->keep_bytes) != 0) {
+        char shown[4096];
+        snprintf(err, errlen, "%s: cannot cut off the torn last line: %s", sg_cli_shown_path(path, shown, sizeof shown),
+                 strerror(errno));
         return -1;
     }
-    info->dropped_bytes = (uint64_t)st.st_size - keep;
     return 0;
+}
+
+int sg_cli_resume_probe_row(const char *path, const sg_cli_resume_info *info, int i, int dim, sg_cli_buf *line,
+                            sg_cli_buf *key, float *emb, sg_cli_resume_row *row) {
+    if (i < 0 || i >= info->nprobes || dim <= 0) return -1;
+    const size_t len = info->probe[i].len;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    sg_cli_buf_clear(line);
+    sg_cli_buf_reserve(line, len + 1);
+    ssize_t got = pread(fd, line->p, len, (off_t)info->probe[i].offset);
+    close(fd);
+    if (got != (ssize_t)len) return -1;
+    line->p[len] = '\0';
+    line->len = len;
+    char err[200];
+    int nonfinite = 1;
+    if (parse_row_values(&k_path, line->p, len, dim, key, row, emb, &nonfinite, err, sizeof err) != 0) return -1;
+    return nonfinite || row->is_null ? -1 : 0;
 }

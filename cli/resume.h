@@ -28,10 +28,19 @@
 #include "pathset.h"
 #include "zeroshot.h"
 
+/* Rows with an embedding that sg_cli_resume_check embeds again (cli/resume_check.h): the first, the first at or
+ * after a quarter, half and three quarters of the file's bytes, and the last (the same row may fill several). */
+#define SG_RESUME_PROBES 5
 typedef struct sg_cli_resume_info {
     uint64_t rows;          /* complete rows kept */
-    uint64_t dropped_bytes; /* bytes of the torn last line cut off (0 if none) */
+    uint64_t dropped_bytes; /* bytes of the torn last line, cut off by sg_cli_resume_cut_torn (0 if none) */
     uint64_t null_rows;     /* of rows, those with "embedding":null (inputs that failed in an earlier run) */
+    uint64_t keep_bytes;    /* the whole rows' bytes: where a torn last line begins */
+    int nprobes;            /* probe rows found (0 .. SG_RESUME_PROBES) */
+    struct {
+        uint64_t offset, lineno; /* where the row starts in the file, and its line number (1-based) */
+        size_t len;              /* its length without the '\n' */
+    } probe[SG_RESUME_PROBES];
 } sg_cli_resume_info;
 
 /* What sg_cli_resume_parse_line learns of a row besides its path, in the same pass. */
@@ -64,7 +73,8 @@ int sg_cli_resume_is_any_row(const char *line, size_t len, int torn);
 
 /* Prepares `path` for appending: a missing file is fine (nothing done yet); otherwise every line ending in
  * '\n' must be one of our rows with `dim` floats and a last line without '\n' a torn one
- * (sg_cli_resume_is_torn_row; then cut off), and the path of every row is added to done, once per row (each
+ * (sg_cli_resume_is_torn_row; cut off later by sg_cli_resume_cut_torn, so that a run refused before it writes
+ * leaves the file as it was), and the path of every row is added to done, once per row (each
  * skips one occurrence of its input: sg_cli_pathset_take). `flags` (SG_RESUME_*) and zs (the run's zero-shot
  * labels, NULL without --labels) say how the run writes its rows, and the file's rows with an embedding must
  * match, so the continued file holds one kind of row: "labels" exactly with --labels, and unit-norm vectors
@@ -75,5 +85,15 @@ int sg_cli_resume_is_any_row(const char *line, size_t len, int torn);
 enum { SG_RESUME_RAW = 1 }; /* the run has --no-normalize */
 int sg_cli_resume_prepare(const char *path, int dim, int flags, const sg_zeroshot *zs, sg_cli_pathset *done,
                           sg_cli_resume_info *info, char *err, size_t errlen);
+
+/* Cuts off the torn last line that sg_cli_resume_prepare found (info->dropped_bytes of them), just before the run
+ * appends. 0 (nothing to cut included), or -1 with err. */
+int sg_cli_resume_cut_torn(const char *path, const sg_cli_resume_info *info, char *err, size_t errlen);
+
+/* Reads probe row i (0 .. info->nprobes - 1) of the file again: its path's exact bytes into key, its dim numbers
+ * into emb, and *row as sg_cli_resume_parse_line gives it. 0, or -1 if the row cannot be read back as it was or
+ * holds a value that is not finite (written null). */
+int sg_cli_resume_probe_row(const char *path, const sg_cli_resume_info *info, int i, int dim, sg_cli_buf *line,
+                            sg_cli_buf *key, float *emb, sg_cli_resume_row *row);
 
 #endif

@@ -13,6 +13,9 @@ rows after a resume; --no-normalize is refused on a file of normalised rows.
 Session 28: runs on one JSONL at once (three --resume runs started together): one writes, the others are refused,
 and every input is there once; a file whose end a crash left as zero bytes is resumed; null rows of an earlier run
 make a resumed run exit 1; a resume whose inputs match none of the file's rows (another spelling) says so.
+Session 30: a file written with other weights of the same dim, or zero-shot scores of another --template, is
+refused untouched (its torn line too); an input changed since its row was written is named and the run goes on;
+with the probe rows' inputs gone the run goes on unchecked (-v says so).
 """
 import json
 import os
@@ -212,4 +215,97 @@ other = os.path.join(os.path.dirname(ALL[0]), ".", os.path.basename(ALL[0]))
 r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "--resume", other, "-o", sp], capture_output=True, timeout=600)
 check(r.returncode == 0 and b"none of the 2 rows" in r.stderr,
       f"--resume with inputs spelled otherwise: a warning that no row matched ({r.stderr.decode().strip()[-120:]})")
+
+# --- session 30: rows of other weights or another --template are refused; an input changed since is named
+# Another checkpoint of the same shape: a copy with every other value of each weight matrix negated (same dim,
+# same grammar; cosine -0.22 to 0.26 to the real one's rows over the 101 test images and noise images tried).
+import struct  # noqa: E402
+
+other_w = os.path.join(work, "other_weights")
+shutil.copytree(FIX, other_w)
+st_path = os.path.join(other_w, "model.safetensors")
+blob = bytearray(open(st_path, "rb").read())
+hlen = struct.unpack("<Q", blob[:8])[0]
+head = json.loads(blob[8:8 + hlen])
+for key, t in head.items():
+    if key != "__metadata__" and key.endswith("weight") and len(t["shape"]) >= 2:
+        assert t["dtype"] == "F32"
+        s0, s1 = t["data_offsets"]
+        for i in range(8 + hlen + s0 + 3, 8 + hlen + s1, 8):
+            blob[i] ^= 0x80
+open(st_path, "wb").write(blob)
+W_OTHER = ["--backend", "cpu", "--weights", other_w, "-q", "-b", "4", "-j", "2"]
+
+mix = os.path.join(work, "mix.jsonl")
+subprocess.run([BIN] + W + ALL[:12] + ["-o", mix], capture_output=True, timeout=600)
+with open(mix, "ab") as f:
+    f.write(b'{"path":"' + ALL[12].encode() + b'","embedding":[0.1,0.2')  # a torn last line too
+before = open(mix, "rb").read()
+r = subprocess.run([BIN] + W_OTHER + ["--resume"] + ALL[:20] + ["-o", mix], capture_output=True, timeout=600)
+err = r.stderr.decode(errors="replace")
+check(r.returncode == 2 and open(mix, "rb").read() == before and "not made by these weights" in err and
+      "cosine" in err,
+      f"--resume with other weights of the same dim: exit 2, the file untouched, its torn line too (exit "
+      f"{r.returncode}: {err.strip()[-220:]})")
+r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "-v", "--resume"] + ALL[:20] + ["-o", mix], capture_output=True,
+                   timeout=600)
+rows, torn = read_rows(mix)
+err = r.stderr.decode(errors="replace")
+check(r.returncode == 0 and not torn and [x["path"] for x in rows] == ALL[:20] and
+      "3 of 3 of the file's inputs embedded again agree" in err,
+      f"--resume with the weights the file was written with: checked (3 of 3 agree) and finished, torn line cut "
+      f"({len(rows)} rows; {[ln for ln in err.splitlines() if 'resume' in ln][:1]})")
+
+# an input changed since its row was written: named, and the run goes on; its row stays
+chg_dir = os.path.join(work, "chg")
+os.makedirs(chg_dir)
+chg = [os.path.join(chg_dir, f"{i}.ppm") for i in range(6)]
+for i, pth in enumerate(chg):
+    px = nrng.integers(0, 256, size=(40, 50, 3), dtype=np.uint8)
+    open(pth, "wb").write(b"P6\n50 40\n255\n" + px.tobytes())
+# the first input, then other pixels under its name: two images this tiny random model tells apart (cosine -0.36;
+# its embeddings of unlike images are often above 0.97, so random ones would not do)
+shutil.copy(os.path.join(IMAGES, "png_gray16.png"), chg[0])
+chg_out = os.path.join(work, "chg.jsonl")
+subprocess.run([BIN] + W + chg[:4] + ["-o", chg_out], capture_output=True, timeout=600)
+first_row = open(chg_out, "rb").readline()
+shutil.copy(os.path.join(IMAGES, "png_short_palette.png"), chg[0])
+r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "--resume"] + chg + ["-o", chg_out], capture_output=True, timeout=600)
+rows, torn = read_rows(chg_out)
+err = r.stderr.decode(errors="replace")
+check(r.returncode == 0 and [x["path"] for x in rows] == chg and open(chg_out, "rb").readline() == first_row and
+      "embeds differently now" in err and chg[0] in err,
+      f"--resume after one input changed: a warning names it, its row stays, the run finishes ({len(rows)} rows; "
+      f"{err.strip()[-200:]})")
+# every input behind the probe rows gone: nothing to compare, said with -v, and the run goes on
+gone_out = os.path.join(work, "gone.jsonl")
+subprocess.run([BIN] + W + chg[1:3] + ["-o", gone_out], capture_output=True, timeout=600)
+for pth in chg[1:3]:
+    os.unlink(pth)
+r = subprocess.run([BIN] + W_OTHER[:-5] + ["-b", "4", "-v", "--resume"] + chg[3:] + ["-o", gone_out],
+                   capture_output=True, timeout=600)
+rows, torn = read_rows(gone_out)
+check(r.returncode == 0 and len(rows) == 5 and b"weights were not checked" in r.stderr,
+      f"--resume whose probe rows' inputs are gone: not checked, said with -v, the run goes on (exit {r.returncode}, "
+      f"{len(rows)} rows)")
+
+# --labels: the scores in the file against this run's labels and --template
+TXT = fixture("tinytext")
+WL = ["--backend", "cpu", "--weights", TXT, "-q", "-b", "4", "-j", "2", "--labels", "cat,dog,car,tree", "--top-k", "2"]
+lab_out = os.path.join(work, "lab.jsonl")
+subprocess.run([BIN] + WL + ALL[:6] + ["-o", lab_out], capture_output=True, timeout=600)
+before = open(lab_out, "rb").read()
+refused = []
+for tmpl in ["a photo of a {}.", "{}", "This is a photo of {}"]:
+    r = subprocess.run([BIN] + WL + ["--template", tmpl, "--resume"] + ALL[:8] + ["-o", lab_out], capture_output=True,
+                       timeout=600)
+    refused.append(r.returncode == 2 and b"--template" in r.stderr and open(lab_out, "rb").read() == before)
+check(all(refused), f"--resume --labels with another --template (3 of them, one only without its final period): "
+      f"refused, the file untouched ({refused})")
+r = subprocess.run([BIN] + WL + ["--template", "This is a photo of {}.", "--resume"] + ALL[:8] + ["-o", lab_out],
+                   capture_output=True, timeout=600)
+rows, torn = read_rows(lab_out)
+check(r.returncode == 0 and [x["path"] for x in rows] == ALL[:8],
+      f"--resume --labels with the --template the file was written with (the default, spelled out): finished "
+      f"({len(rows)} rows, exit {r.returncode})")
 done()

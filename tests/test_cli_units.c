@@ -396,6 +396,65 @@ static int prepare_labels(const char *path, char **labels, int n, int top_k, int
     return rc;
 }
 
+/* The probe rows --resume embeds again (cli/resume_check.h): the first and last rows with an embedding and those
+ * at a quarter, half and three quarters of the bytes, each once; read back with their paths and numbers. */
+static void test_resume_probes(const char *path) {
+    sg_cli_buf all = {0}, line = {0}, key = {0};
+    for (int i = 0; i < 40; i++) {
+        char row[160];
+        if (i % 7 == 3)
+            snprintf(row, sizeof row, "{\"path\":\"n%d\",\"embedding\":null}\n", i);
+        else
+            snprintf(row, sizeof row, "{\"path\":\"p%d\",\"embedding\":[%d,0.5,-2.5e-07]}\n", i, i);
+        sg_cli_buf_puts(&all, row);
+    }
+    sg_cli_buf_puts(&all, "{\"path\":\"z\",\"embedding\":null}\n{\"path\":\"t\",\"embedding\":[1,"); /* torn */
+    write_file(path, all.p);
+    sg_cli_pathset set = {0};
+    sg_cli_resume_info info;
+    char err[256] = "";
+    int ok = sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.nprobes == 5;
+    /* the rows expected: for each quarter of the file's bytes, the first row with an embedding starting there */
+    int want[5] = {0, -1, -1, -1, 39};
+    size_t off = 0;
+    for (int i = 0; i < 40; i++) {
+        for (int q = 1; q <= 3; q++)
+            if (want[q] < 0 && i % 7 != 3 && off >= all.len * (size_t)q / 4) want[q] = i;
+        off += strchr(all.p + off, '\n') + 1 - (all.p + off);
+    }
+    float emb[3];
+    for (int i = 0; ok && i < 5; i++) {
+        sg_cli_resume_row row;
+        char name[16];
+        snprintf(name, sizeof name, "p%d", want[i]);
+        ok = sg_cli_resume_probe_row(path, &info, i, 3, &line, &key, emb, &row) == 0 && strcmp(key.p, name) == 0 &&
+             emb[0] == (float)want[i] && emb[1] == 0.5f && emb[2] == -2.5e-07f &&
+             info.probe[i].lineno == (uint64_t)want[i] + 1;
+        if (!ok) snprintf(err, sizeof err, "probe %d: %s, line %llu", i, key.p ? key.p : "-", (unsigned long long)info.probe[i].lineno);
+    }
+    CHECK(ok, "resume: five probe rows, first to last, read back with their paths and numbers (%s)", err);
+    sg_cli_pathset_free(&set);
+    /* a row whose numbers include a null (NaN written) is no probe once read back; neither is a null row */
+    write_file(path, "{\"path\":\"a\",\"embedding\":[3,null,1]}\n{\"path\":\"b\",\"embedding\":null}\n");
+    sg_cli_resume_row row;
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.nprobes == 1 &&
+              sg_cli_resume_probe_row(path, &info, 0, 3, &line, &key, emb, &row) == -1 &&
+              sg_cli_resume_probe_row(path, &info, 1, 3, &line, &key, emb, &row) == -1,
+          "resume: a row with a non-finite value is not read back as a probe; a null row is never one");
+    /* the file changed between the preparation and the check: the row is not what was found */
+    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]}\n");
+    sg_cli_pathset_free(&set);
+    CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.nprobes == 1,
+          "resume: one probe");
+    write_file(path, "{\"path\":\"a\",\"embedding\":[1,2,3]]\n");
+    CHECK(sg_cli_resume_probe_row(path, &info, 0, 3, &line, &key, emb, &row) == -1,
+          "resume: a probe row that no longer parses is not read back");
+    sg_cli_pathset_free(&set);
+    sg_cli_buf_free(&all);
+    sg_cli_buf_free(&line);
+    sg_cli_buf_free(&key);
+}
+
 static void test_resume(void) {
     sg_cli_buf key = {0};
     char err[256];
@@ -471,14 +530,23 @@ static void test_resume(void) {
           "resume: keeps 2 rows, drops the torn line (%llu bytes)", (unsigned long long)info.dropped_bytes);
     size_t len;
     char *s = slurp(path, &len);
-    CHECK(s && len == 63 && s[len - 1] == '\n', "resume: file truncated to the last whole line (%zu bytes)", len);
+    CHECK(s && len == 91, "resume: the preparation leaves the torn line in place (%zu bytes)", len);
     free(s);
+    CHECK(sg_cli_resume_cut_torn(path, &info, err, sizeof err) == 0 && (s = slurp(path, &len)) && len == 63 &&
+              s[len - 1] == '\n',
+          "resume: the cut leaves the file at its last whole line (%zu bytes)", len);
+    free(s);
+    CHECK(info.nprobes == 1 && info.probe[0].lineno == 1 && info.probe[0].offset == 0,
+          "resume: the one row with an embedding is the only probe row (%d)", info.nprobes);
     sg_cli_pathset_free(&set);
     write_file(path, "{\"pa");
     CHECK(sg_cli_resume_prepare(path, 3, SG_RESUME_RAW, NULL, &set, &info, err, sizeof err) == 0 && info.rows == 0 &&
-              info.dropped_bytes == 4,
+              info.dropped_bytes == 4 && info.nprobes == 0 && sg_cli_resume_cut_torn(path, &info, err, sizeof err) == 0 &&
+              (s = slurp(path, &len)) && len == 0,
           "resume: a file holding only the start of a row is emptied");
+    free(s);
     sg_cli_pathset_free(&set);
+    test_resume_probes(path);
     /* Issue 14, item 2: only a final line without newline that starts like our row may be cut off. */
     static const char row_a[] = "{\"path\":\"a\",\"embedding\":[1,2,3]}\n";
     /* labels and the run must agree: a --labels file continues only with --labels, and the other way round */
