@@ -210,19 +210,16 @@ static void say_kept(const char *output) {
 /* JSONL to a regular file is written in place (appended with --resume): two runs on one file would interleave or
  * duplicate its rows (two --resume runs each append every input). The run holds an flock() on FILE from before it
  * reads it for --resume to its end, and a run that finds FILE locked is refused. With --resume a missing FILE is
- * created now, so that two runs starting together cannot both begin from nothing. 0, or -1 with err. */
+ * created now, so that two runs starting together cannot both begin from nothing; without, the writer locks it
+ * as it creates it (writer.c). 0, or -1 with err. */
 static int lock_jsonl(const char *output, int resume, int *fd, char *err, size_t errlen) {
     sg_cli_out_target t;
     if (!output || sg_cli_out_resolve(output, &t, err, errlen) != 0) return output ? -1 : 0;
     int rc = 0;
     if (t.mode == SG_OUT_REPLACE && (t.exists || resume)) {
         *fd = open(t.path, O_RDONLY | (resume ? O_CREAT : 0) | O_CLOEXEC, 0666);
-        if (*fd >= 0 && flock(*fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-            char shown[4096];
-            snprintf(err, errlen, "%s is being written by another siglip2-embed run (it holds the file's lock): wait for "
-                     "it to end, or write elsewhere", sg_cli_shown_path(output, shown, sizeof shown));
-            rc = -1;
-        }
+        char shown[4096];
+        if (*fd >= 0) rc = sg_cli_out_lock(*fd, sg_cli_shown_path(output, shown, sizeof shown), err, errlen);
     }
     sg_cli_out_target_free(&t);
     return rc;

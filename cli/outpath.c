@@ -207,3 +207,10 @@ int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen)
     free(dir);
     return count;
 }
+
+int sg_cli_out_lock(int fd, const char *shown, char *err, size_t errlen) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return 0;
+    snprintf(err, errlen, "%s is being written by another siglip2-embed run (it holds the file's lock): wait for it "
+             "to end, or write elsewhere", shown);
+    return -1;
+}

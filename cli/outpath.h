@@ -45,6 +45,11 @@ int sg_cli_out_open_in_place(const sg_cli_out_target *t, char *err, size_t errle
 
 void sg_cli_out_target_free(sg_cli_out_target *t);
 
+/* Takes an exclusive flock() on fd, an output written in place (JSONL), for as long as fd stays open; shown is
+ * the output as messages show it. 0 (a file system without locks included), or -1 with "being written by another
+ * run" in err when another run holds it. */
+int sg_cli_out_lock(int fd, const char *shown, char *err, size_t errlen);
+
 /* The folder path is in, malloc'd: "." for a bare name, "/" for a name in the root. */
 char *sg_cli_out_dir(const char *path);
 

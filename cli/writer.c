@@ -215,10 +215,36 @@ static int open_replaced(sg_cli_writer *w, const sg_cli_out_target *t, char *err
     return 0;
 }
 
-/* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats and JSON to a
- * regular file (open_replaced); in place for JSONL to a regular file: appended with --resume, created now when
- * new, and when it exists only checked for writing now and truncated at the first row (lazy_path).
+/* A new JSONL file, created and flock()ed in one step (the lock held by w->f's descriptor to the end): main.c's
+ * lock covers a JSONL that exists when the run starts (and --resume's), so two runs started together on one new
+ * name would otherwise both create it and write their rows over each other's. The second is refused, and so is
+ * a file that appeared since the run looked (another run's, finished in between): it is not truncated.
  * Returns 0 or -1 with a reason. */
+static int open_new_jsonl(sg_cli_writer *w, const char *path, char *err, size_t errlen) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    struct stat st;
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
+        return -1;
+    }
+    if (sg_cli_out_lock(fd, w->shown, err, errlen) != 0) {
+        /* err says so */
+    } else if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        snprintf(err, errlen, "%s appeared while this run started (another run's output?): left as it is; run again "
+                 "to replace it, or write elsewhere", w->shown);
+    } else if ((w->f = fdopen(fd, "wb"))) {
+        return 0;
+    } else {
+        snprintf(err, errlen, "%s: %s", w->shown, strerror(errno));
+    }
+    close(fd);
+    return -1;
+}
+
+/* Opens -o: in place for devices, FIFOs and descriptors; temporary + rename for binary formats and JSON to a
+ * regular file (open_replaced); in place for JSONL to a regular file: appended with --resume, created (and
+ * locked) now when new (open_new_jsonl), and when it exists only checked for writing now and truncated at the
+ * first row (lazy_path). Returns 0 or -1 with a reason. */
 static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
     const sg_cli_writer_cfg *cfg = &w->cfg;
     sg_cli_out_target t;
@@ -254,10 +280,12 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
             w->lazy_path = sg_cli_xstrdup(t.path);
             rc = 0;
         }
-    } else {
-        w->f = fopen(t.path, cfg->append ? "ab" : "wb");
+    } else if (cfg->append) { /* locked by main.c since before --resume read it */
+        w->f = fopen(t.path, "ab");
         if (!w->f) snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
         rc = w->f ? 0 : -1;
+    } else {
+        rc = open_new_jsonl(w, t.path, err, errlen);
     }
     sg_cli_out_target_free(&t);
     return rc;

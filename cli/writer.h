@@ -14,7 +14,8 @@
  * included) are written to TARGET.tmp.PID (and a binary format's TARGET.paths.tmp.PID), flock()ed, synced and
  * renamed into place only when complete, so a TARGET that exists is whole whatever stops the run; JSONL is
  * written in place (so --resume can continue it), but an existing TARGET is truncated only when the first row
- * comes. Either way a run that writes no row
+ * comes; a new one is flock()ed as it is created (an existing one is locked by main.c), so a second run on it is
+ * refused. Either way a run that writes no row
  * leaves an existing TARGET as it was; TARGET.paths holds each row's path, its exact bytes and a '\n',
  * in row order. A path containing a newline cannot be listed there, so such an input is refused (the caller
  * reports it). A device, FIFO or descriptor (/dev/fd/N) is written in place, streamable formats only, with

@@ -13,7 +13,8 @@ rows after a resume; --no-normalize is refused on a file of normalised rows.
 Session 28: runs on one JSONL at once (three --resume runs started together): one writes, the others are refused,
 and every input is there once; a file whose end a crash left as zero bytes is resumed; null rows of an earlier run
 make a resumed run exit 1; a resume whose inputs match none of the file's rows (another spelling) says so.
-Session 30: a file written with other weights of the same dim, or zero-shot scores of another --template, is
+Session 30: runs started together on one new JSONL without --resume: one writes it, the others are refused.
+A file written with other weights of the same dim, or zero-shot scores of another --template, is
 refused untouched (its torn line too); an input changed since its row was written is named and the run goes on;
 with the probe rows' inputs gone the run goes on unchecked (-v says so).
 """
@@ -184,6 +185,26 @@ ok_codes = all(rc == 0 or (rc == 2 and b"being written by another" in e) for rc,
 check(paths == ALL and not torn and ok_codes,
       f"three --resume runs started together on a new file: every input once ({len(paths)} rows for {len(ALL)}); "
       f"each run finished or was refused for the lock ({[rc for rc, _ in outs]})")
+# Session 30: the same without --resume on a new file, each run embedding other inputs: before, the runs could
+# all create it and write their rows over each other's (8 of 10 trials mixed two runs' rows, each run exiting 0);
+# now the first to create it locks it at once, and in every trial the file holds one run's rows, whole.
+mixed = []
+for trial in range(5):
+    new_out = os.path.join(work, f"new{trial}.jsonl")
+    sets = [ALL[k::3][:12] for k in range(3)]
+    procs = [subprocess.Popen([BIN] + W[:-4] + ["-b", "2", "-j", "1"] + s_ + ["-o", new_out], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) for s_ in sets]
+    outs = [(p.wait(), p.stderr.read()) for p in procs]
+    try:
+        got = [x["path"] for x in read_rows(new_out)[0]]
+    except ValueError:
+        got = None
+    one_set = got in sets and [rc for rc, _ in outs].count(0) >= 1 and all(
+        rc == 0 or (rc == 2 and (b"being written by another" in e or b"appeared while" in e)) for rc, e in outs)
+    if not one_set:
+        mixed.append(f"trial {trial}: exits {[rc for rc, _ in outs]}, {len(got) if got else 'unparsable'} rows")
+check(not mixed, "three runs started together on one new JSONL, other inputs each: the file holds one run's rows, "
+      "the others refused for the lock (5 trials)" + (": " + "; ".join(mixed) if mixed else ""))
 # the lock itself, without a race: held here, a --resume is refused and the file left as it was
 import fcntl  # noqa: E402
 
