@@ -66,6 +66,7 @@ static int labels_agree(const sg_cli_resume_row *row, const float *emb, const sg
 int sg_cli_resume_check(const sg_cli_resume_check_cfg *c, char *err, size_t errlen) {
     const sg_cli_resume_info *ri = c->info;
     const int D = c->backend->dim, S = c->pre->out_size, n = ri->nprobes;
+    if (n == 0) return 0; /* a new file, or one of null rows only: nothing to compare */
     char shown[4096], shown_in[4096];
     sg_cli_shown_path(c->path, shown, sizeof shown);
     float *stored = (float *)malloc((size_t)D * sizeof *stored), *now = (float *)malloc((size_t)D * sizeof *now);

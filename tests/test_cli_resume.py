@@ -310,6 +310,10 @@ check(r.returncode == 0 and len(rows) == 5 and b"weights were not checked" in r.
       f"--resume whose probe rows' inputs are gone: not checked, said with -v, the run goes on (exit {r.returncode}, "
       f"{len(rows)} rows)")
 
+fresh = os.path.join(work, "fresh.jsonl")
+r = subprocess.run([BIN] + W[:-5] + ["-b", "4", "-v", "--resume", ALL[0], "-o", fresh], capture_output=True, timeout=600)
+check(r.returncode == 0 and b"not checked" not in r.stderr and b"embedded again" not in r.stderr,
+      "--resume -v on a new file: nothing to check, and nothing said about it")
 # --labels: the scores in the file against this run's labels and --template
 TXT = fixture("tinytext")
 WL = ["--backend", "cpu", "--weights", TXT, "-q", "-b", "4", "-j", "2", "--labels", "cat,dog,car,tree", "--top-k", "2"]
