@@ -210,12 +210,14 @@ static void say_kept(const char *output) {
 /* JSONL to a regular file is written in place (appended with --resume): two runs on one file would interleave or
  * duplicate its rows (two --resume runs each append every input). The run holds an flock() on FILE from before it
  * reads it for --resume to its end, and a run that finds FILE locked is refused. With --resume a missing FILE is
- * created now, so that two runs starting together cannot both begin from nothing; without, the writer locks it
- * as it creates it (writer.c). 0, or -1 with err. */
-static int lock_jsonl(const char *output, int resume, int *fd, char *err, size_t errlen) {
+ * created now, so that two runs starting together cannot both begin from nothing; without, *absent says so and
+ * the writer locks FILE as it creates it, refusing one that another run made meanwhile (writer.h). 0, or -1
+ * with err. */
+static int lock_jsonl(const char *output, int resume, int *fd, int *absent, char *err, size_t errlen) {
     sg_cli_out_target t;
     if (!output || sg_cli_out_resolve(output, &t, err, errlen) != 0) return output ? -1 : 0;
     int rc = 0;
+    *absent = t.mode == SG_OUT_REPLACE && !t.exists && !resume; /* the writer creates and locks it (writer.h) */
     if (t.mode == SG_OUT_REPLACE && (t.exists || resume)) {
         *fd = open(t.path, O_RDONLY | (resume ? O_CREAT : 0) | O_CLOEXEC, 0666);
         char shown[4096];
@@ -261,10 +263,11 @@ static int run_texts(const sg_cli_args *a, sg_backend_opts *bo) {
                         "path in bf16 (FP8 is for images, in the sm90 and sm100 megakernels)\n");
     int single = a->ntexts == 1 && !a->texts_from;
     sg_cli_format fmt = choose_format(a, single);
-    sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL};
+    sg_cli_writer_cfg wc = {a->output, fmt, env.backend->dim, single && fmt == SG_FMT_JSON, 0, 1, NULL, 0};
     int replaced, out_lock = -1; /* a JSONL output is locked as in an image run (lock_jsonl) */
     sg_cli_writer *w = tidy_dead_runs(a->output, fmt, a->quiet, &replaced, err, sizeof err) == 0 &&
-                               (fmt != SG_FMT_JSONL || lock_jsonl(a->output, 0, &out_lock, err, sizeof err) == 0)
+                               (fmt != SG_FMT_JSONL ||
+                                lock_jsonl(a->output, 0, &out_lock, &wc.absent, err, sizeof err) == 0)
                            ? sg_cli_writer_open(&wc, err, sizeof err)
                            : NULL;
     if (!w) {
@@ -372,7 +375,7 @@ int main(int argc, char **argv) {
     sg_model *m = NULL;
     sg_backend *b = NULL;
     sg_cli_pathset done = {0};
-    int out_lock = -1; /* a JSONL output's flock, held to the end (lock_jsonl) */
+    int out_lock = -1, out_absent = 0; /* a JSONL output's flock, held to the end (lock_jsonl) */
     sg_cli_inputs *in = NULL;
     sg_cli_writer *w = NULL;
     sg_cli_counter *counter = NULL;
@@ -421,7 +424,7 @@ int main(int argc, char **argv) {
 
     char shown_out[4096];
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
-    if (fmt == SG_FMT_JSONL && lock_jsonl(a.output, a.resume, &out_lock, err, sizeof err) != 0) {
+    if (fmt == SG_FMT_JSONL && lock_jsonl(a.output, a.resume, &out_lock, &out_absent, err, sizeof err) != 0) {
         setup_error(err);
         goto out;
     }
@@ -514,7 +517,8 @@ int main(int argc, char **argv) {
                     (unsigned long long)ri.rows, plural(ri.rows, "row", "rows"),
                     ri.dropped_bytes ? ", torn last line removed" : "");
     }
-    sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume, 0, labels ? &zs : NULL};
+    sg_cli_writer_cfg wc = {a.output, fmt, D, single && fmt == SG_FMT_JSON, a.resume, 0, labels ? &zs : NULL,
+                            out_absent};
     w = sg_cli_writer_open(&wc, err, sizeof err);
     if (!w) {
         setup_error(err);

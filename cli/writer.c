@@ -215,6 +215,10 @@ static int open_replaced(sg_cli_writer *w, const sg_cli_out_target *t, char *err
     return 0;
 }
 
+/* A JSONL that was not there when the run started (cfg.absent) but is now: another run's, made meanwhile. */
+static const char k_appeared[] = "%s appeared while this run started (another run's output?): left as it is; run "
+                                 "again to replace it, or write elsewhere";
+
 /* A new JSONL file, created and flock()ed in one step (the lock held by w->f's descriptor to the end): main.c's
  * lock covers a JSONL that exists when the run starts (and --resume's), so two runs started together on one new
  * name would otherwise both create it and write their rows over each other's. The second is refused, and so is
@@ -230,8 +234,7 @@ static int open_new_jsonl(sg_cli_writer *w, const char *path, char *err, size_t 
     if (sg_cli_out_lock(fd, w->shown, err, errlen) != 0) {
         /* err says so */
     } else if (fstat(fd, &st) == 0 && st.st_size > 0) {
-        snprintf(err, errlen, "%s appeared while this run started (another run's output?): left as it is; run again "
-                 "to replace it, or write elsewhere", w->shown);
+        snprintf(err, errlen, k_appeared, w->shown);
     } else if ((w->f = fdopen(fd, "wb"))) {
         return 0;
     } else {
@@ -270,6 +273,8 @@ static int open_file_output(sg_cli_writer *w, char *err, size_t errlen) {
         }
     } else if (is_binary(cfg->format) || cfg->format == SG_FMT_JSON) {
         rc = open_replaced(w, &t, err, errlen);
+    } else if (t.exists && !cfg->append && cfg->absent) {
+        snprintf(err, errlen, k_appeared, w->shown);
     } else if (t.exists && !cfg->append) {
         int fd = open(t.path, O_WRONLY | O_CLOEXEC); /* can it be written? (neither truncated nor created) */
         if (fd < 0) {

@@ -43,6 +43,8 @@ typedef struct sg_cli_writer_cfg {
     int texts;         /* rows are text queries: key "text" and FILE.texts instead of "path" and FILE.paths */
     const sg_zeroshot *zeroshot; /* JSON formats: each row with an embedding also gets "labels": its top-k
                                     zero-shot labels, [{"label": ..., "score": ...}, ...], best first */
+    int absent;        /* jsonl: main.c found no file at path when the run started (so it holds no lock on it):
+                          a file there now was made by another run meanwhile, and is refused, not truncated */
 } sg_cli_writer_cfg;
 
 /* Opens the output. Returns NULL with a reason in err (cannot create the file, npy/fbin to a pipe or device,

@@ -115,7 +115,7 @@ static run_result run(int threads, int batch, sg_cli_on_error mode, int fail_at)
     snprintf(out, sizeof out, "%s/out.jsonl", g_dir);
     char *paths[] = {dir};
     sg_cli_inputs *in = sg_cli_inputs_open(paths, 1, NULL, 0, 0, 0, r.err, sizeof r.err);
-    sg_cli_writer_cfg wc = {out, SG_FMT_JSONL, DIM, 0, 0, 0, NULL};
+    sg_cli_writer_cfg wc = {out, SG_FMT_JSONL, DIM, 0, 0, 0, NULL, 0};
     sg_cli_writer *w = sg_cli_writer_open(&wc, r.err, sizeof r.err);
     sg_preprocess_opts pre;
     sg_preprocess_opts_default(&pre);

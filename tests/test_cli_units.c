@@ -605,7 +605,7 @@ static void test_resume_labels(void) {
     sg_zeroshot zw;
     /* logit scale 1, bias 0: the scores are sigmoid(cos), so the order is the cosines' */
     CHECK(sg_zeroshot_init(&zw, written, 3, lemb, 3, 0, 0, 2, err, sizeof err) == 0, "labels resume: setup");
-    sg_cli_writer_cfg wc = {path, SG_FMT_JSONL, 3, 0, 0, 0, &zw};
+    sg_cli_writer_cfg wc = {path, SG_FMT_JSONL, 3, 0, 0, 0, &zw, 0};
     unlink(path);
     err[0] = '\0';
     sg_cli_writer *w = sg_cli_writer_open(&wc, err, sizeof err);
@@ -791,7 +791,7 @@ static void test_our_output_written(void) {
                 snprintf(list, sizeof list, "%s%s", path, texts ? ".texts" : ".paths");
                 unlink(path);
                 unlink(list);
-                sg_cli_writer_cfg c = {path, fmts[f], 3, 0, 0, texts, NULL};
+                sg_cli_writer_cfg c = {path, fmts[f], 3, 0, 0, texts, NULL, 0};
                 if (variant == 1 && (texts || fmts[f] == SG_FMT_JSON)) c.single = fmts[f] == SG_FMT_JSON;
                 if (variant == 1 && !texts) c.zeroshot = &zs;
                 sg_cli_writer *w = sg_cli_writer_open(&c, err, sizeof err);
@@ -1142,7 +1142,7 @@ static void test_writers(void) {
     size_t len;
     /* fbin: n, d, rows; a NaN row for the failed input */
     snprintf(path, sizeof path, "%s/o.fbin", g_tmp);
-    sg_cli_writer_cfg c = {path, SG_FMT_FBIN, 3, 0, 0, 0, NULL};
+    sg_cli_writer_cfg c = {path, SG_FMT_FBIN, 3, 0, 0, 0, NULL, 0};
     sg_cli_writer *w = sg_cli_writer_open(&c, err, sizeof err);
     sg_cli_writer_row(w, "p0", rows[0], err, sizeof err);
     sg_cli_writer_row(w, "p1", NULL, err, sizeof err);
