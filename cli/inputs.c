@@ -155,8 +155,13 @@ static char *xasprintf_err(const char *fmt, const char *a, const char *b) {
  * reason. */
 static char *push_dir(sg_cli_inputs *it, const char *dir, const struct stat *st) {
     for (int i = 0; i < it->depth; i++)
-        if (it->stack[i].dev == st->st_dev && it->stack[i].ino == st->st_ino)
-            return xasprintf_err("directory loop: already inside %s%s", it->stack[i].dir, "");
+        if (it->stack[i].dev == st->st_dev && it->stack[i].ino == st->st_ino) {
+            sg_cli_buf shown = {0}; /* escaped as every path in a message (shown_path.h): one line, every byte seen */
+            sg_cli_shown_path_put(&shown, it->stack[i].dir);
+            char *r = xasprintf_err("directory loop: already inside %s%s", shown.p, "");
+            sg_cli_buf_free(&shown);
+            return r;
+        }
     DIR *d = opendir(dir);
     if (!d) return xasprintf_err("cannot open directory: %s%s", strerror(errno), "");
     char **names = NULL;

@@ -172,9 +172,8 @@ static int write_full(int fd, const void *buf, size_t n) {
 /* --dump-preprocessed: DIR/NNNNNN.ppm. Never through a symbolic link, and over an existing file only if it is a
  * dump of the same size that a run of this tool left (a P6 header for S x S and exactly its bytes): any other
  * file of that name is not ours and stays as it is (the input then fails, saying so). */
-static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, char *err, size_t errlen) {
-    char path[4096], hdr[64], shown[4096];
-    snprintf(path, sizeof path, "%s/%06llu.ppm", dir, (unsigned long long)seq);
+static int dump_ppm_at(const char *path, const uint8_t *px, int S, char *err, size_t errlen) {
+    char hdr[64], shown[512]; /* a long path is cut ("...") so that the reason after it fits the message */
     int hlen = snprintf(hdr, sizeof hdr, "P6\n%d %d\n255\n", S, S);
     size_t body = (size_t)S * S * 3;
     int created = 1, fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -213,6 +212,19 @@ static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, cha
         return -1;
     }
     return 0;
+}
+
+/* The dump's name is built whole, however long DIR is (a fixed buffer once cut long names short, so that every
+ * input's pixels went to one truncated name): a name the system cannot take fails that input with its reason. */
+static int dump_ppm(const char *dir, uint64_t seq, const uint8_t *px, int S, char *err, size_t errlen) {
+    sg_cli_buf path = {0};
+    char name[32];
+    snprintf(name, sizeof name, "/%06llu.ppm", (unsigned long long)seq);
+    sg_cli_buf_puts(&path, dir);
+    sg_cli_buf_puts(&path, name);
+    int rc = dump_ppm_at(path.p, px, S, err, errlen);
+    sg_cli_buf_free(&path);
+    return rc;
 }
 
 /* Fills one slot: the reason on failure (malloc'd) or NULL. */

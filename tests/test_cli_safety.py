@@ -32,6 +32,9 @@
    no row, another model's output (another dim), a JSONL killed by kill -9 (and one cut inside its first row),
    a JSON array cut short, and a dead run's temporary whose list was already renamed. (The refusals fail on the
    binary before the fix; the replacements guard against a rule too strict, as gpu-check's was in session 27.)
+7. Session 30's audit: a --dump-preprocessed DIR whose dump names pass PATH_MAX fails each input with the
+   system's reason and writes nothing (the names were cut short in a fixed buffer: every input's pixels went to one
+   file of a truncated name, exit 0); a directory loop's message shows the folder escaped, on one line.
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -345,6 +348,30 @@ check(r.returncode == 1 and open(precious, "rb").read() == b"important\n"
 r = run(IMGS + ["--dump-preprocessed", dump, "-f", "jsonl"])
 check(r.returncode == 1 and open(os.path.join(dump, "000002.ppm"), "rb").read() == third,
       "--dump-preprocessed: an earlier dump of ours is replaced (the same pixels)")
+
+# session 30: a DIR so long that DIR/NNNNNN.ppm passes PATH_MAX. The names were built in a 4,096-byte buffer and
+# cut short unchecked, so every input's pixels went to one file of a truncated name, exit 0; now each input fails
+# with the system's reason and nothing is written
+deep = out("deepdump")
+longdir = os.path.join(deep, *[f"d{i:0254d}" for i in range(15)])
+longdir = os.path.join(longdir, "e" * (4090 - len(longdir) - 1))
+os.makedirs(longdir)
+r = run(IMGS + ["--dump-preprocessed", longdir, "-f", "jsonl"])
+written = [os.path.join(dp, f) for dp, _, fs in os.walk(deep) for f in fs]
+err = r.stderr.decode(errors="replace")
+check(r.returncode == 1 and not written and err.count("File name too long") == len(IMGS) and not r.stdout,
+      f"--dump-preprocessed into a {len(longdir)}-byte DIR: each input fails with the system's reason, no file written "
+      f"(exit {r.returncode}, {len(written)} files: {[os.path.basename(w)[:12] for w in written]})")
+# session 30: a directory loop's message escapes the folder it names, as every path in a message (one line)
+loopdir = out("loop")
+weird = os.path.join(loopdir, os.fsdecode(b"we\nird\xff"))
+os.makedirs(os.path.join(weird, "x"))
+os.symlink("..", os.path.join(weird, "x", "up"))
+r = run([loopdir, "-f", "jsonl"])
+lines = [ln for ln in r.stderr.split(b"\n") if b"directory loop" in ln]
+check(r.returncode == 1 and len(lines) == 1 and lines[0].endswith(b"already inside " + out("loop").encode() +
+                                                                   b"/we\\nird\\xff"),
+      f"a directory loop's message shows the folder escaped, on one line ({lines})")
 
 # --- 5d. one good image, then batches of failed inputs: the run ends (it hung with every result slot waiting)
 for n, args in [(6, ["-j", "1", "-b", "1"] + IMGS[:1] + [out(f"missing{i}.jpg") for i in range(6)]),
