@@ -219,9 +219,11 @@ static int lock_jsonl(const char *output, int resume, int *fd, int *absent, char
     int rc = 0;
     *absent = t.mode == SG_OUT_REPLACE && !t.exists && !resume; /* the writer creates and locks it (writer.h) */
     if (t.mode == SG_OUT_REPLACE && (t.exists || resume)) {
+        const int dlock = sg_cli_out_dir_lock(t.path); /* not between a replacement's check and its rename */
         *fd = open(t.path, O_RDONLY | (resume ? O_CREAT : 0) | O_CLOEXEC, 0666);
         char shown[4096];
         if (*fd >= 0) rc = sg_cli_out_lock(*fd, sg_cli_shown_path(output, shown, sizeof shown), err, errlen);
+        if (dlock >= 0) close(dlock);
     }
     sg_cli_out_target_free(&t);
     return rc;

@@ -185,8 +185,12 @@ int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen)
      * alone is not enough, since anyone may call a file that. Its list goes with it; a list alone is left. */
     while (d && (e = readdir(d))) {
         long pid = stale_pid(e->d_name, base, ".tmp.");
-        if (pid <= 0 || pid == (long)getpid()) continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        if (pid <= 0) continue;
+        /* This run has no temporaries yet (it cleans before it creates them), so one under its own PID was left by
+         * a dead process that had the same PID: a run killed as PID 1 of a container, whose next run is PID 1
+         * again. A live run's are kept by their lock (remove_ours). */
+        const int alive = pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+        if (alive) continue; /* or not ours to judge */
         char list[2][512], why[256];
         int has_list[2];
         for (int k = 0; k < 2; k++) {
@@ -213,4 +217,18 @@ int sg_cli_out_lock(int fd, const char *shown, char *err, size_t errlen) {
     snprintf(err, errlen, "%s is being written by another siglip2-embed run (it holds the file's lock): wait for it "
              "to end, or write elsewhere", shown);
     return -1;
+}
+
+int sg_cli_out_dir_lock(const char *path) {
+    char *dir = sg_cli_out_dir(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    int r;
+    while (fd >= 0 && (r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (fd >= 0 && r != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }

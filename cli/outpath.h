@@ -50,12 +50,17 @@ void sg_cli_out_target_free(sg_cli_out_target *t);
  * run" in err when another run holds it. */
 int sg_cli_out_lock(int fd, const char *shown, char *err, size_t errlen);
 
+/* An exclusive flock() on the folder path is in, waited for: held around the few steps that must not interleave
+ * with another run's (a replacement's check and pair of renames, a JSONL's lock being taken), so that each sees the
+ * other's whole. Returns the descriptor to close, or -1 (the folder cannot be opened or locked: best effort). */
+int sg_cli_out_dir_lock(const char *path);
+
 /* The folder path is in, malloc'd: "." for a bare name, "/" for a name in the root. */
 char *sg_cli_out_dir(const char *path);
 
 /* Removes TARGET.tmp.PID and TARGET.paths.tmp.PID (or .texts.tmp.PID) in target's directory that belong to this
- * user, whose PID is not a running process (left by a kill -9), that no process holds locked, and that are a pair
- * or look like our output. Writes the names removed, comma-separated, into
+ * user, whose PID is not a running process or is this one's (left by a kill -9; called before this run creates
+ * its own), that no process holds locked, and that are a pair or look like our output. Writes the names removed, comma-separated, into
  * removed (may be NULL). Returns how many were removed. */
 int sg_cli_out_clean_stale(const char *target, char *removed, size_t removedlen);
 

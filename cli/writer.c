@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "buf.h"
 #include "json_text.h"
@@ -29,6 +30,8 @@ struct sg_cli_writer {
     char *final_paths, *tmp_paths; /* ... and the list of a binary format's rows, else NULL */
     int tmp_locks[2];  /* descriptors holding flock()s on the temporaries until they are renamed (-1: none), so
                           another run's cleanup (outpath.h) never takes them for a dead run's, whatever its PID */
+    int target_locks[2]; /* REPLACE mode: flock()s on the FILE and FILE.paths that existed when the run started,
+                            held to the rename, so that no other run writes them meanwhile (-1: none) */
     char *shown_paths; /* FILE.paths as messages show it */
     char *lazy_path;   /* JSONL over an existing regular file: opened (truncated) at the first row, so a run that
                           writes no row leaves the file as it was */
@@ -135,7 +138,8 @@ static FILE *create_tmp(const char *path, const sg_cli_out_target *t, int *lock)
 static void release_tmp_locks(sg_cli_writer *w) {
     for (int i = 0; i < 2; i++) {
         if (w->tmp_locks[i] >= 0) close(w->tmp_locks[i]);
-        w->tmp_locks[i] = -1;
+        if (w->target_locks[i] >= 0) close(w->target_locks[i]);
+        w->tmp_locks[i] = w->target_locks[i] = -1;
     }
 }
 
@@ -162,6 +166,26 @@ static int refuse_foreign(const char *path, const char *shown, char *err, size_t
     else
         snprintf(err, errlen, "%s exists and %s: not replaced", shown, why);
     return 1;
+}
+
+/* REPLACE mode: the FILE and FILE.paths that exist now. Each is locked for the run (w->target_locks): a JSONL run
+ * writing it in place holds that lock (main.c), and would lose its rows to this run's rename; another replacement
+ * would pair its FILE with this run's list. And one the user made read-only (chmod a-w) is not replaced, as a
+ * JSONL, written in place, is not. 0, or -1 with err. */
+static int lock_targets(sg_cli_writer *w, char *err, size_t errlen) {
+    const char *name[2] = {w->final_path, w->final_paths}, *shown[2] = {w->shown, w->shown_paths};
+    for (int k = 0; k < 2; k++) {
+        struct stat st;
+        if (!name[k] || stat(name[k], &st) != 0) continue;
+        if (access(name[k], W_OK) != 0) {
+            snprintf(err, errlen, "%s is write-protected: not replaced (make it writable, or choose another -o)",
+                     shown[k]);
+            return -1;
+        }
+        w->target_locks[k] = open(name[k], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (w->target_locks[k] >= 0 && sg_cli_out_lock(w->target_locks[k], shown[k], err, errlen) != 0) return -1;
+    }
+    return 0;
 }
 
 /* REPLACE mode: -o written as FILE.tmp.PID (and a binary format's FILE.paths as FILE.paths.tmp.PID), renamed over
@@ -193,6 +217,7 @@ static int open_replaced(sg_cli_writer *w, const sg_cli_out_target *t, char *err
             return -1;
         }
     }
+    if (lock_targets(w, err, errlen) != 0) return -1;
     w->target_existed = t->exists;
     w->f = create_tmp(w->tmp_path, t, &w->tmp_locks[0]);
     if (w->f && w->tmp_paths) w->paths = create_tmp(w->tmp_paths, t, &w->tmp_locks[1]);
@@ -225,13 +250,17 @@ static const char k_appeared[] = "%s appeared while this run started (another ru
  * a file that appeared since the run looked (another run's, finished in between): it is not truncated.
  * Returns 0 or -1 with a reason. */
 static int open_new_jsonl(sg_cli_writer *w, const char *path, char *err, size_t errlen) {
+    const int dlock = sg_cli_out_dir_lock(path); /* not between a replacement's check and its rename (outpath.h) */
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     struct stat st;
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open for writing: %s", w->shown, strerror(errno));
+        if (dlock >= 0) close(dlock);
         return -1;
     }
-    if (sg_cli_out_lock(fd, w->shown, err, errlen) != 0) {
+    const int locked = sg_cli_out_lock(fd, w->shown, err, errlen);
+    if (dlock >= 0) close(dlock);
+    if (locked != 0) {
         /* err says so */
     } else if (fstat(fd, &st) == 0 && st.st_size > 0) {
         snprintf(err, errlen, k_appeared, w->shown);
@@ -329,7 +358,7 @@ static int open_lazy(sg_cli_writer *w, char *err, size_t errlen) {
 sg_cli_writer *sg_cli_writer_open(const sg_cli_writer_cfg *cfg, char *err, size_t errlen) {
     sg_cli_writer *w = sg_cli_xcalloc(1, sizeof *w);
     w->cfg = *cfg;
-    w->tmp_locks[0] = w->tmp_locks[1] = -1;
+    w->tmp_locks[0] = w->tmp_locks[1] = w->target_locks[0] = w->target_locks[1] = -1;
     w->to_stdout = cfg->path == NULL;
     w->shown = w->to_stdout ? sg_cli_xstrdup("stdout") : shown_dup(cfg->path);
     if (w->to_stdout) {
@@ -521,6 +550,36 @@ static void drop_other_list(sg_cli_writer *w) {
 /* Renames the temporaries over FILE.paths and FILE, one right after the other with Ctrl-C, SIGTERM and SIGHUP
  * held back, so only a kill -9 or a power cut in the microseconds between them can leave the new list beside the
  * old FILE; then syncs the folder, so the renames themselves survive a power cut. 0, or -1 with err. */
+/* Before the renames (under the folder's lock): a FILE or FILE.paths that this run did not lock at its start
+ * (absent then) and that another run now holds, a JSONL begun meanwhile, is not replaced. 0, or -1 with err. */
+static int check_new_targets(sg_cli_writer *w, char *err, size_t errlen) {
+    const char *name[2] = {w->final_path, w->final_paths}, *shown[2] = {w->shown, w->shown_paths};
+    for (int k = 0; k < 2; k++) {
+        if (!name[k] || w->target_locks[k] >= 0) continue;
+        const int fd = open(name[k], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        const int held = fd >= 0 && sg_cli_out_lock(fd, shown[k], err, errlen) != 0;
+        if (fd >= 0) close(fd);
+        if (held) {
+            size_t l = strlen(err);
+            snprintf(err + l, errlen - l, "; this run's output was not put in its place");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Tests only: SIGLIP2_TEST_RENAME_PAUSE_MS=N sleeps N ms between the two renames, so that a test can start another
+ * run's renames right there (docs/debug-knobs.md). */
+static void test_pause_between_renames(void) {
+    const char *e = getenv("SIGLIP2_TEST_RENAME_PAUSE_MS");
+    long ms = e ? strtol(e, NULL, 10) : 0;
+    if (ms > 0 && ms <= 60000) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
+}
+
 static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
     sigset_t hold, old;
     sigemptyset(&hold);
@@ -528,12 +587,20 @@ static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
     sigaddset(&hold, SIGTERM);
     sigaddset(&hold, SIGHUP);
     sigprocmask(SIG_BLOCK, &hold, &old);
-    int rc = 0;
-    if ((w->tmp_paths && rename(w->tmp_paths, w->final_paths) != 0) || rename(w->tmp_path, w->final_path) != 0) {
-        snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
-        rc = -1;
-    }
+    /* Under the folder's lock, which other runs take for their renames and JSONL locks (outpath.h): a FILE or
+     * FILE.paths that appeared since the start is checked for a JSONL run writing it (its rows would vanish with
+     * the rename), and the two renames are never split by another run's pair (a FILE of one run beside the
+     * list of another: rows and names that do not match). */
+    const int dlock = sg_cli_out_dir_lock(w->final_path);
+    if (errlen) err[0] = '\0';
+    int rc = check_new_targets(w, err, errlen);
+    if (rc == 0 && w->tmp_paths && rename(w->tmp_paths, w->final_paths) != 0) rc = -1;
+    if (rc == 0 && w->tmp_paths) test_pause_between_renames();
+    if (rc == 0 && rename(w->tmp_path, w->final_path) != 0) rc = -1;
+    if (rc != 0 && !err[0]) snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
     if (rc == 0 && w->tmp_paths && w->target_existed) drop_other_list(w);
+    if (rc == 0) release_tmp_locks(w); /* before the folder's: a run waiting there finds FILE whole and free */
+    if (dlock >= 0) close(dlock);
     if (rc == 0) {
         char *dir = sg_cli_out_dir(w->final_path);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

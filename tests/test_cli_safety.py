@@ -34,7 +34,11 @@
    binary before the fix; the replacements guard against a rule too strict, as gpu-check's was in session 27.)
 7. Session 30's audit: a --dump-preprocessed DIR whose dump names pass PATH_MAX fails each input with the
    system's reason and writes nothing (the names were cut short in a fixed buffer: every input's pixels went to one
-   file of a truncated name, exit 0); a directory loop's message shows the folder escaped, on one line.
+   file of a truncated name, exit 0); a directory loop's message shows the folder escaped, on one line (7). Runs
+   on one output at once (7b): a JSON or npy run onto a JSONL being written (as FILE or as FILE.paths) is refused
+   (its rename unlinked the JSONL under its writer, whose rows vanished with exit 0); two npy runs on one new FILE
+   never pair one run's FILE with the other's list (a test hook pauses one between its renames); a dead PID-1
+   run's temporaries are removed by the next PID-1 run; a write-protected npy or json output is not replaced.
 
 CPU backend, tiny196 fixture (D = 64). Binary: $SG_BIN (run it against an older build to see the failures).
 """
@@ -372,6 +376,95 @@ lines = [ln for ln in r.stderr.split(b"\n") if b"directory loop" in ln]
 check(r.returncode == 1 and len(lines) == 1 and lines[0].endswith(b"already inside " + out("loop").encode() +
                                                                    b"/we\\nird\\xff"),
       f"a directory loop's message shows the folder escaped, on one line ({lines})")
+
+# --- 7b. session 30's audit: runs on one output at once, and a dead PID-1 run's temporaries
+cc = out("conc30")
+os.makedirs(cc)
+MORE = [os.path.join(IMAGES, n) for n in ("png_gray16.png", "jpeg_420.jpg", "bmp_32.bmp")]
+
+
+def slow(args, first, rest, gap):
+    """The command with args, reading --files-from a pipe: first now, rest after gap seconds."""
+    lines = [[first], rest]
+
+    def feed(p):
+        for i, part in enumerate(lines):
+            if i:
+                time.sleep(gap)
+            p.stdin.write("".join(x + "\n" for x in part).encode())
+            p.stdin.flush()
+        p.stdin.close()
+    p = subprocess.Popen([BIN] + W + ["-b", "1", "--files-from", "-"] + args, stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    threading.Thread(target=feed, args=(p,), daemon=True).start()
+    return p
+
+
+# A JSONL being written (and a JSONL written under another output's FILE.paths name) is not replaced by a
+# temporary-and-rename run: its lock is honoured at the start (the rename used to unlink the JSONL under its
+# writer, whose rows then vanished with exit 0)
+live, live_list = os.path.join(cc, "live.jsonl"), os.path.join(cc, "v.npy.paths")
+pa, pb = slow(["-o", live], IMGS[0], IMGS[1:], 2.0), slow(["-o", live_list], IMGS[0], IMGS[1:], 2.0)
+time.sleep(1.0)
+r_json, r_npy = run(MORE + ["-f", "json", "-o", live]), run(MORE + ["-o", os.path.join(cc, "v.npy")])
+rc_a, rc_b = pa.wait(timeout=60), pb.wait(timeout=60)
+rows_live = [json.loads(x)["path"] for x in open(live)]
+rows_list = [json.loads(x)["path"] for x in open(live_list)]
+check(r_json.returncode == 2 and b"being written by another" in r_json.stderr and r_npy.returncode == 2 and
+      b"being written by another" in r_npy.stderr and rc_a == 0 and rc_b == 0 and rows_live == IMGS and
+      rows_list == IMGS and not os.path.exists(os.path.join(cc, "v.npy")),
+      f"a JSON and an npy run onto a JSONL being written (FILE, and FILE.paths): refused, the JSONL whole "
+      f"(exits {r_json.returncode}, {r_npy.returncode}; writers {rc_a}, {rc_b}; {len(rows_live)}, {len(rows_list)} rows)")
+# Two temporary-and-rename runs on one new FILE: the pair of renames is not split by the other run's pair. Run A
+# pauses between its two renames (a test hook); run B, started with it, reaches its renames during the pause
+# (its last input comes late). Without the check before the renames and the folder's lock around them, B's pair
+# landed inside A's: FILE with A's 3 rows beside B's 2 names (this test fails so); now B finds A's list locked and
+# is refused, or renames after A's pair
+pair = os.path.join(cc, "pair.npy")
+env_pause = dict(os.environ, SIGLIP2_TEST_RENAME_PAUSE_MS="1500")
+pa = subprocess.Popen([BIN] + W + IMGS + ["-o", pair], env=env_pause, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+pb = slow(["-o", pair], MORE[0], MORE[1:2], 0.7)
+rc_a, rc_b = pa.wait(timeout=60), pb.wait(timeout=60)
+names = open(pair + ".paths").read().splitlines()
+rows = np.load(pair)
+want = {tuple(IMGS): ref, tuple(MORE[:2]): np.frombuffer(run(MORE[:2] + ["-f", "f32"]).stdout, "<f4").reshape(-1, D)}
+match = tuple(names) in want and rows.shape == want[tuple(names)].shape and np.array_equal(rows, want[tuple(names)])
+check(rc_a == 0 and rc_b in (0, 2) and match,
+      f"two npy runs on one new FILE, one paused between its renames: FILE and FILE.paths from the same run "
+      f"(exits {rc_a}, {rc_b}; {rows.shape[0]} rows, {len(names)} names)")
+# A run killed as PID 1 of a container leaves FILE.tmp.1 and FILE.paths.tmp.1; the next such run is PID 1 too, and
+# its cleanup skipped its own PID, so every later run failed (exit 2, "File exists") until someone removed them.
+# Played here with exec, which keeps the PID: the left-overs are named with the PID the command will have
+pidout = os.path.join(cc, "pid.npy")
+run(IMGS[:1] + ["-o", pidout])
+script = (f'cp {pidout!r} {pidout!r}.tmp.$$ && cp {pidout!r}.paths {pidout!r}.paths.tmp.$$ && '
+          f'exec "$@"')
+r = subprocess.run(["bash", "-c", script, "sh", BIN] + W + IMGS + ["-o", pidout], capture_output=True, timeout=120)
+left = [n for n in os.listdir(cc) if n.startswith("pid.npy") and ".tmp." in n]
+check(r.returncode == 0 and np.load(pidout).shape == (3, D) and not left,
+      f"a dead run's temporaries under this run's own PID (a container's PID 1): removed, the run replaces FILE "
+      f"(exit {r.returncode}: {r.stderr.decode(errors='replace').strip()[-120:]}; left {left})")
+# A write-protected output (chmod a-w, to keep it) is not replaced by a temporary-and-rename format, as JSONL's
+# in-place open already refused; root writes anyway, so this runs as nobody
+ro = os.path.join(cc, "ro")
+os.makedirs(ro)
+os.chmod(ro, 0o777)
+as_nobody = {}
+if os.geteuid() == 0:
+    as_nobody = {"preexec_fn": lambda: (os.setgid(65534), os.setuid(65534))}
+for n in ("res.npy", "res.json"):
+    r = run(IMGS[:2] + ["-o", os.path.join(ro, n)], **as_nobody)
+ro_ok = True
+for n in ("res.npy", "res.npy.paths", "res.json"):
+    os.chmod(os.path.join(ro, n), 0o444)
+kept = {n: open(os.path.join(ro, n), "rb").read() for n in ("res.npy", "res.npy.paths", "res.json")}
+r1 = run(IMGS[2:] + ["-o", os.path.join(ro, "res.npy")], **as_nobody)
+r2 = run(IMGS[2:] + ["-o", os.path.join(ro, "res.json")], **as_nobody)
+same = all(open(os.path.join(ro, n), "rb").read() == b for n, b in kept.items())
+check(r1.returncode == 2 and r2.returncode == 2 and b"write-protected" in r1.stderr and
+      b"write-protected" in r2.stderr and same,
+      f"a write-protected npy and json output: not replaced, exit 2 (exits {r1.returncode}, {r2.returncode}: "
+      f"{r1.stderr.decode(errors='replace').strip()[-90:]})")
 
 # --- 5d. one good image, then batches of failed inputs: the run ends (it hung with every result slot waiting)
 for n, args in [(6, ["-j", "1", "-b", "1"] + IMGS[:1] + [out(f"missing{i}.jpg") for i in range(6)]),
