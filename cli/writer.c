@@ -135,7 +135,7 @@ static FILE *create_tmp(const char *path, const sg_cli_out_target *t, int *lock)
     return f;
 }
 
-static void release_tmp_locks(sg_cli_writer *w) {
+static void release_locks(sg_cli_writer *w) {
     for (int i = 0; i < 2; i++) {
         if (w->tmp_locks[i] >= 0) close(w->tmp_locks[i]);
         if (w->target_locks[i] >= 0) close(w->target_locks[i]);
@@ -144,7 +144,7 @@ static void release_tmp_locks(sg_cli_writer *w) {
 }
 
 static void writer_free(sg_cli_writer *w) {
-    release_tmp_locks(w);
+    release_locks(w);
     free(w->shown); free(w->shown_paths);
     free(w->final_path); free(w->tmp_path); free(w->final_paths); free(w->tmp_paths); free(w->lazy_path);
     free(w->nan_row); free(w->le_row); free(w->scores); free(w->top);
@@ -233,7 +233,7 @@ static int open_replaced(sg_cli_writer *w, const sg_cli_out_target *t, char *err
             w->f = NULL;
             unlink(w->tmp_path);
         }
-        release_tmp_locks(w);
+        release_locks(w);
         return -1;
     }
     guard_tmp_files(w->tmp_path, w->tmp_paths);
@@ -599,7 +599,7 @@ static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
     if (rc == 0 && rename(w->tmp_path, w->final_path) != 0) rc = -1;
     if (rc != 0 && !err[0]) snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
     if (rc == 0 && w->tmp_paths && w->target_existed) drop_other_list(w);
-    if (rc == 0) release_tmp_locks(w); /* before the folder's: a run waiting there finds FILE whole and free */
+    if (rc == 0) release_locks(w); /* before the folder's: a run waiting there finds FILE whole and free */
     if (dlock >= 0) close(dlock);
     if (rc == 0) {
         char *dir = sg_cli_out_dir(w->final_path);
@@ -650,7 +650,7 @@ int sg_cli_writer_close(sg_cli_writer *w, int commit, char *err, size_t errlen) 
             unlink(w->tmp_path);
             if (w->tmp_paths) unlink(w->tmp_paths);
         }
-        release_tmp_locks(w);
+        release_locks(w);
         guard_tmp_files(NULL, NULL);
     }
     writer_free(w);
