@@ -1,6 +1,7 @@
 /* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
  *
- * Only the formats we need are compiled in (PNG, BMP, TGA, PSD). JPEG goes through libjpeg-turbo (Pillow's
+ * Only the formats we need are compiled in (PNG, BMP, TGA). PSD goes through decode_psd.c (stb read RGB only
+ * and removed a white matte where Pillow drops alpha). JPEG goes through libjpeg-turbo (Pillow's
  * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
  * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
  * decode_bmp16.c, RLE8 / RLE4 BMP (which stb refuses) through decode_bmp_rle.c. A BMP's header is read by stb's
@@ -19,7 +20,6 @@
 #define STBI_ONLY_PNG
 #define STBI_ONLY_BMP
 #define STBI_ONLY_TGA
-#define STBI_ONLY_PSD
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR

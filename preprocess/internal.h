@@ -58,7 +58,12 @@ int sg_pre_is_bmp_rle(const uint8_t *data, size_t len);
 int sg_pre_decode_bmp_rle(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                           char *err, size_t errlen);
 
-/* BMP (but 16-bit and RLE), TGA, PSD through stb_image, 8 bits per channel. fmt names the format for messages. */
+/* PSD (Photoshop) composite image with the rules of Pillow's PsdImagePlugin: 1-bit bitmap, 8-bit grey, indexed,
+ * RGB(A), CMYK, multichannel and duotone; raw or PackBits; a file that ends before the data is refused. */
+int sg_pre_decode_psd(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      char *err, size_t errlen);
+
+/* BMP (but 16-bit and RLE) and TGA through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen);
 
@@ -66,8 +71,8 @@ int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg
 int sg_pre_decode_pnm(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       char *err, size_t errlen);
 
-/* Refuses a BMP/PSD/TGA file shorter than its header implies (stb would read zeros past the end).
- * fmt is "BMP", "PSD" or "TGA". Returns 0 or -1 with a reason. */
+/* Refuses a BMP/TGA file shorter than its header implies (stb would read zeros past the end).
+ * fmt is "BMP" or "TGA". Returns 0 or -1 with a reason. */
 int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
 
 /* --- resize.c: the streaming form of sg_resize_rgb_pillow ----------------------------------------------- */

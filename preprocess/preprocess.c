@@ -107,7 +107,7 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
              : sg_pre_is_bmp16(d, len) ? sg_pre_decode_bmp16(d, len, opts, out, err, errlen)
                                        : sg_pre_decode_stb("BMP", d, len, opts, out, err, errlen);
     } else if (len >= 4 && memcmp(d, "8BPS", 4) == 0) {
-        rc = sg_pre_decode_stb("PSD", d, len, opts, out, err, errlen);
+        rc = sg_pre_decode_psd(d, len, opts, out, err, errlen);
     } else if (len >= 2 && d[0] == 'P' && (d[1] == '5' || d[1] == '6')) {
         rc = sg_pre_decode_pnm(d, len, opts, out, err, errlen);
     } else {

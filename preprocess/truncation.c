@@ -1,17 +1,14 @@
-/* preprocess/truncation.c — refuses truncated BMP, PSD and TGA files before stb_image sees them.
+/* preprocess/truncation.c — refuses truncated BMP and TGA files before stb_image sees them.
  *
  * stb_image reads past the end of these formats as zeros and returns a partly black image, where Pillow
  * raises "image file is truncated". For the uncompressed layouts the pixel data size follows from the
- * header, so we compare it with the file length; PSD's RLE has a byte-count table and TGA's RLE packets are
- * walked without decoding. BMP RLE never comes here: decode_bmp_rle.c bounds-checks its own stream and refuses
+ * header, so we compare it with the file length; TGA's RLE packets are walked without decoding. PSD never comes
+ * here: decode_psd.c checks every channel's data itself. BMP RLE never comes here: decode_bmp_rle.c bounds-checks its own stream and refuses
  * one that stops short. Every header read is bounds-checked.
  */
 #include "preprocess/internal.h"
 
 #include <string.h>
-
-static uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
-static uint32_t sg_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
 static int sg_need(const char *fmt, uint64_t need, size_t len, char *err, size_t errlen) {
     if (need > len)
@@ -30,25 +27,6 @@ static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) 
     uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), ah = (uint64_t)(h < 0 ? -(int64_t)h : h);
     uint64_t stride = ((bpp * aw + 31) / 32) * 4; /* rows are padded to 4 bytes */
     return sg_need("BMP", (uint64_t)off + stride * ah, len, err, errlen);
-}
-
-static int sg_check_psd(const uint8_t *d, size_t len, char *err, size_t errlen) {
-    if (len < 26) return sg_pre_err(err, errlen, "PSD: truncated header (%zu bytes)", len);
-    uint64_t ch = sg_be16(d + 12), h = sg_be32(d + 14), w = sg_be32(d + 18), depth = sg_be16(d + 22);
-    uint64_t p = 26;
-    for (int s = 0; s < 3; s++) { /* colour mode data, image resources, layer and mask info */
-        if (sg_need("PSD", p + 4, len, err, errlen)) return -1;
-        p += 4 + (uint64_t)sg_be32(d + p);
-    }
-    if (sg_need("PSD", p + 2, len, err, errlen)) return -1;
-    uint32_t comp = sg_be16(d + p);
-    p += 2;
-    if (comp == 0) return sg_need("PSD", p + ch * h * w * (depth / 8), len, err, errlen);
-    if (comp != 1) return 0; /* stb refuses other compressions with its own message */
-    uint64_t rows = ch * h, sum = 0;
-    if (sg_need("PSD", p + rows * 2, len, err, errlen)) return -1;
-    for (uint64_t r = 0; r < rows; r++) sum += sg_be16(d + p + 2 * r);
-    return sg_need("PSD", p + rows * 2 + sum, len, err, errlen);
 }
 
 static int sg_check_tga(const uint8_t *d, size_t len, char *err, size_t errlen) {
@@ -70,7 +48,6 @@ static int sg_check_tga(const uint8_t *d, size_t len, char *err, size_t errlen) 
 
 int sg_pre_check_complete(const char *fmt, const uint8_t *d, size_t len, char *err, size_t errlen) {
     if (strcmp(fmt, "BMP") == 0) return sg_check_bmp(d, len, err, errlen);
-    if (strcmp(fmt, "PSD") == 0) return sg_check_psd(d, len, err, errlen);
     if (strcmp(fmt, "TGA") == 0) return sg_check_tga(d, len, err, errlen);
     return 0;
 }
