@@ -161,7 +161,7 @@ def make_images():
     write_pnm("pgm_p5_max65535.pgm", b"P5", 65535, np.arange(18 * 17).reshape(17, 18) * 3 % 401, files)
     noise16 = np.random.default_rng(13).integers(0, 65536, (11, 13, 3))
     write_pnm("ppm_p6_max65535.ppm", b"P6", 65535, noise16, files)
-    write_psd("psd_rgb.psd", rgb, files)
+    write_psd_goldens(rgb, a, files)
     write_bmp_rle_goldens(files)
     return files
 
@@ -444,14 +444,86 @@ def write_pnm(name, magic, maxval, arr, files):
     files[name] = path
 
 
-def write_psd(name, rgb, files):
-    h, w = rgb.shape[:2]
-    d = b"8BPS" + struct.pack(">H6xHIIHH", 1, 3, h, w, 8, 3)
-    d += struct.pack(">I", 0) + struct.pack(">I", 0) + struct.pack(">I", 0)  # colour mode, resources, layers
-    d += struct.pack(">H", 0) + b"".join(rgb[..., c].tobytes() for c in range(3))  # raw, planar
+def packbits_rows(plane, rowbytes):
+    """PackBits rows as Photoshop writes them (runs of 3 or more as runs, the rest as literals of up to 128)."""
+    rows = []
+    for y in range(len(plane) // rowbytes):
+        row, out, i = plane[y * rowbytes:(y + 1) * rowbytes], bytearray(), 0
+        while i < len(row):
+            j = i
+            while j < len(row) and j - i < 128 and row[j] == row[i]:
+                j += 1
+            if j - i >= 3:
+                out += bytes([257 - (j - i), row[i]])
+                i = j
+                continue
+            k = i
+            while k < len(row) and k - i < 128 and not (k + 2 < len(row) and row[k] == row[k + 1] == row[k + 2]):
+                k += 1
+            out += bytes([k - i - 1]) + row[i:k]
+            i = k
+        rows.append(bytes(out))
+    return rows
+
+
+def write_psd(name, planes, w, h, mode, files, bits=8, rle=False, cm=b"", resources=b"", layers=b"",
+              table_channels=None):
+    """A PSD of the given planes (one bytes object per channel, rows of (w*bits+7)//8 bytes). table_channels:
+    how many channels' PackBits row counts the table holds (default all; Pillow reads only its mode's)."""
+    rowbytes = (w * bits + 7) // 8
+    d = b"8BPS" + struct.pack(">H6xHIIHH", 1, len(planes), h, w, bits, mode)
+    d += struct.pack(">I", len(cm)) + cm + struct.pack(">I", len(resources)) + resources
+    d += struct.pack(">I", len(layers)) + layers
+    if rle:
+        rows = [packbits_rows(p, rowbytes) for p in planes]
+        d += struct.pack(">H", 1) + b"".join(struct.pack(">H", len(r)) for pr in rows for r in pr)
+        d += b"".join(r for pr in rows for r in pr)
+    else:
+        d += struct.pack(">H", 0) + b"".join(planes)
     path = os.path.join(OUT, name)
     open(path, "wb").write(d)
     files[name] = path
+
+
+def write_psd_goldens(rgb, a, files):
+    """PSDs of every mode Pillow's PsdImagePlugin opens and converts (preprocess/decode_psd.c lists its rules)."""
+    h, w = rgb.shape[:2]
+    r, g, b = (rgb[..., c].tobytes() for c in range(3))
+    al = a.tobytes()
+    write_psd("psd_rgb.psd", [r, g, b], w, h, 3, files)
+    # RGB + alpha: "RGBA" in Pillow, alpha dropped by convert (no matte removed); raw and PackBits
+    write_psd("psd_rgba.psd", [r, g, b, al], w, h, 3, files)
+    write_psd("psd_rgba_rle.psd", [r, g, b, al], w, h, 3, files, rle=True)
+    # RGB with alpha and a spot channel (5 channels): "RGB"; with PackBits Pillow reads a table of 3 channels'
+    # counts, so the red channel is read from the rest of the table (what it shows, we show)
+    write_psd("psd_rgb_5ch.psd", [r, g, b, al, g], w, h, 3, files)
+    write_psd("psd_rgb_5ch_rle.psd", [r, g, b, al, g], w, h, 3, files, rle=True)
+    write_psd("psd_rgb_rle.psd", [r, g, b], w, h, 3, files, rle=True)
+    # greyscale (mode 1), with alpha ("L": alpha never read), multichannel (7), duotone (8), bitmap at 8 bits (0)
+    write_psd("psd_gray.psd", [g], w, h, 1, files)
+    write_psd("psd_gray_rle.psd", [g], w, h, 1, files, rle=True)
+    write_psd("psd_gray_alpha.psd", [g, al], w, h, 1, files)
+    write_psd("psd_gray_alpha_rle.psd", [g, al], w, h, 1, files, rle=True)
+    write_psd("psd_multichannel.psd", [b, r, g], w, h, 7, files)
+    write_psd("psd_duotone.psd", [r], w, h, 8, files, cm=bytes(range(200)) * 2)
+    write_psd("psd_bitmap8.psd", [b], w, h, 0, files)
+    # CMYK (stored inverted; Pillow's cmyk2rgb), with an extra channel, and PackBits
+    k = bytes((x * 7) % 256 for x in range(w * h))
+    write_psd("psd_cmyk.psd", [r, g, b, k], w, h, 4, files)
+    write_psd("psd_cmyk_5ch_rle.psd", [r, g, b, k, al], w, h, 4, files, rle=True)
+    # indexed: a 768-byte palette (256 R, 256 G, 256 B); any other size leaves Pillow without one (black)
+    pal = bytes((i * 5 + c * 80) % 256 for c in range(3) for i in range(256))
+    write_psd("psd_indexed.psd", [g], w, h, 2, files, cm=pal)
+    write_psd("psd_indexed_rle.psd", [g], w, h, 2, files, cm=pal, rle=True)
+    write_psd("psd_indexed_no_palette.psd", [g], w, h, 2, files, cm=pal[:300])
+    # 1-bit bitmap: rows of (w+7)//8 bytes, a set bit white in Pillow
+    bits = np.packbits(rgb[..., 1] > 127, axis=1).tobytes()
+    write_psd("psd_bitmap.psd", [bits], w, h, 0, files, bits=1)
+    write_psd("psd_bitmap_rle.psd", [bits], w, h, 0, files, bits=1, rle=True)
+    # image resources (an ICC profile entry, ignored by convert) and a layer section skipped by its length
+    res = b"8BIM" + struct.pack(">HBx", 1039, 0) + struct.pack(">I", 5) + b"icc!!\0"
+    res += b"8BIM" + struct.pack(">HB", 1005, 3) + b"abc" + struct.pack(">I", 2) + b"xy"
+    write_psd("psd_rgb_resources_layers.psd", [r, g, b], w, h, 3, files, resources=res, layers=bytes(range(40)))
 
 
 def pil_rgb(path, exif):
