@@ -7,7 +7,7 @@
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
  * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
- * BMPs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and what it refuses.
+ * BMPs and PSDs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and refuses.
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -65,7 +65,8 @@ int main(void) {
 
     /* every prefix of valid files: no crash, a message whenever it fails */
     static const char *names[] = {"jpeg_progressive.jpg", "png_p_trns.png", "gif_interlaced.gif", "bmp_8.bmp", "psd_rgb.psd",
-                                  "tga_rle.tga", "jpeg_cmyk.jpg", "png_exif_o6.png", "bmp_rle8.bmp", "bmp_rle4.bmp"};
+                                  "tga_rle.tga", "jpeg_cmyk.jpg", "png_exif_o6.png", "bmp_rle8.bmp", "bmp_rle4.bmp",
+                                  "psd_rgba_rle.psd", "psd_cmyk_5ch_rle.psd", "psd_indexed.psd"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         snprintf(path, sizeof path, "%s/tests/images/%s", root, names[k]);
         size_t len = 0;
@@ -131,11 +132,11 @@ int main(void) {
         free(data);
     }
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
-     * pixels for seeded damage of the same kind (JPEGs and RLE BMPs), and for RLE BMPs cut short; both paths must
-     * give Pillow's answer. Counts: [0] JPEG, [1] BMP. */
+     * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs), and for RLE BMPs and PSDs cut short; both
+     * paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt[2] = {0, 0}, corrupt_ok[2] = {0, 0}, refused[2] = {0, 0}, ncut = 0;
+    int ncorrupt[3] = {0, 0, 0}, corrupt_ok[3] = {0, 0, 0}, refused[3] = {0, 0, 0}, ncut[3] = {0, 0, 0};
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
@@ -175,11 +176,11 @@ int main(void) {
                             pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
         }
-        int bmp = strstr(name, ".bmp") != NULL;
-        corrupt_ok[bmp] += good;
-        refused[bmp] += !pillow_ok;
-        ncorrupt[bmp]++;
-        ncut += cut;
+        int kind = strstr(name, ".bmp") ? 1 : strstr(name, ".psd") ? 2 : 0;
+        corrupt_ok[kind] += good;
+        refused[kind] += !pillow_ok;
+        ncorrupt[kind]++;
+        ncut[kind] += cut;
         free(bad);
     }
     free(src);
@@ -187,9 +188,12 @@ int main(void) {
     CHECK(ncorrupt[0] >= 200 && corrupt_ok[0] == ncorrupt[0],
           "corrupted JPEGs: both paths give Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
           corrupt_ok[0], ncorrupt[0], refused[0]);
-    CHECK(ncorrupt[1] >= 150 && ncut >= 50 && corrupt_ok[1] == ncorrupt[1],
+    CHECK(ncorrupt[1] >= 150 && ncut[1] >= 50 && corrupt_ok[1] == ncorrupt[1],
           "corrupted and cut RLE BMPs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
-          ncut, corrupt_ok[1], ncorrupt[1], refused[1]);
+          ncut[1], corrupt_ok[1], ncorrupt[1], refused[1]);
+    CHECK(ncorrupt[2] >= 250 && ncut[2] >= 90 && corrupt_ok[2] == ncorrupt[2],
+          "corrupted and cut PSDs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
+          ncut[2], corrupt_ok[2], ncorrupt[2], refused[2]);
     free(out2);
     free(out);
     return CHECK_DONE();

@@ -192,6 +192,34 @@ def main():
     put("ppm_huge_dims.ppm", b"P6\n100000 100000\n255\n" + b"\0" * 30, "exceeds the cap")
     put("ppm_truncated.ppm", b"P6\n64 64\n255\n" + b"\x80" * 100, "PNM")
     put("psd_truncated.psd", img("psd_rgb.psd")[:40], "PSD")
+    # PSD (preprocess/decode_psd.c, Pillow's PsdImagePlugin rules); Pillow refuses each of these too, but Lab
+    def psd(w, h, mode=3, ch=3, bits=8, comp=0, data=b"", version=1, cm=b"", res=b"", lm=b"", res_size=None):
+        return (b"8BPS" + struct.pack(">H6xHIIHH", version, ch, h, w, bits, mode) + struct.pack(">I", len(cm)) + cm +
+                struct.pack(">I", len(res) if res_size is None else res_size) + res + struct.pack(">I", len(lm)) + lm +
+                struct.pack(">H", comp) + data)
+    put("psd_header_cut.psd", img("psd_rgb.psd")[:20], "PSD: truncated header")
+    put("psd_huge_dims.psd", psd(100000, 100000, data=bytes(64)), "exceeds the cap")
+    put("psd_zero_width.psd", psd(0, 10, data=bytes(64)), "empty")
+    put("psd_psb_version2.psd", psd(4, 4, version=2, data=bytes(48)), "version 2 is not supported")
+    put("psd_rgb16.psd", psd(4, 4, bits=16, data=bytes(96)), "16 bits per channel is not supported")
+    put("psd_lab.psd", psd(4, 4, mode=9, data=bytes(48)), "Lab colour is not supported")  # Pillow: LittleCMS
+    put("psd_cmyk_3_channels.psd", psd(4, 4, mode=4, ch=3, data=bytes(48)), "not enough channels")
+    put("psd_zip.psd", psd(4, 4, comp=2, data=bytes(48)), "compression 2 (ZIP) is not supported")
+    rgba = img("psd_rgba.psd")
+    put("psd_alpha_truncated.psd", rgba[:len(rgba) - 10], "channel 3 needs")  # alpha, dropped by convert, cut
+    put("psd_resources_cut.psd", psd(4, 4, res=b"8BIM\x03\xed\x00", res_size=20), "image resources are truncated")
+    d = psd(4, 4, lm=bytes(8), data=bytes(48))
+    put("psd_layers_past_end.psd", d[:34] + struct.pack(">I", 10**6) + d[38:], "before the image data")
+    rle = img("psd_rgb_rle.psd")
+    put("psd_rle_truncated.psd", rle[:len(rle) - 100], "PackBits data of channel 2 ends after")
+    put("psd_rle_table_cut.psd", rle[:26 + 12 + 2 + 50], "PackBits row byte counts")
+    # 100 million pixels (under the cap), a table of zero counts and 4 bytes of data: refused before allocating
+    put("psd_rle_big_truncated.psd", psd(20000, 5000, mode=1, ch=1, comp=1, data=bytes(10000) + b"\x81\x07" * 2),
+        "ends after 0 of 5000 rows")
+    # odd but valid: wrong row counts (Pillow decodes each channel as one stream from its start), runs past a
+    # row's end (cut), a no-op byte, and data after the last row
+    put("psd_rle_zero_counts.psd", psd(4, 2, mode=1, ch=1, comp=1, data=bytes(4) + b"\x80\xfa\x09\xfd\x07"), "OK")
+    put("psd_trailing_data.psd", img("psd_gray.psd") + bytes(100), "OK")
     put("webp_header.webp", b"RIFF\x24\0\0\0WEBPVP8 " + b"\0" * 24, "unsupported format: WebP")
     put("tiff_header.tif", b"II*\0\x08\0\0\0" + b"\0" * 16, "unsupported format: TIFF")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
