@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t sg_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
 /* CRC-32 (ISO 3309, polynomial 0xEDB88320) as the PNG specification defines it, table built once. */
 static uint32_t sg_crc_table[256];

@@ -31,9 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
-static uint32_t sg_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
-
 /* --- Python's file reads: read(n) gives up to n bytes; a seek may put the position past the end ------------- */
 typedef struct {
     const uint8_t *d;
@@ -254,7 +251,8 @@ int sg_pre_decode_psd(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     if (!rc) rc = sg_pre_alloc(out, (int)w, (int)h, err, errlen);
     o.rgb = out->rgb;
     for (uint32_t c = 0; c < channels && !rc; c++)
-        rc = comp ? sg_psd_packbits(&o, d, len, c, off[c], row, err, errlen) : sg_psd_raw(&o, d, len, c, off[c], err, errlen);
+        rc = comp ? sg_psd_packbits(&o, d, len, c, off[c], row, err, errlen)
+                  : sg_psd_raw(&o, d, len, c, off[c], err, errlen);
     free(row);
     return rc;
 }

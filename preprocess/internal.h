@@ -16,6 +16,11 @@ static inline uint32_t sg_le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static inline uint32_t sg_le16(const uint8_t *p) { return (uint32_t)(p[0] | p[1] << 8); }
+/* The big-endian uint32 and uint16 at p (PNG chunks, PSD headers). */
+static inline uint32_t sg_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
 
 /* Writes a printf-style reason into err (if err and errlen) and returns -1, so callers can `return sg_pre_err(...)`. */
 int sg_pre_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
