@@ -388,12 +388,15 @@ def slow(args, first, rest, gap):
     lines = [[first], rest]
 
     def feed(p):
-        for i, part in enumerate(lines):
-            if i:
-                time.sleep(gap)
-            p.stdin.write("".join(x + "\n" for x in part).encode())
-            p.stdin.flush()
-        p.stdin.close()
+        try:
+            for i, part in enumerate(lines):
+                if i:
+                    time.sleep(gap)
+                p.stdin.write("".join(x + "\n" for x in part).encode())
+                p.stdin.flush()
+            p.stdin.close()
+        except BrokenPipeError:  # the run ended before reading it all (refused): its exit status says so
+            pass
     p = subprocess.Popen([BIN] + W + ["-b", "1", "--files-from", "-"] + args, stdin=subprocess.PIPE,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     threading.Thread(target=feed, args=(p,), daemon=True).start()
@@ -415,21 +418,24 @@ check(r_json.returncode == 2 and b"being written by another" in r_json.stderr an
       rows_list == IMGS and not os.path.exists(os.path.join(cc, "v.npy")),
       f"a JSON and an npy run onto a JSONL being written (FILE, and FILE.paths): refused, the JSONL whole "
       f"(exits {r_json.returncode}, {r_npy.returncode}; writers {rc_a}, {rc_b}; {len(rows_live)}, {len(rows_list)} rows)")
-# Two temporary-and-rename runs on one new FILE: the pair of renames is not split by the other run's pair. Run A
-# pauses between its two renames (a test hook); run B, started with it, reaches its renames during the pause
-# (its last input comes late). Without the check before the renames and the folder's lock around them, B's pair
-# landed inside A's: FILE with A's 3 rows beside B's 2 names (this test fails so); now B finds A's list locked and
-# is refused, or renames after A's pair
+# Two temporary-and-rename runs on one new FILE: the pair of renames is not split by the other run's pair. Run B
+# starts first (both see no FILE), run A pauses between its two renames (a test hook), and B, whose last input
+# comes late, reaches its renames during the pause. Without the check before the renames and the folder's lock
+# around them, B's pair landed inside A's: FILE with A's 3 rows beside B's 2 names (this test fails so); now B
+# waits for A's pair and renames after it (or, with the check alone, is refused: A's list is locked)
 pair = os.path.join(cc, "pair.npy")
-env_pause = dict(os.environ, SIGLIP2_TEST_RENAME_PAUSE_MS="1500")
+pb = slow(["-o", pair], MORE[0], MORE[1:2], 1.5)  # B first: it must see no FILE at its start, as A does
+t0 = time.monotonic()
+while not any(n.startswith(f"pair.npy.tmp.{pb.pid}") for n in os.listdir(cc)) and time.monotonic() - t0 < 10:
+    time.sleep(0.02)
+env_pause = dict(os.environ, SIGLIP2_TEST_RENAME_PAUSE_MS="2000")
 pa = subprocess.Popen([BIN] + W + IMGS + ["-o", pair], env=env_pause, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-pb = slow(["-o", pair], MORE[0], MORE[1:2], 0.7)
 rc_a, rc_b = pa.wait(timeout=60), pb.wait(timeout=60)
 names = open(pair + ".paths").read().splitlines()
 rows = np.load(pair)
 want = {tuple(IMGS): ref, tuple(MORE[:2]): np.frombuffer(run(MORE[:2] + ["-f", "f32"]).stdout, "<f4").reshape(-1, D)}
 match = tuple(names) in want and rows.shape == want[tuple(names)].shape and np.array_equal(rows, want[tuple(names)])
-check(rc_a == 0 and rc_b in (0, 2) and match,
+check(rc_a == 0 and rc_b in (0, 2) and match and time.monotonic() - t0 < 10,
       f"two npy runs on one new FILE, one paused between its renames: FILE and FILE.paths from the same run "
       f"(exits {rc_a}, {rc_b}; {rows.shape[0]} rows, {len(names)} names)")
 # A run killed as PID 1 of a container leaves FILE.tmp.1 and FILE.paths.tmp.1; the next such run is PID 1 too, and
