@@ -25,14 +25,17 @@
 
 /* Walks the markers before the first scan. Collects the EXIF blocks (Pillow appends later APP1 Exif
  * segments minus their 6-byte prefix) and the last XMP packet and returns the orientation: EXIF first, XMP
- * only when EXIF has none. *sof is set to 1 when a frame header (SOFn) was seen: TurboJPEG 2.1 reports
+ * only when EXIF has no Orientation entry (one Pillow cannot use still counts). An EXIF block getexif() raises
+ * on is read once by Pillow's open (_read_dpi_from_exif, which swallows the error and leaves getexif() empty:
+ * no orientation, no XMP) unless a JFIF APP0 gave the DPI; then exif_transpose raises: SG_EXIF_REFUSED. *sof is set to 1 when a frame header (SOFn) was seen: TurboJPEG 2.1 reports
  * uninitialised sizes for a file that ends before it, so we check for it ourselves. */
-static int sg_jpeg_markers(const uint8_t *d, size_t len, int *sof, size_t *sos) {
+static int sg_jpeg_markers(const uint8_t *d, size_t len, int pillow_major, int *sof, size_t *sos) {
     static const char xmp_id[] = "http://ns.adobe.com/xap/1.0/"; /* followed by a NUL */
     uint8_t *exif = NULL;
     size_t exif_len = 0;
     const uint8_t *xmp = NULL;
     size_t xmp_len = 0;
+    int jfif_dpi = 0; /* a JFIF APP0 with density unit 1 or 2 sets Pillow's info["dpi"] */
     size_t p = 2;
     while (p + 4 <= len) {
         if (d[p] != 0xFF) break;
@@ -46,6 +49,7 @@ static int sg_jpeg_markers(const uint8_t *d, size_t len, int *sof, size_t *sos) 
         const uint8_t *s = d + p + 4;
         size_t sl = seg - 2;
         if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) *sof = 1; /* not DHT, JPG, DAC */
+        if (m == 0xE0 && sl >= 12 && memcmp(s, "JFIF", 4) == 0 && (s[7] == 1 || s[7] == 2)) jfif_dpi = 1;
         if (m == 0xE1 && sl >= 6 && memcmp(s, "Exif\0\0", 6) == 0) {
             size_t add = exif ? sl - 6 : sl;
             uint8_t *grown = realloc(exif, exif_len + add + 1);
@@ -58,9 +62,10 @@ static int sg_jpeg_markers(const uint8_t *d, size_t len, int *sof, size_t *sos) 
         }
         p += 2 + seg;
     }
-    int o = exif ? sg_exif_orientation(exif, exif_len) : 0;
+    int o = exif ? sg_exif_orientation(exif, exif_len, pillow_major) : SG_EXIF_ABSENT;
     free(exif);
-    if (!o && xmp) o = sg_xmp_orientation(xmp, xmp_len);
+    if (o == SG_EXIF_REFUSED) return jfif_dpi ? SG_EXIF_REFUSED : 1;
+    if (o == SG_EXIF_ABSENT && xmp) o = sg_xmp_orientation(xmp, xmp_len);
     return o ? o : 1;
 }
 
@@ -94,7 +99,7 @@ static void sg_cmyk_to_rgb(const uint8_t *cmyk, size_t npix, uint8_t *rgb) {
 typedef struct sg_jpeg_front {
     int w, h;          /* declared size */
     int is_cmyk;       /* CMYK or YCCK: decoded as CMYK, converted with Pillow's rule */
-    int orientation;   /* EXIF orientation, 1 when none */
+    int orientation;   /* EXIF orientation, 1 when none (or not applied) */
     int denom;         /* DCT scale 1/denom (1 unless --fast-decode) */
     int dw, dh;        /* decoded size at that scale (libjpeg rounds up) */
 } sg_jpeg_front;
@@ -103,7 +108,7 @@ static int sg_jpeg_front_check(tjhandle tj, const uint8_t *data, size_t len, con
                                sg_jpeg_front *fr, char *err, size_t errlen) {
     size_t sos = 0;
     int sof = 0, subsamp, cs;
-    fr->orientation = sg_jpeg_markers(data, len, &sof, &sos);
+    fr->orientation = sg_jpeg_markers(data, len, opts->pillow_major, &sof, &sos);
     if (!sof || !sos)
         return sg_pre_err(err, errlen, "JPEG: no %s marker before the end of the file: truncated or not a JPEG image",
                           sof ? "start-of-scan (SOS)" : "frame header (SOF)");
@@ -120,6 +125,9 @@ static int sg_jpeg_front_check(tjhandle tj, const uint8_t *data, size_t len, con
     }
     fr->dw = (fr->w + fr->denom - 1) / fr->denom, fr->dh = (fr->h + fr->denom - 1) / fr->denom; /* TJSCALED */
     fr->is_cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
+    if (fr->orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose reads the block */
+        return sg_pre_err(err, errlen, "JPEG: the EXIF block is not TIFF data (Pillow's exif_transpose raises on it)");
+    if (fr->orientation == SG_EXIF_REFUSED) fr->orientation = 1;
     return 0;
 }
 

@@ -2,8 +2,8 @@
  *
  * stb_image neither checks CRCs nor tells the colour type, so the chunk walk here does both: it verifies the
  * CRC of every chunk (a corrupt file fails with the chunk named), reads IHDR to refuse oversized images
- * before any pixel allocation and to pick Pillow's mode rule, and finds the EXIF (eXIf) and XMP
- * (iTXt "XML:com.adobe.xmp", uncompressed) orientation.
+ * before any pixel allocation and to pick Pillow's mode rule, and hands every chunk up to IEND to png_meta.c,
+ * which finds the orientation where Pillow finds it (eXIf, text chunks, XMP; after IDAT too).
  * Mode rules that differ from stb's defaults: 16-bit grey is Pillow's I;16, and convert("RGB") clips it
  * at 255 (stb would keep the high byte). Everything else (palette with tRNS, LA, RGBA, 16-bit RGB(A) high
  * byte, 1/2/4-bit grey scaled to 0..255) is what stb gives with 3 requested channels.
@@ -34,6 +34,13 @@ static uint32_t sg_crc32(const uint8_t *p, size_t n) {
 
 static pthread_once_t sg_crc_once = PTHREAD_ONCE_INIT;
 
+/* Pillow's is_cid: a chunk name of 4 characters from [A-Za-z0-9_]. */
+static int sg_png_is_cid(const uint8_t *t) {
+    for (int i = 0; i < 4; i++)
+        if (!((t[i] | 32) >= 'a' && (t[i] | 32) <= 'z') && !(t[i] >= '0' && t[i] <= '9') && t[i] != '_') return 0;
+    return 1;
+}
+
 /* stb_image keeps the palette in an uninitialised stack array, so an index past the PLTE entries would read
  * garbage. When PLTE is short we hand stb a copy whose PLTE has 256 entries, the missing ones black: Pillow
  * 13 maps such indices to (0,0,0) in convert("RGB") (its palette buffer is zero-filled past the entries). */
@@ -50,14 +57,18 @@ static uint8_t *sg_png_pad_palette(const uint8_t *d, size_t len, size_t plte_off
     return c;
 }
 
-int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
-                      int *orientation, char *err, size_t errlen) {
-    pthread_once(&sg_crc_once, sg_crc_init);
+/* What the chunk walk learns for the pixel decode. */
+typedef struct {
+    int depth, ctype;
+    size_t plte_off;
+    uint32_t plte_len;
+} sg_png_layout;
+
+/* Walks every chunk to IEND: CRCs, IHDR (the pixel cap), PLTE, and the metadata for png_meta.c. */
+static int sg_png_walk(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_png_layout *lay,
+                       sg_png_meta *meta, char *err, size_t errlen) {
     size_t p = 8; /* after the signature */
-    uint32_t w = 0, h = 0;
-    int depth = 0, ctype = -1, exif_o = 0, xmp_o = 0, seen_idat = 0, seen_iend = 0;
-    size_t plte_off = 0;
-    uint32_t plte_len = 0;
+    int seen_idat = 0, seen_iend = 0, meta_on = 1;
     while (p < len) {
         if (len - p < 12) return sg_pre_err(err, errlen, "PNG: truncated chunk header at offset %zu (%zu bytes left, need 12)", p, len - p);
         uint32_t n = sg_be32(d + p);
@@ -74,32 +85,42 @@ int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *op
         if (p == 8 && memcmp(type, "IHDR", 4) != 0) return sg_pre_err(err, errlen, "PNG: first chunk is '%s', expected IHDR", tn);
         if (memcmp(type, "IHDR", 4) == 0) {
             if (n != 13) return sg_pre_err(err, errlen, "PNG: IHDR has %u bytes, expected 13", n);
-            w = sg_be32(s), h = sg_be32(s + 4), depth = s[8], ctype = s[9];
-            if (sg_pre_check_dims("PNG", w, h, opts->max_pixels, err, errlen)) return -1;
+            lay->depth = s[8], lay->ctype = s[9];
+            if (sg_pre_check_dims("PNG", sg_be32(s), sg_be32(s + 4), opts->max_pixels, err, errlen)) return -1;
         } else if (memcmp(type, "PLTE", 4) == 0) {
-            plte_off = p, plte_len = n;
+            lay->plte_off = p, lay->plte_len = n;
         } else if (memcmp(type, "IDAT", 4) == 0) {
             seen_idat = 1;
-        } else if (memcmp(type, "eXIf", 4) == 0) {
-            exif_o = sg_exif_orientation(s, n);
-        } else if (memcmp(type, "iTXt", 4) == 0 && n >= 18 && memcmp(s, "XML:com.adobe.xmp\0", 18) == 0) {
-            /* iTXt: keyword NUL, compression flag, method, language NUL, translated keyword NUL, text */
-            size_t q = 18;
-            if (q + 2 <= n && s[q] == 0) {
-                q += 2;
-                const uint8_t *z = memchr(s + q, 0, n - q);
-                if (z) z = memchr(z + 1, 0, n - (size_t)(z + 1 - s));
-                if (z) xmp_o = sg_xmp_orientation(z + 1, n - (size_t)(z + 1 - s));
-            }
         } else if (memcmp(type, "IEND", 4) == 0) {
             seen_iend = 1;
             break;
+        } else if (seen_idat && !sg_png_is_cid(type)) {
+            meta_on = 0; /* Pillow's load_end stops reading chunks at a name that is not 4 word characters */
+        } else if (meta_on && sg_png_meta_chunk(meta, type, s, n, err, errlen)) {
+            return -1;
         }
         p += 12 + (size_t)n;
     }
     if (!seen_idat) return sg_pre_err(err, errlen, "PNG: no IDAT chunk (truncated or not an image)");
     if (!seen_iend) return sg_pre_err(err, errlen, "PNG: no IEND chunk (the file is truncated)");
-    *orientation = exif_o ? exif_o : xmp_o ? xmp_o : 1;
+    return 0;
+}
+
+int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      int *orientation, char *err, size_t errlen) {
+    pthread_once(&sg_crc_once, sg_crc_init);
+    sg_png_layout lay = {.ctype = -1};
+    sg_png_meta meta = {0};
+    int rc = sg_png_walk(d, len, opts, &lay, &meta, err, errlen);
+    *orientation = rc ? 1 : sg_png_meta_orientation(&meta, opts->pillow_major);
+    sg_png_meta_free(&meta);
+    if (rc) return -1;
+    if (*orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose calls getexif() */
+        return sg_pre_err(err, errlen, "PNG: the EXIF data is not readable (bad hex, not TIFF, or text): Pillow's exif_transpose raises on it");
+    if (*orientation == SG_EXIF_REFUSED) *orientation = 1;
+    int depth = lay.depth, ctype = lay.ctype;
+    size_t plte_off = lay.plte_off;
+    uint32_t plte_len = lay.plte_len;
 
     int sw, sh;
     if (ctype == 0 && depth == 16) {

@@ -1,12 +1,16 @@
 /* preprocess/exif.c — the EXIF orientation tag and Pillow's ImageOps.exif_transpose.
  *
- * The tag lives in IFD0 of a TIFF structure (JPEG APP1 "Exif\0\0", PNG eXIf). Pillow reads it with
- * Image.getexif() and, when EXIF has no orientation, falls back to the XMP packet's tiff:Orientation.
- * Every read is bounds-checked: the bytes come from untrusted files, and a malformed block simply means
- * "no orientation" (0), never an error.
+ * The tag lives in IFD0 of a TIFF structure (JPEG APP1 "Exif\0\0", PNG eXIf or a text chunk). Pillow reads it
+ * with Image.getexif() (Exif.load, TiffImagePlugin.ImageFileDirectory_v2.load) and falls back to the XMP
+ * packet's tiff:Orientation only when IFD0 has no Orientation entry at all: an entry Pillow reads but
+ * exif_transpose cannot use (0, 9, a BYTE, an ASCII string) means "no transpose", not "ask XMP".
+ * sg_exif_orientation replays that reader: which entries it skips, where it stops, which value it keeps
+ * (measured against Pillow 12.0 and 13.0 with every TIFF type and counts 0..3; the two differ where noted).
+ * Every read is bounds-checked: the bytes come from untrusted files.
  */
 #include "preprocess/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,33 +21,83 @@ static uint32_t sg_rd32(const uint8_t *p, int be) {
     return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
+static uint64_t sg_rd64(const uint8_t *p, int be) {
+    uint64_t a = sg_rd32(p, be), b = sg_rd32(p + 4, be);
+    return be ? a << 32 | b : b << 32 | a;
+}
 
-int sg_exif_orientation(const uint8_t *tiff, size_t len) {
-    /* Pillow strips one or two "Exif\0\0" prefixes before parsing */
-    for (int i = 0; i < 2 && len >= 6 && memcmp(tiff, "Exif\0\0", 6) == 0; i++) tiff += 6, len -= 6;
-    if (len < 8) return 0;
-    int be;
-    if (memcmp(tiff, "II*\0", 4) == 0) be = 0;
-    else if (memcmp(tiff, "MM\0*", 4) == 0) be = 1;
-    else return 0;
+/* Bytes per value of TIFF type typ as Pillow's _load_dispatch has it; 0 for a type Pillow skips. */
+static unsigned sg_tiff_unit(uint32_t typ) {
+    static const unsigned unit[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
+    return typ < 17 ? unit[typ] : 0;
+}
+
+/* exif_transpose's transpose for a number: 2..8 when it equals one of those integers, else 1 (none). */
+static int sg_orient_of(double v) { return v >= 2 && v <= 8 && v == floor(v) ? (int)v : 1; }
+
+/* The orientation exif_transpose applies for the entry's first value (Pillow keeps the first of a longer
+ * array: "too many entries" is a warning). BYTE, ASCII and UNDEFINED come back as bytes or a string, which
+ * match no transpose; numbers match by value, so a LONG 6, a RATIONAL 12/2 or a DOUBLE 6.0 rotate. */
+static int sg_orient_value(uint32_t typ, const uint8_t *v, int be) {
+    switch (typ) {
+    case 3: return sg_orient_of(sg_rd16(v, be));                                  /* SHORT */
+    case 4: case 13: return sg_orient_of(sg_rd32(v, be));                         /* LONG, IFD */
+    case 6: return sg_orient_of((int8_t)v[0]);                                    /* SBYTE */
+    case 8: return sg_orient_of((int16_t)sg_rd16(v, be));                         /* SSHORT */
+    case 9: return sg_orient_of((int32_t)sg_rd32(v, be));                         /* SLONG */
+    case 16: return sg_rd64(v, be) <= 8 ? sg_orient_of((double)sg_rd64(v, be)) : 1; /* LONG8 */
+    case 11: { uint32_t b = sg_rd32(v, be); float f; memcpy(&f, &b, 4); return sg_orient_of(f); } /* FLOAT */
+    case 12: { uint64_t b = sg_rd64(v, be); double f; memcpy(&f, &b, 8); return sg_orient_of(f); } /* DOUBLE */
+    case 5: case 10: { /* RATIONAL, SRATIONAL: an exact fraction; a zero denominator is NaN */
+        int64_t n = typ == 5 ? (int64_t)sg_rd32(v, be) : (int32_t)sg_rd32(v, be);
+        int64_t d = typ == 5 ? (int64_t)sg_rd32(v + 4, be) : (int32_t)sg_rd32(v + 4, be);
+        return d != 0 && n % d == 0 ? sg_orient_of((double)(n / d)) : 1;
+    }
+    default: return 1; /* BYTE, ASCII, UNDEFINED */
+    }
+}
+
+/* Strips Pillow's "Exif\0\0" prefixes (13: one or two; 12: all) and checks the TIFF header as
+ * ImageFileDirectory_v2 does. Returns 1 with *be set, 0 when nothing is left (no EXIF), -1 when Pillow raises:
+ * a header it does not accept, LE BigTIFF (Exif.load reads only 8 header bytes), or fewer than 8 bytes. */
+static int sg_exif_header(const uint8_t **tiff, size_t *len, int pillow_major, int *be) {
+    for (int i = 0; (pillow_major == 12 || i < 2) && *len >= 6 && memcmp(*tiff, "Exif\0\0", 6) == 0; i++)
+        *tiff += 6, *len -= 6;
+    if (*len == 0) return 0;
+    static const char *const ok[] = {"MM\0*", "II*\0", "MM*\0", "II\0*", "MM\0+"}; /* "MM\0+": BigTIFF is read
+                                                                                      as classic (ifh[2] != 43) */
+    for (int i = 0; i < 5; i++)
+        if (*len >= 8 && memcmp(*tiff, ok[i], 4) == 0) return *be = (*tiff)[0] == 'M', 1;
+    return -1;
+}
+
+int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major) {
+    int be, h = sg_exif_header(&tiff, &len, pillow_major, &be);
+    if (h <= 0) return h ? SG_EXIF_REFUSED : SG_EXIF_ABSENT;
     uint32_t ifd = sg_rd32(tiff + 4, be);
-    if (ifd > len || len - ifd < 2) return 0;
+    if (ifd > len || len - ifd < 2) return SG_EXIF_ABSENT; /* the entry count cannot be read: an empty IFD */
     uint32_t n = sg_rd16(tiff + ifd, be);
-    int orientation = 0;
+    uint8_t stored[65536 / 8] = {0}; /* Pillow 13 keeps a tag's first readable entry and skips repeats */
+    uint64_t out_of_line = 0; /* Pillow 13: out-of-line bytes so far; an entry taking the sum past len is skipped */
+    int orientation = SG_EXIF_ABSENT;
     for (uint32_t i = 0; i < n; i++) {
         size_t e = (size_t)ifd + 2 + (size_t)i * 12; /* 12-byte entries: tag, type, count, value */
-        if (e + 12 > len) break;
-        if (sg_rd16(tiff + e, be) != SG_TAG_ORIENTATION) continue;
-        uint32_t type = sg_rd16(tiff + e + 2, be), count = sg_rd32(tiff + e + 4, be);
-        if (count != 1) continue; /* Pillow then holds a tuple, which exif_transpose ignores */
-        switch (type) {
-        case 1: case 6: orientation = tiff[e + 8]; break;              /* BYTE, SBYTE */
-        case 3: case 8: orientation = (int)sg_rd16(tiff + e + 8, be); break; /* SHORT, SSHORT */
-        case 4: case 9: orientation = (int)sg_rd32(tiff + e + 8, be); break; /* LONG, SLONG */
-        default: break;
+        if (e + 12 > len) break;                     /* a short read ends the IFD; entries read so far count */
+        uint32_t tag = sg_rd16(tiff + e, be), typ = sg_rd16(tiff + e + 2, be);
+        if (pillow_major != 12 && (stored[tag >> 3] >> (tag & 7) & 1)) continue;
+        uint64_t size = (uint64_t)sg_rd32(tiff + e + 4, be) * sg_tiff_unit(typ);
+        if (size == 0) continue; /* an unsupported type or no values: skipped, as if absent */
+        const uint8_t *v = tiff + e + 8;
+        if (size > 4) {
+            uint32_t off = sg_rd32(v, be);
+            if (pillow_major != 12 && (out_of_line += size) > len) continue;
+            if (off > len || size > len - off) break; /* data past the end: Pillow stops reading the IFD */
+            v = tiff + off;
         }
+        stored[tag >> 3] |= (uint8_t)(1u << (tag & 7));
+        if (tag == SG_TAG_ORIENTATION) orientation = sg_orient_value(typ, v, be);
     }
-    return orientation >= 1 && orientation <= 8 ? orientation : 0;
+    return orientation;
 }
 
 int sg_xmp_orientation(const uint8_t *xmp, size_t len) {

@@ -44,9 +44,36 @@ int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts
 int sg_pre_jpeg_to_resized(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
                            sg_preprocess_stats *stats, char *err, size_t errlen);
 
-/* PNG: chunk walk (CRC, IHDR, eXIf, XMP) then pixels through stb_image with Pillow's mode rules. */
+/* PNG: chunk walk (CRC, IHDR, orientation metadata: png_meta.c) then pixels through stb_image with Pillow's mode rules. */
 int sg_pre_decode_png(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       int *orientation, char *err, size_t errlen);
+
+/* --- png_meta.c: what Pillow keeps of eXIf / tEXt / zTXt / iTXt for getexif() ----------------------- */
+typedef struct {
+    uint8_t *p; /* owned copy (NUL after the end) */
+    size_t n;
+    int set;
+} sg_png_value;
+typedef struct sg_png_meta {
+    sg_png_value exif;    /* info["exif"]: eXIf (with "Exif\0\0" in front), or a tEXt / zTXt / iTXt keyed "exif" */
+    int exif_is_str;      /* ... from zTXt / iTXt: a str, which getexif() cannot load */
+    sg_png_value raw;     /* info["Raw profile type exif"] (ImageMagick) */
+    sg_png_value xml;     /* info["XML:com.adobe.xmp"] (any text chunk) */
+    sg_png_value xmp;     /* info["xmp"] (iTXt bytes) */
+    uint64_t text_memory; /* characters of text so far (check_text_memory) */
+} sg_png_meta;            /* zero-initialised to start */
+/* Takes one chunk in file order (any type; those not bearing on orientation are ignored). Returns 0, or -1 with
+ * a reason where Pillow refuses the file (zTXt method, MAX_TEXT_CHUNK, MAX_TEXT_MEMORY). */
+int sg_png_meta_chunk(sg_png_meta *m, const uint8_t *type, const uint8_t *s, size_t n, char *err, size_t errlen);
+/* Pillow getexif()'s orientation, XMP fallback included: 1..8, or SG_EXIF_REFUSED where getexif() raises. */
+int sg_png_meta_orientation(const sg_png_meta *m, int pillow_major);
+void sg_png_meta_free(sg_png_meta *m);
+
+/* --- inflate.c --------------------------------------------------------------------------------------- */
+/* Inflates the zlib stream in (trailing bytes ignored) as zlib.decompressobj().decompress(in, max_out) does:
+ * 0 with the output (malloc'd, may be NULL when empty; a stream cut short gives what it decoded), 1 when the
+ * output passes max_out with input left over (Pillow's ValueError), -1 for a corrupt stream (zlib.error). */
+int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, size_t *out_len);
 
 /* GIF first frame with Pillow's rules for transparent pixels (palette colour, not black). */
 int sg_pre_decode_gif(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
@@ -110,9 +137,14 @@ uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, i
 int sg_stb_is_tga(const uint8_t *data, size_t len);
 
 /* --- exif.c ------------------------------------------------------------------------------------------ */
-/* Orientation (1..8) from a TIFF-structured EXIF block (after the "Exif\0\0" prefix), or 0 when it has none
- * or is malformed. Every offset is bounds-checked against len. */
-int sg_exif_orientation(const uint8_t *tiff, size_t len);
+/* What Pillow's getexif() makes of a TIFF-structured EXIF block (with or without "Exif\0\0" prefixes) for
+ * Pillow major version pillow_major (0 = 13): SG_EXIF_ABSENT when IFD0 has no Orientation entry (Pillow then
+ * asks XMP), 1..8 the transpose exif_transpose applies (1: an entry whose value it does not act on), or
+ * SG_EXIF_REFUSED when getexif() raises (a header that is not TIFF), so Pillow's pipeline fails on the file.
+ * Every offset is bounds-checked against len. */
+#define SG_EXIF_ABSENT 0
+#define SG_EXIF_REFUSED (-1)
+int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major);
 /* Orientation from XMP text (Pillow's regex tiff:Orientation(="|>)([0-9])), or 0 when absent. */
 int sg_xmp_orientation(const uint8_t *xmp, size_t len);
 /* Applies Pillow's transpose for orientation 2..8 to img in place (new buffer). Others: no change.
