@@ -75,7 +75,7 @@ import json; a=json.load(open('$T/a.json')); b=json.load(open('$T/stdin.json'))
 assert b['path'] == '-' and a['embedding'] == b['embedding']"
 
 # --- ordering: many workers and small batches give the same bytes as one worker, batch 1
-for i in $(seq -w 1 40); do cp "$SG_ROOT/tests/images/$(ls "$SG_ROOT/tests/images" | grep -v txt | sed -n "$(( (10#$i % 50) + 1 ))p")" "$T/many_$i.png" 2>/dev/null; done
+for i in $(seq -w 1 40); do cp "$SG_ROOT/tests/images/$(ls -p "$SG_ROOT/tests/images" | grep -v 'txt\|/$' | sed -n "$(( (10#$i % 50) + 1 ))p")" "$T/many_$i.png" 2>/dev/null; done
 ls "$T"/many_* >/dev/null 2>&1 && mkdir -p "$T/many" && mv "$T"/many_* "$T/many/"
 "$B" "${W[@]}" -q -j 1 -b 1 "$T/many" -o "$T/seq.jsonl"
 "$B" "${W[@]}" -q -j 8 -b 3 "$T/many" -o "$T/par.jsonl"

@@ -46,7 +46,8 @@ W = ["--backend", "cpu", "--weights", FIX]
 D = 64
 work = fresh_dir("cli_edges")
 PNG = os.path.join(IMAGES, "png_rgb.png")
-ALL_IMAGES = sorted(os.path.join(IMAGES, n) for n in os.listdir(IMAGES) if not n.endswith((".txt", ".md")))
+ALL_IMAGES = sorted(os.path.join(IMAGES, n) for n in os.listdir(IMAGES)  # files only: refused/ holds bad ones
+                    if not n.endswith((".txt", ".md")) and os.path.isfile(os.path.join(IMAGES, n)))
 
 
 def run(args, weights=W, **kw):

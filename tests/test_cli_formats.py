@@ -58,7 +58,7 @@ def poison(path):
 # Inputs: a random selection of the test images plus a fresh random-noise PPM (new pixels every run).
 rng = random.Random()
 # Only the images: the folder also holds README.md and the golden lists, which a directory walk skips.
-names = sorted(n for n in os.listdir(IMAGES) if not n.endswith((".txt", ".md")))
+names = sorted(n for n in os.listdir(IMAGES) if not n.endswith((".txt", ".md")) and os.path.isfile(os.path.join(IMAGES, n)))
 picked = sorted(rng.sample(names, 12))
 inp = out("in")
 os.makedirs(inp)

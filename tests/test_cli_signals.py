@@ -117,10 +117,15 @@ if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", small], c
 else:
     try:
         px = os.path.join(small, "px")
-        r = run(["--dump-preprocessed", px, IMAGES, "-o", out("d.jsonl")])
+        good = out("good")  # the images that decode: tests/images but its refused/ folder
+        os.makedirs(good)
+        for n in os.listdir(IMAGES):
+            if os.path.isfile(os.path.join(IMAGES, n)) and not n.endswith((".txt", ".md")):
+                shutil.copy(os.path.join(IMAGES, n), good)
+        r = run(["--dump-preprocessed", px, good, "-o", out("d.jsonl")])
         said = b"No space left on device" in r.stderr
-        subprocess.run(["mount", "-o", "remount,size=20m", small], check=True)
-        r2 = run(["--dump-preprocessed", px, IMAGES, "-o", out("d.jsonl")])
+        subprocess.run(["mount", "-o", "remount,size=64m", small], check=True)
+        r2 = run(["--dump-preprocessed", px, good, "-o", out("d.jsonl")])
         check(r.returncode == 1 and said and r2.returncode == 0,
               f"4: a full disk under --dump-preprocessed says why (said: {said}), and the rerun with space writes "
               f"every dump (exit {r2.returncode}: {r2.stderr[-200:]!r})")

@@ -1,0 +1,121 @@
+/* tests/test_orientation.c — EXIF / XMP orientation: Pillow's refusals, and where Pillow 12 and 13 differ.
+ *
+ * The orientation cases of tests/images (scripts/orient_cases.py) are checked pixel by pixel by test_preprocess
+ * through goldens.txt's decode / resize lines; where Pillow raises, goldens.txt has "refused FILE EXIF"
+ * instead, and here each must fail: decoded whole and through sg_preprocess_memory (so both JPEG paths), with
+ * EXIF rotation on (EXIF 1) or off (EXIF 0). Then sg_exif_orientation on hand-made blocks for the rules Pillow
+ * 12 and 13 read differently (repeated entries, an out-of-line entry larger than the block, "Exif\0\0" three
+ * times), and sg_zlib_inflate's verdicts (a cut stream decodes partly, a bad checksum is an error, the cap).
+ */
+#include "preprocess/internal.h"
+#include "tests/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void check_refused(const char *root) {
+    char path[4096], line[1024], name[256], err[512];
+    snprintf(path, sizeof path, "%s/tests/images/goldens.txt", root);
+    FILE *g = fopen(path, "r");
+    CHECK(g != NULL, "open %s", path);
+    int n = 0, bad = 0, exif;
+    uint8_t *out = malloc(224 * 224 * 3);
+    sg_preprocess_opts o;
+    sg_preprocess_opts_default(&o);
+    while (g && fgets(line, sizeof line, g)) {
+        size_t len = 0;
+        if (sscanf(line, "refused %255s %d", name, &exif) != 2) continue;
+        o.exif_rotate = exif;
+        snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
+        uint8_t *data = sg_test_read_file(path, &len);
+        sg_rgb_image img;
+        int whole = data ? sg_decode_rgb(data, len, &o, &img, err, sizeof err) : 0;
+        int mem = data ? sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) : 0;
+        CHECK(data && whole == -1 && mem == -1, "%s exif=%d: refused, as by Pillow (%s)", name, exif, err);
+        bad += !(data && whole == -1 && mem == -1);
+        n++;
+        free(data);
+    }
+    if (g) fclose(g);
+    CHECK(n >= 10 && bad == 0, "%d Pillow refusals of orientation metadata reproduced (%d not)", n, bad);
+    free(out);
+}
+
+/* A big-endian TIFF block with two Orientation entries: (type, count, value field) each. */
+static size_t two_entries(uint8_t *b, int t1, uint32_t c1, uint32_t v1, int t2, uint32_t c2, uint32_t v2) {
+    static const uint8_t head[] = {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 2};
+    memcpy(b, head, sizeof head);
+    uint8_t *e = b + sizeof head;
+    int t[2] = {t1, t2};
+    uint32_t c[2] = {c1, c2}, v[2] = {v1, v2};
+    for (int i = 0; i < 2; i++, e += 12) {
+        uint8_t x[12] = {0x01, 0x12, 0, (uint8_t)t[i], (uint8_t)(c[i] >> 24), (uint8_t)(c[i] >> 16), (uint8_t)(c[i] >> 8),
+                         (uint8_t)c[i], (uint8_t)(v[i] >> 24), (uint8_t)(v[i] >> 16), (uint8_t)(v[i] >> 8), (uint8_t)v[i]};
+        memcpy(e, x, 12);
+    }
+    memset(e, 0, 4);
+    return (size_t)(e + 4 - b);
+}
+
+static void check_pillow_versions(void) {
+    uint8_t b[64 + 12];
+    size_t n = two_entries(b, 3, 1, 6u << 16, 3, 1, 3u << 16);
+    CHECK(sg_exif_orientation(b, n, 0) == 6 && sg_exif_orientation(b, n, 12) == 3,
+          "a repeated Orientation: Pillow 13 keeps the first (6), Pillow 12 the last (3)");
+    n = two_entries(b, 3, 100000, 0, 3, 1, 5u << 16);
+    CHECK(sg_exif_orientation(b, n, 0) == 5 && sg_exif_orientation(b, n, 12) == SG_EXIF_ABSENT,
+          "an entry with more data than the block: Pillow 13 skips it (then 5), Pillow 12 stops reading (absent)");
+    n = two_entries(b, 1, 1, 6u << 24, 14, 1, 6u << 16);
+    CHECK(sg_exif_orientation(b, n, 0) == 1 && sg_exif_orientation(b, n, 12) == 1,
+          "a BYTE 6 is present but never rotates; a type Pillow does not know is skipped");
+    uint8_t p[18 + sizeof b];
+    memcpy(p, "Exif\0\0Exif\0\0Exif\0\0", 18);
+    n = two_entries(p + 18, 3, 1, 8u << 16, 3, 1, 8u << 16) + 18;
+    CHECK(sg_exif_orientation(p, n, 0) == SG_EXIF_REFUSED && sg_exif_orientation(p, n, 12) == 8 &&
+              sg_exif_orientation(p + 6, n - 6, 0) == 8,
+          "\"Exif\\0\\0\" three times: Pillow 13 strips two and raises, Pillow 12 strips all");
+}
+
+/* A zlib stream of one stored block holding src (n < 65536): header, block, Adler-32. Returns its length. */
+static size_t stored_stream(const uint8_t *src, size_t n, uint8_t *z) {
+    uint32_t a = 1, b = 0;
+    for (size_t i = 0; i < n; i++) a = (a + src[i]) % 65521, b = (b + a) % 65521;
+    uint8_t h[7] = {0x78, 0x01, 1, (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)~n, (uint8_t)(~n >> 8)};
+    memcpy(z, h, 7);
+    memcpy(z + 7, src, n);
+    uint8_t t[4] = {(uint8_t)(b >> 8), (uint8_t)b, (uint8_t)(a >> 8), (uint8_t)a};
+    memcpy(z + 7 + n, t, 4);
+    return n + 11;
+}
+
+/* Huffman blocks are checked through the PNG goldens (Pillow-compressed text, cut and damaged); here the
+ * verdicts on a stored block. */
+static void check_inflate(void) {
+    uint8_t src[5000], z[5100], *out = NULL;
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 13 + (i >> 7));
+    size_t zn = stored_stream(src, sizeof src, z), on;
+    int rc = sg_zlib_inflate(z, zn, 1 << 20, &out, &on);
+    CHECK(rc == 0 && on == sizeof src && memcmp(out, src, on) == 0, "inflate gives a stored block back (%zu)", on);
+    free(out);
+    rc = sg_zlib_inflate(z, zn / 2, 1 << 20, &out, &on);
+    CHECK(rc == 0 && on == zn / 2 - 7 && memcmp(out, src, on) == 0,
+          "a stream cut in half gives what it holds, as Python's decompressobj (%zu bytes)", on);
+    free(out);
+    z[zn - 1] ^= 1;
+    CHECK(sg_zlib_inflate(z, zn, 1 << 20, &out, &on) == -1, "a bad Adler-32 is an error (zlib.error)");
+    z[zn - 1] ^= 1;
+    z[1] ^= 1;
+    CHECK(sg_zlib_inflate(z, zn, 1 << 20, &out, &on) == -1, "a bad header check is an error");
+    z[1] ^= 1;
+    CHECK(sg_zlib_inflate(z, zn, 4999, &out, &on) == 1, "output past the cap with input left over is refused");
+    CHECK(sg_zlib_inflate(z, zn, 5000, &out, &on) == 0 && on == 5000, "output exactly at the cap is not");
+    free(out);
+}
+
+int main(void) {
+    const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+    check_refused(root);
+    check_pillow_versions();
+    check_inflate();
+    return CHECK_DONE();
+}
