@@ -132,7 +132,7 @@ void sg_cli_usage(FILE *f) {
         "      --resample NAME   bilinear (default, what SigLIP2 uses) | bicubic\n"
         "      --fast-decode     JPEG DCT-domain downscale before the resize (faster, not bit-exact)\n"
         "      --pillow-version V 13 (default) | 12: match that Pillow's resize pass order (they differ\n"
-        "                        on some tall, narrow images)\n"
+        "                        on some tall, narrow images) and TGA verdicts\n"
         "      --max-pixels N    refuse images with more than N decoded pixels (default 178956970,\n"
         "                        Pillow's decompression-bomb limit; K/M/G suffixes allowed)\n"
         "      --max-file-size B refuse files larger than B bytes (default 256M; K/M/G suffixes allowed)\n"

@@ -1,10 +1,11 @@
 /* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
  *
- * Only the formats we need are compiled in (PNG, BMP, TGA). PSD goes through decode_psd.c (stb read RGB only
+ * Only the formats we need are compiled in (PNG, BMP). PSD goes through decode_psd.c (stb read RGB only
  * and removed a white matte where Pillow drops alpha). JPEG goes through libjpeg-turbo (Pillow's
  * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
  * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
- * decode_bmp16.c, RLE8 / RLE4 BMP (which stb refuses) through decode_bmp_rle.c. A BMP's header is read by stb's
+ * decode_bmp16.c, RLE8 / RLE4 BMP (which stb refuses) through decode_bmp_rle.c, TGA through decode_tga.c (stb
+ * ignores the right-to-left origin and a colour map's first index). A BMP's header is read by stb's
  * BMP parser alone, so its reason reaches the message; JPEG/PNG-in-BMP, which neither stb nor we decode, is
  * refused by name first. A top-down BMP (negative height) decodes like any other: stb flips by the sign. No
  * stdio: we always decode from memory. stb's failure reason is thread-local in C11 (STBI_THREAD_LOCAL), so these
@@ -19,7 +20,6 @@
 
 #define STBI_ONLY_PNG
 #define STBI_ONLY_BMP
-#define STBI_ONLY_TGA
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
@@ -71,13 +71,6 @@ uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, i
     uint16_t *p = stbi_load_16_from_memory(data, (int)len, w, h, &comp, req_comp);
     if (!p) sg_pre_err(err, errlen, "decode failed: %s", sg_stb_reason());
     return p;
-}
-
-int sg_stb_is_tga(const uint8_t *data, size_t len) {
-    if (len > (size_t)0x7fffffff) return 0;
-    stbi__context s;
-    stbi__start_mem(&s, data, (int)len);
-    return stbi__tga_test(&s);
 }
 
 

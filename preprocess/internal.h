@@ -95,7 +95,12 @@ int sg_pre_decode_bmp_rle(const uint8_t *data, size_t len, const sg_preprocess_o
 int sg_pre_decode_psd(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       char *err, size_t errlen);
 
-/* BMP (but 16-bit and RLE) and TGA through stb_image, 8 bits per channel. fmt names the format for messages. */
+/* TGA with Pillow 13's rules (decode_tga.c): sg_pre_is_tga is Pillow's header test (TGA has no magic number). */
+int sg_pre_is_tga(const uint8_t *data, size_t len);
+int sg_pre_decode_tga(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                      char *err, size_t errlen);
+
+/* BMP (but 16-bit and RLE) through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen);
 
@@ -103,8 +108,8 @@ int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg
 int sg_pre_decode_pnm(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       char *err, size_t errlen);
 
-/* Refuses a BMP/TGA file shorter than its header implies (stb would read zeros past the end).
- * fmt is "BMP" or "TGA". Returns 0 or -1 with a reason. */
+/* Refuses a BMP file shorter than its header implies (stb would read zeros past the end).
+ * fmt is "BMP". Returns 0 or -1 with a reason. */
 int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
 
 /* --- resize.c: the streaming form of sg_resize_rgb_pillow ----------------------------------------------- */
@@ -133,8 +138,6 @@ int sg_stb_info(const uint8_t *data, size_t len, int *w, int *h, int *comp, char
 uint8_t *sg_stb_load8(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
 /* Decodes with req_comp channels, 16 bits each. NULL with a reason on failure. */
 uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
-/* 1 if stb's TGA probe accepts data (TGA has no magic number). */
-int sg_stb_is_tga(const uint8_t *data, size_t len);
 
 /* --- exif.c ------------------------------------------------------------------------------------------ */
 /* What Pillow's getexif() makes of a TIFF-structured EXIF block (with or without "Exif\0\0" prefixes) for

@@ -113,13 +113,13 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
     } else {
         const char *name = sg_unsupported_name(d, len);
         if (name) return sg_pre_err(err, errlen, "unsupported format: %s (supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD)", name);
-        if (!sg_stb_is_tga(d, len)) {
+        if (!sg_pre_is_tga(d, len)) {
             char hex[3 * 8 + 1] = {0};
             for (size_t i = 0; i < len && i < 8; i++) snprintf(hex + 3 * i, 4, "%02x ", d[i]);
             return sg_pre_err(err, errlen, "unknown image format (first bytes: %.*s; supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD)",
                               (int)(len < 8 ? 3 * len - 1 : 23), hex);
         }
-        rc = sg_pre_decode_stb("TGA", d, len, opts, out, err, errlen);
+        rc = sg_pre_decode_tga(d, len, opts, out, err, errlen);
     }
     if (rc) {
         sg_rgb_image_free(out);

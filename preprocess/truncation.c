@@ -1,10 +1,10 @@
-/* preprocess/truncation.c — refuses truncated BMP and TGA files before stb_image sees them.
+/* preprocess/truncation.c — refuses truncated BMP files before stb_image sees them.
  *
- * stb_image reads past the end of these formats as zeros and returns a partly black image, where Pillow
+ * stb_image reads past the end of this format as zeros and returns a partly black image, where Pillow
  * raises "image file is truncated". For the uncompressed layouts the pixel data size follows from the
- * header, so we compare it with the file length; TGA's RLE packets are walked without decoding. PSD never comes
- * here: decode_psd.c checks every channel's data itself. BMP RLE never comes here: decode_bmp_rle.c bounds-checks its own stream and refuses
- * one that stops short. Every header read is bounds-checked.
+ * header, so we compare it with the file length. PSD, TGA and BMP RLE never come here: decode_psd.c,
+ * decode_tga.c and decode_bmp_rle.c bounds-check their own data and refuse a file that stops short.
+ * Every header read is bounds-checked.
  */
 #include "preprocess/internal.h"
 
@@ -29,25 +29,7 @@ static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) 
     return sg_need("BMP", (uint64_t)off + stride * ah, len, err, errlen);
 }
 
-static int sg_check_tga(const uint8_t *d, size_t len, char *err, size_t errlen) {
-    if (len < 18) return sg_pre_err(err, errlen, "TGA: truncated header (%zu bytes)", len);
-    uint32_t idlen = d[0], cmtype = d[1], type = d[2], cmlen = sg_le16(d + 5), cmbits = d[7];
-    uint32_t w = sg_le16(d + 12), h = sg_le16(d + 14), bpp = d[16];
-    uint64_t cm = cmtype ? (uint64_t)cmlen * ((cmbits + 7) / 8) : 0, px = (bpp + 7) / 8, p = 18ull + idlen + cm;
-    if (type == 1 || type == 2 || type == 3) return sg_need("TGA", p + (uint64_t)w * h * px, len, err, errlen);
-    if (type != 9 && type != 10 && type != 11) return 0; /* stb refuses other types with its own message */
-    /* RLE: walk the packets (a header byte, then one pixel repeated or n literal pixels) over w*h pixels */
-    for (uint64_t done = 0, total = (uint64_t)w * h; done < total;) {
-        if (p >= len) return sg_need("TGA", p + 1, len, err, errlen);
-        uint64_t n = (uint64_t)(d[p] & 0x7f) + 1;
-        p += 1 + ((d[p] & 0x80) ? px : n * px);
-        done += n;
-    }
-    return sg_need("TGA", p, len, err, errlen);
-}
-
 int sg_pre_check_complete(const char *fmt, const uint8_t *d, size_t len, char *err, size_t errlen) {
     if (strcmp(fmt, "BMP") == 0) return sg_check_bmp(d, len, err, errlen);
-    if (strcmp(fmt, "TGA") == 0) return sg_check_tga(d, len, err, errlen);
     return 0;
 }

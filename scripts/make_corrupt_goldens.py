@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs and PSDs, for
+"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs, PSDs and TGAs, for
 tests/test_preprocess_hostile.c.
 
     python3 scripts/make_corrupt_goldens.py        # writes tests/images/goldens_corrupt.txt (needs Pillow)
@@ -8,14 +8,14 @@ A JPEG whose entropy-coded data is damaged may decode (libjpeg warns and goes on
 runs out before the last row). Which, and with what pixels, is Pillow's call; the test regenerates each damaged
 file from its line and checks both of our JPEG paths (decoded straight into the resize, and decoded whole) give
 the same verdict and, when Pillow decodes it, the same 224x224 bilinear pixels. An RLE BMP (preprocess/
-decode_bmp_rle.c) gets the same damage, and is also cut short at many lengths: Pillow decodes a stream that
-reaches the last pixel, wherever the file ends after it, and refuses one that stops before. PSDs (preprocess/
-decode_psd.c), PackBits and raw, get both too: damage to the row byte counts moves where Pillow starts reading a
-channel, damage to the data changes runs and their lengths. Each line:
+decode_bmp_rle.c) and a TGA (preprocess/decode_tga.c) get the same damage, and are also cut short at many lengths:
+Pillow decodes a stream that reaches the last pixel, wherever the file ends after it, and refuses one that stops
+before. PSDs (preprocess/decode_psd.c), PackBits and raw, get both too: damage to the row byte counts moves where
+Pillow starts reading a channel, damage to the data changes runs and their lengths. Each line:
 
     corrupt SRC SEED NBYTES ok HASH       Pillow decodes it: HASH = FNV-1a 64 of convert("RGB").resize((224, 224))
     corrupt SRC SEED NBYTES refused -     Pillow raises
-    cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP and PSD only): decoded, or
+    cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP, PSD and TGA only): decoded, or
     cut SRC LEN refused -                 refused
 
 The damage: xorshift64 seeded with SEED, then NBYTES times: next state x; byte at len/3 + x % (len - len/3 - 2)
@@ -34,9 +34,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 IMAGES = os.path.join(ROOT, "tests", "images")
 SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_cmyk.jpg",
            "jpeg_gray.jpg", "bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle4_oddoffset.bmp", "psd_rgba_rle.psd",
-           "psd_cmyk_5ch_rle.psd", "psd_gray_alpha_rle.psd", "psd_bitmap_rle.psd", "psd_indexed.psd"]
+           "psd_cmyk_5ch_rle.psd", "psd_gray_alpha_rle.psd", "psd_bitmap_rle.psd", "psd_indexed.psd", "tga_rle.tga",
+           "tga_24_rle_rtl.tga", "tga_cm24_rle_first4.tga", "tga_la_cmap_rle.tga", "tga_16.tga"]
 CUT_SOURCES = ["bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle8_overrun.bmp", "psd_rgb_rle.psd", "psd_rgba.psd",
-               "psd_rgb_5ch_rle.psd"]
+               "psd_rgb_5ch_rle.psd", "tga_rle.tga", "tga_32_rle_top_rtl_footer.tga", "tga_cm24_rle_first4.tga"]
 SEEDS = 40
 M = (1 << 64) - 1
 
@@ -93,7 +94,12 @@ def main():
             lines.append(f"corrupt {src} {seed * 0x9E3779B97F4A7C15 & M} {nbytes} {verdict} {h}")
     for src in CUT_SOURCES:
         data = open(os.path.join(IMAGES, src), "rb").read()
-        off = int.from_bytes(data[10:14], "little") if src.endswith(".bmp") else psd_data_start(data)
+        if src.endswith(".tga"):  # the pixel data's start: header, ID section, colour map
+            off = 18 + data[0] + data[1] * int.from_bytes(data[5:7], "little") * ((data[7] + 7) // 8)
+        elif src.endswith(".bmp"):
+            off = int.from_bytes(data[10:14], "little")  # the RLE stream's start
+        else:
+            off = psd_data_start(data)
         cuts = {n for n in (30, 54, off - 100) if n >= 0} | {off}  # (a PSD's data starts before 100)
         cuts |= {off + (len(data) - off) * k // 24 for k in range(1, 24)}
         cuts |= {len(data) - k for k in range(1, 9)}  # the end of the stream: escapes Pillow never reads

@@ -171,6 +171,7 @@ def make_images():
     write_pnm("ppm_p6_max65535.ppm", b"P6", 65535, noise16, files)
     write_psd_goldens(rgb, a, files)
     write_bmp_rle_goldens(files)
+    write_tga_goldens(files)
     return files
 
 
@@ -441,6 +442,98 @@ def write_bmp_rle_goldens(files):
     write_bmp_rle("bmp_rle8_overrun.bmp", ov, 12, 6, 1, 8, p256, files)
 
 
+def tga_rle(px, w, runs_cross=False):
+    """A TGA RLE stream for px (rows of w pixels of pb bytes each, in file order, as one bytes per pixel list):
+    runs over 2+ equal pixels (never past a row's end: Pillow refuses that), literal packets over the rest; with
+    runs_cross, literal packets also run on across rows' ends (Pillow's decoder carries them over)."""
+    out, i, n = bytearray(), 0, len(px)
+    while i < n:
+        row_end = (i // w + 1) * w
+        k = 1
+        while i + k < row_end and k < 128 and px[i + k] == px[i]:
+            k += 1
+        if k >= 2:
+            out += bytes([0x80 | (k - 1)]) + px[i]
+            i += k
+            continue
+        end = min(n if runs_cross else row_end, i + 128)
+        k = 1
+        while i + k < end and not (i + k + 1 < end and px[i + k] == px[i + k + 1] and (i + k) // w == (i + k + 1) // w):
+            k += 1
+        out += bytes([k - 1]) + b"".join(px[i:i + k])
+        i += k
+    return bytes(out)
+
+
+def write_tga(name, files, w, h, depth, itype, px_bytes, desc=0, cmap=None, cm_first=0, cm_bits=24, idsec=b"",
+              footer=None, runs_cross=False):
+    """A TGA written by hand (Pillow writes none of these layouts): px_bytes holds the pixels in file row order
+    (desc 0x20 clear: bottom row first), cmap the colour map's bytes."""
+    rowbytes = (w * depth + 7) // 8
+    if itype & 8:
+        pb = depth // 8
+        px = [px_bytes[i * pb:(i + 1) * pb] for i in range(w * h)]
+        data = tga_rle(px, w, runs_cross)
+    else:
+        data = px_bytes[:rowbytes * h]
+    cm_len = len(cmap) // ((cm_bits + 7) // 8) if cmap is not None else 0
+    d = struct.pack("<BBBHHBHHHHBB", len(idsec), 1 if cmap is not None else 0, itype, cm_first, cm_len,
+                    cm_bits if cmap is not None else 0, 0, 0, w, h, depth, desc) + idsec + (cmap or b"") + data
+    if footer is not None:  # a TGA 2 extension area (495 bytes; attributes type at 494) and footer
+        ext = bytearray(495)
+        struct.pack_into("<H", ext, 0, 495)
+        ext[494] = footer
+        d += bytes(ext) + struct.pack("<II", len(d), 0) + b"TRUEVISION-XFILE.\0"
+    path = os.path.join(OUT, name)
+    open(path, "wb").write(d)
+    files[name] = path
+
+
+def write_tga_goldens(files):
+    """TGA layouts and Pillow 13's rules for them (preprocess/decode_tga.c lists them): origins, 16/24/32-bit
+    true colour, grey, grey + alpha, 1-bit, colour maps of 16/24/32-bit entries starting at a first index, out-of-
+    range indices, maps on grey images, RLE with runs and literal packets across rows, an ID section, TGA 2
+    footers. Noise, so that every pixel in a wrong place shows."""
+    rng = np.random.default_rng(31)
+    w, h = 29, 17
+    n = w * h
+
+    def noise(k, lo=0, hi=256):
+        return rng.integers(lo, hi, k, dtype=np.uint8).tobytes()
+
+    def banded(pb, k=n):  # runs of equal pixels and noise: both RLE packet kinds
+        px = rng.integers(0, 256, (k, pb), dtype=np.uint8)
+        for s in range(0, k, 11):
+            px[s:s + 5] = px[s]
+        return px.tobytes()
+
+    rgb = noise(3 * n)
+    for desc, tag in ((0x00, "bottom"), (0x10, "bottom_rtl"), (0x20, "top"), (0x30, "top_rtl")):
+        write_tga(f"tga_24_{tag}.tga", files, w, h, 24, 2, rgb, desc)
+    write_tga("tga_24_rle_rtl.tga", files, w, h, 24, 10, banded(3), 0x10, runs_cross=True)
+    write_tga("tga_16.tga", files, w, h, 16, 2, noise(2 * n), 0x20)  # the attribute bit set at random
+    write_tga("tga_16_rle_rtl.tga", files, w, h, 16, 10, banded(2), 0x10)
+    write_tga("tga_32.tga", files, w, h, 32, 2, noise(4 * n), 0x08)
+    write_tga("tga_32_rle_top_rtl_footer.tga", files, w, h, 32, 10, banded(4), 0x38, footer=0, runs_cross=True)
+    write_tga("tga_l_rle_rtl.tga", files, w, h, 8, 11, banded(1), 0x10, runs_cross=True)
+    write_tga("tga_la.tga", files, w, h, 16, 3, noise(2 * n), 0x28)
+    write_tga("tga_la_rle.tga", files, w, h, 16, 11, banded(2), 0x08)
+    write_tga("tga_1bit.tga", files, w, h, 1, 3, noise((w + 7) // 8 * h), 0x10)
+    write_tga("tga_id_footer.tga", files, w, h, 24, 2, rgb, 0x20, idsec=b"made by make_goldens.py", footer=3)
+    # colour maps: 16 entries from index 4 (entries 0-3 are black), indices 0..23 (20-23 past the map: black)
+    idx = noise(n, 0, 24)
+    write_tga("tga_cm24_first4.tga", files, w, h, 8, 1, idx, 0x00, cmap=noise(48), cm_first=4)
+    write_tga("tga_cm16_first4_rtl.tga", files, w, h, 8, 1, idx, 0x10, cmap=noise(32), cm_first=4, cm_bits=16)
+    write_tga("tga_cm32_first4.tga", files, w, h, 8, 1, idx, 0x20, cmap=noise(64), cm_first=4, cm_bits=32)
+    write_tga("tga_cm24_rle_first4.tga", files, w, h, 8, 9, bytes(v % 24 for v in banded(1)), 0x30,
+              cmap=noise(48), cm_first=4, runs_cross=True)
+    write_tga("tga_cm24_full_oob.tga", files, w, h, 8, 1, noise(n), 0x20, cmap=noise(3 * 200), cm_first=56)
+    # a colour map on grey images: Pillow applies it (the L byte is the index)
+    write_tga("tga_l_cmap.tga", files, w, h, 8, 3, idx, 0x20, cmap=noise(48), cm_first=4)
+    write_tga("tga_la_cmap_rle.tga", files, w, h, 16, 11, bytes(v % 24 if i % 2 == 0 else v for i, v in
+              enumerate(banded(2))), 0x00, cmap=noise(32), cm_first=4, cm_bits=16)
+
+
 def write_pnm(name, magic, maxval, arr, files):
     """Binary PNM with any maxval (Pillow writes only 255, or 65535 for 16-bit grey): samples of one byte when
     maxval < 256, else two bytes big-endian. arr may hold samples above maxval (Pillow clips them)."""
@@ -569,9 +662,33 @@ def main_pillow12():
     print(f"wrote {len(lines) - 1} Pillow 12 goldens", file=sys.stderr)
 
 
+def check_hostile_verdicts():
+    """Pillow's verdict on the crafted TGA and GIF files of tests/hostile (tests/hostile/make_hostile.py, which
+    needs no Pillow): each file expect.txt says we refuse, Pillow must refuse too (opened by path, as Hugging
+    Face's load_image opens it), and each it says we decode, Pillow must decode."""
+    hostile = os.path.join(ROOT, "tests", "hostile")
+    bad = []
+    for line in open(os.path.join(hostile, "expect.txt")):
+        if line.startswith("#") or "\t" not in line:
+            continue
+        name, why = line.rstrip("\n").split("\t")
+        if not name.startswith(("tga_", "gif_", "fuzz_tga_")):
+            continue
+        try:
+            Image.open(os.path.join(hostile, name)).convert("RGB")
+            pillow = "OK"
+        except Exception as e:  # noqa: BLE001  (any failure is Pillow refusing the file)
+            pillow = f"refused ({type(e).__name__}: {e})"
+        if (why == "OK") != (pillow == "OK"):
+            bad.append(f"{name}: we expect {why!r}, Pillow: {pillow}")
+    if bad:
+        sys.exit("tests/hostile disagrees with Pillow:\n  " + "\n  ".join(bad))
+
+
 def main():
     if sys.argv[1:] == ["--pillow12"]:
         return main_pillow12()
+    check_hostile_verdicts()
     files = make_images()
     lines = [
         f"# made by scripts/make_goldens.py with Pillow {PIL.__version__}, libjpeg-turbo "

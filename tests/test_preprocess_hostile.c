@@ -7,7 +7,8 @@
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
  * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
- * BMPs and PSDs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and refuses.
+ * BMPs, PSDs and TGAs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and
+ * what it refuses. TGA verdicts that differ between Pillow 12 and 13 are checked with pillow_major 12 and 13.
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -66,7 +67,7 @@ int main(void) {
     /* every prefix of valid files: no crash, a message whenever it fails */
     static const char *names[] = {"jpeg_progressive.jpg", "png_p_trns.png", "gif_interlaced.gif", "bmp_8.bmp", "psd_rgb.psd",
                                   "tga_rle.tga", "jpeg_cmyk.jpg", "png_exif_o6.png", "bmp_rle8.bmp", "bmp_rle4.bmp",
-                                  "psd_rgba_rle.psd", "psd_cmyk_5ch_rle.psd", "psd_indexed.psd"};
+                                  "psd_rgba_rle.psd", "psd_cmyk_5ch_rle.psd", "psd_indexed.psd", "tga_cm24_rle_first4.tga"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         snprintf(path, sizeof path, "%s/tests/images/%s", root, names[k]);
         size_t len = 0;
@@ -132,11 +133,11 @@ int main(void) {
         free(data);
     }
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
-     * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs), and for RLE BMPs and PSDs cut short; both
-     * paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD. */
+     * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs, TGAs), and for RLE BMPs, PSDs and TGAs cut
+     * short; both paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt[3] = {0, 0, 0}, corrupt_ok[3] = {0, 0, 0}, refused[3] = {0, 0, 0}, ncut[3] = {0, 0, 0};
+    int ncorrupt[4] = {0}, corrupt_ok[4] = {0}, refused[4] = {0}, ncut[4] = {0};
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
@@ -176,7 +177,7 @@ int main(void) {
                             pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
         }
-        int kind = strstr(name, ".bmp") ? 1 : strstr(name, ".psd") ? 2 : 0;
+        int kind = strstr(name, ".bmp") ? 1 : strstr(name, ".psd") ? 2 : strstr(name, ".tga") ? 3 : 0;
         corrupt_ok[kind] += good;
         refused[kind] += !pillow_ok;
         ncorrupt[kind]++;
@@ -194,6 +195,25 @@ int main(void) {
     CHECK(ncorrupt[2] >= 250 && ncut[2] >= 90 && corrupt_ok[2] == ncorrupt[2],
           "corrupted and cut PSDs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
           ncut[2], corrupt_ok[2], ncorrupt[2], refused[2]);
+    CHECK(ncorrupt[3] >= 200 && ncut[3] >= 50 && corrupt_ok[3] == ncorrupt[3] && refused[3] > 0 &&
+          refused[3] < ncorrupt[3],
+          "corrupted and cut TGAs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
+          ncut[3], corrupt_ok[3], ncorrupt[3], refused[3]);
+    /* TGA verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps, Pillow 13
+     * refuses an RGBA file of fewer than 26 bytes (its footer seek) */
+    static const struct { const char *file; int ok12, ok13; } pv[] = {
+        {"images/tga_cm32_first4.tga", 0, 1}, {"hostile/tga_rgba_under_26_bytes.tga", 1, 0}, {"images/tga_32.tga", 1, 1}};
+    for (size_t k = 0; k < sizeof pv / sizeof *pv; k++)
+        for (int major = 12; major <= 13; major++) {
+            snprintf(path, sizeof path, "%s/tests/%s", root, pv[k].file);
+            sg_preprocess_opts o;
+            sg_preprocess_opts_default(&o);
+            o.pillow_major = major;
+            char e[512] = "";
+            int rc = sg_preprocess_file(path, &o, out, NULL, e, sizeof e), want = major == 12 ? pv[k].ok12 : pv[k].ok13;
+            CHECK((rc == 0) == want, "%s with pillow_major %d: %s, as Pillow %d (%s)", pv[k].file, major,
+                  want ? "decoded" : "refused", major, e[0] ? e : "ok");
+        }
     free(out2);
     free(out);
     return CHECK_DONE();

@@ -18,8 +18,9 @@ rnd = random.Random(20261121)
 # (file, expected error): fuzzer findings, without libFuzzer's leading option byte
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
-    # fuzzer's instrumentation; now refused as truncated before decoding
-    ("fuzz_tga_rle_tall_timeout.tga", "truncated"),
+    # fuzzer's instrumentation; then refused as truncated before decoding. Its first bad packet is a run past a
+    # row's end, which Pillow refuses first (buffer overrun), and so does preprocess/decode_tga.c
+    ("fuzz_tga_rle_tall_timeout.tga", "buffer overrun"),
     # a PNM header number of 120 digits: stb_image 2.27 overflows an int parsing it (UBSan); now refused by
     # our own header check before stb sees it
     ("fuzz_pnm_long_number_ubsan.ppm", "more than 9 digits"),
@@ -131,6 +132,31 @@ def main():
         struct.pack("<HHHHB", 5, 5, 10, 10, 0) + b"\x02\x02\x4c\x01\x00\x3b", "extends past")
     put("gif_bad_code_size.gif", b"GIF89a" + struct.pack("<HHBBB", 2, 2, 0, 0, 0) + b"\x2c" +
         struct.pack("<HHHHB", 0, 0, 2, 2, 0) + b"\x0f\x02\x4c\x01\x00\x3b", "code size")
+    # TGA (preprocess/decode_tga.c): what Pillow 13 refuses (scripts/make_goldens.py checks Pillow's verdict)
+    def tga(itype, depth, w=4, h=3, desc=0, cm=None, cm_first=0, cm_bits=24, data=None):
+        cm_len = len(cm) // ((cm_bits + 7) // 8) if cm is not None else 0
+        d = struct.pack("<BBBHHBHHHHBB", 0, cm is not None, itype, cm_first, cm_len, cm_bits if cm is not None else 0,
+                        0, 0, w, h, depth, desc) + (cm or b"")
+        return d + (data if data is not None else bytes(range(256)) * (((w * depth + 7) // 8 * h) // 256 + 1))
+    put("tga_15bit.tga", tga(2, 15), "15 bits per pixel")
+    put("tga_cmap_15bit_entries.tga", tga(1, 8, cm=bytes(8), cm_bits=15), "colour map of 15-bit entries")
+    put("tga_cmap_257_entries.tga", tga(1, 8, cm=bytes(30), cm_first=247), "invalid palette size")
+    put("tga_8bit_truecolour.tga", tga(2, 8), "no decoder")
+    put("tga_cmapped_without_map.tga", tga(9, 8, data=b"\x8b\x07" * 3), "without a colour map")
+    put("tga_rle_1bit.tga", tga(11, 1, data=b"\x80\xff" * 50), "1-bit pixels")
+    put("tga_truecolour_with_map.tga", tga(2, 24, cm=bytes(12)), "colour map on a true-colour image")
+    put("tga_1bit_with_map.tga", tga(3, 1, cm=bytes(12)), "colour map on a 1-bit image")
+    put("tga_raw_truncated.tga", tga(2, 24)[:18 + 30], "truncated")
+    put("tga_cmap_truncated.tga", tga(1, 8, cm=bytes(48))[:40], "truncated")
+    put("tga_rle_truncated.tga", tga(10, 24, data=b"\x83\x01\x02\x03" * 2 + b"\x02\x01"), "truncated")
+    # a literal packet must be whole in the file, even when the image needs only its first 4 of 6 pixels
+    put("tga_rle_literal_cut.tga", tga(10, 24, data=b"\x83\x01\x02\x03" * 2 + b"\x05" + bytes(12)), "truncated")
+    put("tga_rle_run_crosses_row.tga", tga(10, 24, data=b"\x84\x01\x02\x03" * 3), "buffer overrun")
+    put("tga_rgba_under_26_bytes.tga", tga(2, 32, w=1, h=1, data=b"\x01\x02\x03\x04"), "26 bytes")
+    put("tga_huge_dims.tga", tga(2, 24, w=65535, h=65535, data=bytes(100)), "exceeds the cap")
+    # 100 million pixels (under the cap) and a stream of a few bytes: refused from the stream, before allocating
+    put("tga_rle_big_truncated.tga", tga(10, 24, w=20000, h=5000, data=b"\xff\x01\x02\x03" * 4), "truncated")
+    put("tga_zero_width.tga", tga(2, 24, w=0), "unknown image format")
     # BMP, PNM, PSD, TGA-less formats
     put("bmp_truncated.bmp", bmp[: len(bmp) // 3], "BMP")
     d = bytearray(bmp)
