@@ -2,13 +2,20 @@
  *
  * stb_image composites GIF frames to RGBA and paints transparent pixels black, while Pillow keeps frame 0
  * in mode P (or L without a palette) and convert("RGB") ignores transparency. So this file decodes the
- * palette indices itself (LZW, interlace) and applies Pillow's frame-0 rules (GifImagePlugin.load_prepare):
- * the canvas is the logical screen, pre-filled with the transparency index when the frame has one and with
+ * palette indices itself (LZW, interlace) and applies Pillow's frame-0 rules (GifImagePlugin._seek and
+ * load_prepare): the canvas is the logical screen, grown to the first frame's right and bottom edges when the
+ * frame extends past it (a 0x0 screen too; the pixel cap applies to the grown size, as Pillow's
+ * decompression-bomb check does), pre-filled with the transparency index when the frame has one and with
  * index 0 otherwise; the frame's indices are drawn over it verbatim (transparent ones included); then each
  * index is looked up in the frame's palette (local, else global). Indices past the palette's entries are
- * black; without any palette the index is a grey level (mode L).
- * Broken LZW data or a file that ends inside the frame is an error; an LZW stream that ends early leaves
- * the rest of the canvas at the fill index, as Pillow does.
+ * black; without a palette the index is a grey level (mode L). A palette whose entries are all i -> (i,i,i) is
+ * dropped, as Pillow drops it: a global one leaves no palette, a local one leaves the global one. A frame of zero width or height is refused (Pillow: tile cannot extend outside
+ * image).
+ * Broken LZW data is an error. Pillow's GifDecode.c reads codes until the frame's last pixel is written and
+ * never past it: an end code before then is passed over, so is a zero-length block (the frame's terminator),
+ * and the bytes that follow are read on as more sub-blocks; a sub-block is only started when the file holds it
+ * whole. So a frame whose data stops before its last pixel is refused (Pillow: image file is truncated), and
+ * what follows its last pixel is never read.
  */
 #include "preprocess/internal.h"
 
@@ -19,21 +26,18 @@ typedef struct sg_gif_reader { /* the image data sub-blocks, read as one bit str
     const uint8_t *d;
     size_t len, p;     /* p: next byte of the file */
     size_t block_left; /* bytes left in the current sub-block */
-    int ended;         /* the zero-length terminator block was reached */
     uint32_t bits;
     int nbits;
 } sg_gif_reader;
 
-/* Next code of `size` bits (LSB first). Returns -1 at the end of the data blocks, -2 past the end of the file. */
+/* Next code of `size` bits (LSB first), or -2 when the file ends first (or holds the next sub-block only in part). */
 static int sg_gif_code(sg_gif_reader *r, int size) {
     while (r->nbits < size) {
-        if (r->ended) return -1;
-        if (r->block_left == 0) {
-            if (r->p >= r->len) return -2;
+        if (r->block_left == 0) { /* a new sub-block (one of length 0 is passed over, as Pillow does) */
+            if (r->p >= r->len || r->len - r->p - 1 < r->d[r->p]) return -2;
             r->block_left = r->d[r->p++];
-            if (r->block_left == 0) { r->ended = 1; return -1; }
+            continue;
         }
-        if (r->p >= r->len) return -2;
         r->bits |= (uint32_t)r->d[r->p++] << r->nbits;
         r->nbits += 8;
         r->block_left--;
@@ -48,7 +52,7 @@ static int sg_gif_code(sg_gif_reader *r, int size) {
  * or -1 with a reason. */
 static long sg_gif_lzw(sg_gif_reader *r, int min_size, uint8_t *idx, size_t npix, char *err, size_t errlen) {
     enum { MAXC = 4096 }; /* GIF codes are at most 12 bits */
-    static const char *fmt_trunc = "GIF: the file ends inside the first frame's data (truncated)";
+    static const char *fmt_trunc = "GIF: the first frame's data stops before its last pixel (Pillow: image file is truncated)";
     uint16_t prefix[MAXC];
     uint8_t suffix[MAXC], first[MAXC], stack[MAXC];
     int clear = 1 << min_size, eoi = clear + 1, size = min_size + 1, next = clear + 2, prev = -1;
@@ -57,7 +61,7 @@ static long sg_gif_lzw(sg_gif_reader *r, int min_size, uint8_t *idx, size_t npix
     while (n < npix) {
         int c = sg_gif_code(r, size);
         if (c == -2) return sg_pre_err(err, errlen, "%s", fmt_trunc);
-        if (c == -1 || c == eoi) break;
+        if (c == eoi) continue; /* Pillow reads on */
         if (c == clear) {
             size = min_size + 1, next = clear + 2, prev = -1;
             continue;
@@ -84,25 +88,24 @@ static long sg_gif_lzw(sg_gif_reader *r, int min_size, uint8_t *idx, size_t npix
         while (sp > 0 && n < npix) idx[n++] = stack[--sp];
         prev = c;
     }
-    /* skip the remaining sub-blocks of this frame so a truncated tail is noticed */
-    while (!r->ended) {
-        if (r->block_left) {
-            if (r->len - r->p < r->block_left) return sg_pre_err(err, errlen, "%s", fmt_trunc);
-            r->p += r->block_left;
-            r->block_left = 0;
-        }
-        if (r->p >= r->len) return sg_pre_err(err, errlen, "%s", fmt_trunc);
-        r->block_left = r->d[r->p++];
-        if (r->block_left == 0) r->ended = 1;
-    }
     return (long)n;
+}
+
+/* Pillow's _is_palette_needed, negated: every entry i is (i, i, i). */
+static int sg_gif_grey_ramp(const uint8_t *pal, int n) {
+    for (int i = 0; i < n; i++)
+        if (pal[3 * i] != i || pal[3 * i + 1] != i || pal[3 * i + 2] != i) return 0;
+    return 1;
 }
 
 int sg_pre_decode_gif(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       char *err, size_t errlen) {
     if (len < 13) return sg_pre_err(err, errlen, "GIF: %zu bytes, too short for the header (13)", len);
     int sw = d[6] | d[7] << 8, sh = d[8] | d[9] << 8, flags = d[10];
-    if (sg_pre_check_dims("GIF", (uint64_t)sw, (uint64_t)sh, opts->max_pixels, err, errlen)) return -1;
+    /* a screen over the cap is refused at once; an empty one may still grow to the first frame's extent */
+    if ((uint64_t)sw * sh > opts->max_pixels &&
+        sg_pre_check_dims("GIF", (uint64_t)sw, (uint64_t)sh, opts->max_pixels, err, errlen))
+        return -1;
     size_t p = 13;
     const uint8_t *gpal = NULL, *pal = NULL;
     int gpal_n = 0, pal_n = 0, transparency = -1;
@@ -111,6 +114,7 @@ int sg_pre_decode_gif(const uint8_t *d, size_t len, const sg_preprocess_opts *op
         if (len - p < (size_t)gpal_n * 3) return sg_pre_err(err, errlen, "GIF: truncated global colour table");
         gpal = d + p;
         p += (size_t)gpal_n * 3;
+        if (sg_gif_grey_ramp(gpal, gpal_n)) gpal = NULL, gpal_n = 0;
     }
     for (;;) {
         if (p >= len) return sg_pre_err(err, errlen, "GIF: no image in the file (truncated at offset %zu)", p);
@@ -139,13 +143,19 @@ int sg_pre_decode_gif(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     int fx = d[p] | d[p + 1] << 8, fy = d[p + 2] | d[p + 3] << 8, fw = d[p + 4] | d[p + 5] << 8,
         fh = d[p + 6] | d[p + 7] << 8, fflags = d[p + 8];
     p += 9;
-    if (fx + fw > sw || fy + fh > sh)
-        return sg_pre_err(err, errlen, "GIF: first frame %dx%d at (%d,%d) extends past the %dx%d screen", fw, fh, fx, fy, sw, sh);
+    if (fx + fw > sw) sw = fx + fw; /* Pillow grows the image to the frame */
+    if (fy + fh > sh) sh = fy + fh;
+    if (sg_pre_check_dims("GIF", (uint64_t)sw, (uint64_t)sh, opts->max_pixels, err, errlen)) return -1;
+    if (fw == 0 || fh == 0)
+        return sg_pre_err(err, errlen, "GIF: first frame of %dx%d pixels at (%d,%d) is empty (Pillow: tile cannot "
+                          "extend outside image)", fw, fh, fx, fy);
     if (fflags & 0x80) {
         pal_n = 2 << (fflags & 7);
         if (len - p < (size_t)pal_n * 3) return sg_pre_err(err, errlen, "GIF: truncated local colour table");
         pal = d + p;
         p += (size_t)pal_n * 3;
+        if (sg_gif_grey_ramp(pal, pal_n)) pal = gpal, pal_n = gpal_n; /* Pillow: mode L, but the global palette
+                                                                         * stays the image's and is applied */
     } else {
         pal = gpal, pal_n = gpal_n;
     }

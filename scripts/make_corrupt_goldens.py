@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs, PSDs and TGAs, for
+"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs, PSDs, TGAs and GIFs, for
 tests/test_preprocess_hostile.c.
 
     python3 scripts/make_corrupt_goldens.py        # writes tests/images/goldens_corrupt.txt (needs Pillow)
@@ -8,14 +8,15 @@ A JPEG whose entropy-coded data is damaged may decode (libjpeg warns and goes on
 runs out before the last row). Which, and with what pixels, is Pillow's call; the test regenerates each damaged
 file from its line and checks both of our JPEG paths (decoded straight into the resize, and decoded whole) give
 the same verdict and, when Pillow decodes it, the same 224x224 bilinear pixels. An RLE BMP (preprocess/
-decode_bmp_rle.c) and a TGA (preprocess/decode_tga.c) get the same damage, and are also cut short at many lengths:
+decode_bmp_rle.c), a TGA (preprocess/decode_tga.c) and a GIF (preprocess/decode_gif.c) get the same damage, and
+are also cut short at many lengths:
 Pillow decodes a stream that reaches the last pixel, wherever the file ends after it, and refuses one that stops
 before. PSDs (preprocess/decode_psd.c), PackBits and raw, get both too: damage to the row byte counts moves where
 Pillow starts reading a channel, damage to the data changes runs and their lengths. Each line:
 
     corrupt SRC SEED NBYTES ok HASH       Pillow decodes it: HASH = FNV-1a 64 of convert("RGB").resize((224, 224))
     corrupt SRC SEED NBYTES refused -     Pillow raises
-    cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP, PSD and TGA only): decoded, or
+    cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP, PSD, TGA, GIF): decoded, or
     cut SRC LEN refused -                 refused
 
 The damage: xorshift64 seeded with SEED, then NBYTES times: next state x; byte at len/3 + x % (len - len/3 - 2)
@@ -35,9 +36,11 @@ IMAGES = os.path.join(ROOT, "tests", "images")
 SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_cmyk.jpg",
            "jpeg_gray.jpg", "bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle4_oddoffset.bmp", "psd_rgba_rle.psd",
            "psd_cmyk_5ch_rle.psd", "psd_gray_alpha_rle.psd", "psd_bitmap_rle.psd", "psd_indexed.psd", "tga_rle.tga",
-           "tga_24_rle_rtl.tga", "tga_cm24_rle_first4.tga", "tga_la_cmap_rle.tga", "tga_16.tga"]
+           "tga_24_rle_rtl.tga", "tga_cm24_rle_first4.tga", "tga_la_cmap_rle.tga", "tga_16.tga", "gif_interlaced.gif",
+           "gif_frame_past_screen_trns.gif"]
 CUT_SOURCES = ["bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle8_overrun.bmp", "psd_rgb_rle.psd", "psd_rgba.psd",
-               "psd_rgb_5ch_rle.psd", "tga_rle.tga", "tga_32_rle_top_rtl_footer.tga", "tga_cm24_rle_first4.tga"]
+               "psd_rgb_5ch_rle.psd", "tga_rle.tga", "tga_32_rle_top_rtl_footer.tga", "tga_cm24_rle_first4.tga",
+               "gif_p.gif", "gif_screen_0x0_offset_interlaced.gif"]
 SEEDS = 40
 M = (1 << 64) - 1
 
@@ -94,7 +97,9 @@ def main():
             lines.append(f"corrupt {src} {seed * 0x9E3779B97F4A7C15 & M} {nbytes} {verdict} {h}")
     for src in CUT_SOURCES:
         data = open(os.path.join(IMAGES, src), "rb").read()
-        if src.endswith(".tga"):  # the pixel data's start: header, ID section, colour map
+        if src.endswith(".gif"):  # the first block after the header and global colour table
+            off = 13 + (3 << ((data[10] & 7) + 1) if data[10] & 0x80 else 0)
+        elif src.endswith(".tga"):  # the pixel data's start: header, ID section, colour map
             off = 18 + data[0] + data[1] * int.from_bytes(data[5:7], "little") * ((data[7] + 7) // 8)
         elif src.endswith(".bmp"):
             off = int.from_bytes(data[10:14], "little")  # the RLE stream's start

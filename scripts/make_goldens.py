@@ -143,6 +143,21 @@ def make_images():
     write_gif_subframe("gif_subframe_trns.gif", files, transparent=2)
     write_gif_subframe("gif_subframe.gif", files, transparent=None)
     save("gif_gray.gif", Image.fromarray(rgb[..., 0]))
+    # a first frame past the logical screen: Pillow grows the image to the frame's right and bottom edges (a 0x0
+    # screen too), filled with the transparency index, else 0
+    write_gif_frame("gif_screen_0x0.gif", files, 0, 0, 0, 0, 21, 13)
+    write_gif_frame("gif_screen_smaller.gif", files, 5, 5, 0, 0, 21, 13)
+    write_gif_frame("gif_frame_past_screen.gif", files, 17, 9, 7, 5, 20, 10)
+    write_gif_frame("gif_frame_past_screen_trns.gif", files, 40, 9, 7, 5, 20, 10, transparent=2)
+    write_gif_frame("gif_screen_0x0_offset_interlaced.gif", files, 0, 0, 4, 3, 9, 19, transparent=5, interlace=True)
+    write_gif_frame("gif_screen_0x0_no_palette.gif", files, 0, 0, 4, 3, 9, 13, gpal=None)
+    # palettes of grey ramp entries (entry i = (i, i, i)), which Pillow drops: a global one leaves mode L (an index
+    # is its grey level, past the 16 entries too); a local one leaves the global palette applied
+    ramp = bytes(i for i in range(16) for _ in range(3))
+    write_gif_frame("gif_grey_ramp_global.gif", files, 23, 11, 0, 0, 23, 11, gpal=ramp, min_size=8,
+                    index=lambda x, y: (x * 29 + y * 31) % 256)
+    write_gif_frame("gif_grey_ramp_local.gif", files, 23, 11, 0, 0, 23, 11, lpal=ramp, min_size=8,
+                    index=lambda x, y: (x * 29 + y * 31) % 256)
     # BMP, TGA, PNM, PSD
     save("bmp_24.bmp", Image.fromarray(rgb))
     save("bmp_8.bmp", pim256)
@@ -247,16 +262,29 @@ def gif_lzw(indices, min_size):
     return bytes(out)
 
 
+GIF_PAL16 = bytes((i * 37 + c * 91) % 256 for i in range(16) for c in range(3))
+
+
 def write_gif_subframe(name, files, transparent):
     """A 40x30 screen whose first frame is 20x10 at (7, 5): Pillow fills the rest with the transparency index."""
-    sw, sh, fw, fh = 40, 30, 20, 10
-    pal = bytes((i * 37 + c * 91) % 256 for i in range(16) for c in range(3))
-    idx = bytes((x * 3 + y * 5) % 16 for y in range(fh) for x in range(fw))
-    d = b"GIF89a" + struct.pack("<HHBBB", sw, sh, 0x80 | 3, 0, 0) + pal
+    write_gif_frame(name, files, 40, 30, 7, 5, 20, 10, transparent)
+
+
+def write_gif_frame(name, files, sw, sh, fx, fy, fw, fh, transparent=None, gpal=GIF_PAL16, lpal=None,
+                    interlace=False, min_size=4, index=lambda x, y: (x * 3 + y * 5) % 16):
+    """A GIF of one frame, fw x fh at (fx, fy) on an sw x sh screen (the frame may extend past it: Pillow grows
+    the image), indices index(x, y) (in display rows; interlaced frames store them in pass order)."""
+    rows = list(range(fh))
+    if interlace:
+        rows = [y for start, step in ((0, 8), (4, 8), (2, 4), (1, 2)) for y in range(start, fh, step)]
+    idx = bytes(index(x, y) for y in rows for x in range(fw))
+    d = b"GIF89a" + struct.pack("<HHBBB", sw, sh, 0x80 | (len(gpal) // 3).bit_length() - 2 if gpal else 0, 0, 0)
+    d += gpal or b""
     if transparent is not None:
         d += b"\x21\xf9\x04" + bytes([1, 0, 0, transparent]) + b"\0"
-    d += b"\x2c" + struct.pack("<HHHHB", 7, 5, fw, fh, 0) + b"\x04"
-    lz = gif_lzw(idx, 4)
+    flags = (0x40 if interlace else 0) | (0x80 | (len(lpal) // 3).bit_length() - 2 if lpal else 0)
+    d += b"\x2c" + struct.pack("<HHHHB", fx, fy, fw, fh, flags) + (lpal or b"") + bytes([min_size])
+    lz = gif_lzw(idx, min_size)
     for i in range(0, len(lz), 255):
         blk = lz[i:i + 255]
         d += bytes([len(blk)]) + blk

@@ -7,8 +7,8 @@
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
  * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
- * BMPs, PSDs and TGAs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes and
- * what it refuses. TGA verdicts that differ between Pillow 12 and 13 are checked with pillow_major 12 and 13.
+ * BMPs, PSDs, TGAs and GIFs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes
+ * and what it refuses. TGA verdicts that differ between Pillow 12 and 13 are checked with pillow_major 12 and 13.
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -133,11 +133,11 @@ int main(void) {
         free(data);
     }
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
-     * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs, TGAs), and for RLE BMPs, PSDs and TGAs cut
-     * short; both paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA. */
+     * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs, TGAs, GIFs), and for RLE BMPs, PSDs, TGAs and
+     * GIFs cut short; both paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA, [4] GIF. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt[4] = {0}, corrupt_ok[4] = {0}, refused[4] = {0}, ncut[4] = {0};
+    int ncorrupt[5] = {0}, corrupt_ok[5] = {0}, refused[5] = {0}, ncut[5] = {0};
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
@@ -177,7 +177,11 @@ int main(void) {
                             pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
         }
-        int kind = strstr(name, ".bmp") ? 1 : strstr(name, ".psd") ? 2 : strstr(name, ".tga") ? 3 : 0;
+        int kind = strstr(name, ".bmp")   ? 1
+                   : strstr(name, ".psd") ? 2
+                   : strstr(name, ".tga") ? 3
+                   : strstr(name, ".gif") ? 4
+                                         : 0;
         corrupt_ok[kind] += good;
         refused[kind] += !pillow_ok;
         ncorrupt[kind]++;
@@ -199,6 +203,9 @@ int main(void) {
           refused[3] < ncorrupt[3],
           "corrupted and cut TGAs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
           ncut[3], corrupt_ok[3], ncorrupt[3], refused[3]);
+    CHECK(ncorrupt[4] >= 80 && ncut[4] >= 50 && corrupt_ok[4] == ncorrupt[4] && refused[4] > 0,
+          "corrupted and cut GIFs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
+          ncut[4], corrupt_ok[4], ncorrupt[4], refused[4]);
     /* TGA verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps, Pillow 13
      * refuses an RGBA file of fewer than 26 bytes (its footer seek) */
     static const struct { const char *file; int ok12, ok13; } pv[] = {

@@ -128,8 +128,17 @@ def main():
     put("gif_bad_lzw.gif", bytes(d), "LZW")
     put("gif_huge_dims.gif", b"GIF89a" + struct.pack("<HHBBB", 65535, 65535, 0, 0, 0) + b"\x3b", "exceeds the cap")
     put("gif_no_frame.gif", b"GIF89a" + struct.pack("<HHBBB", 10, 10, 0, 0, 0) + b"\x3b", "no image frame")
+    # a first frame past the screen: Pillow grows the image to 15x15 and so do we (tests/images/gif_screen_*.gif);
+    # this file is still refused, as by Pillow, because its LZW data ends after one pixel of the 100. Past the
+    # pixel cap, grown, a file is refused; so is a frame with no pixels
     put("gif_frame_outside.gif", b"GIF89a" + struct.pack("<HHBBB", 10, 10, 0, 0, 0) + b"\x2c" +
-        struct.pack("<HHHHB", 5, 5, 10, 10, 0) + b"\x02\x02\x4c\x01\x00\x3b", "extends past")
+        struct.pack("<HHHHB", 5, 5, 10, 10, 0) + b"\x02\x02\x4c\x01\x00\x3b", "before its last pixel")
+    put("gif_frame_grows_past_cap.gif", b"GIF89a" + struct.pack("<HHBBB", 100, 100, 0, 0, 0) + b"\x2c" +
+        struct.pack("<HHHHB", 0, 0, 20000, 9000, 0) + b"\x02\x02\x4c\x01\x00\x3b", "exceeds the cap")
+    put("gif_frame_empty.gif", b"GIF89a" + struct.pack("<HHBBB", 10, 10, 0, 0, 0) + b"\x2c" +
+        struct.pack("<HHHHB", 2, 2, 0, 5, 0) + b"\x02\x02\x4c\x01\x00\x3b", "is empty")
+    put("gif_screen_and_frame_0x0.gif", b"GIF89a" + struct.pack("<HHBBB", 0, 0, 0, 0, 0) + b"\x2c" +
+        struct.pack("<HHHHB", 0, 0, 0, 0, 0) + b"\x02\x02\x4c\x01\x00\x3b", "empty")
     put("gif_bad_code_size.gif", b"GIF89a" + struct.pack("<HHBBB", 2, 2, 0, 0, 0) + b"\x2c" +
         struct.pack("<HHHHB", 0, 0, 2, 2, 0) + b"\x0f\x02\x4c\x01\x00\x3b", "code size")
     # TGA (preprocess/decode_tga.c): what Pillow 13 refuses (scripts/make_goldens.py checks Pillow's verdict)
