@@ -700,7 +700,7 @@ def check_hostile_verdicts():
         if line.startswith("#") or "\t" not in line:
             continue
         name, why = line.rstrip("\n").split("\t")
-        if not name.startswith(("tga_", "gif_", "fuzz_tga_")):
+        if not name.startswith(("tga_", "gif_", "fuzz_tga_", "png_")):
             continue
         try:
             Image.open(os.path.join(hostile, name)).convert("RGB")
