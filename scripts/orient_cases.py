@@ -82,6 +82,53 @@ def png(seed, before=(), after=()):
     return d[:i] + b"".join(before) + d[i:j] + b"".join(after) + d[j:]
 
 
+def png_parts(seed):
+    """png(seed) cut into (signature and chunks before IDAT, the IDAT chunk, IEND), for files damaged by hand."""
+    d = png(seed)
+    i, j = d.index(b"IDAT") - 4, d.index(b"IEND") - 4
+    return d[:i], d[i:j], d[j:]
+
+
+def bad_crc(c):
+    return c[:-1] + bytes([c[-1] ^ 1])
+
+
+def tail_cases(X, K_XMP):
+    """How Pillow walks the chunks (preprocess/decode_png.c): CRCs and names checked before IDAT only, load_end
+    stopping quietly at a cut header or a broken name, a missing IEND and bytes after IEND ignored, an animated
+    APNG read to its next fcTL. Pillow 12 and 13 agree on every one."""
+    c = {}
+    fctl = lambda seq, w=7, h=5: chunk(b"fcTL", struct.pack(">IIIIIHHBB", seq, w, h, 0, 0, 1, 1, 0, 0))  # noqa: E731
+    for k, (name, build) in enumerate([
+        ("png_exif_tail_late_badcrc_xmp6", lambda p, i, e: p + i + bad_crc(itxt(K_XMP, X(6))) + e),
+        ("png_exif_tail_idat_badcrc", lambda p, i, e: p + bad_crc(i) + e),
+        ("png_exif_tail_after_iend", lambda p, i, e: p + i + e + itxt(K_XMP, X(6)) + b"junk"),
+        ("png_exif_tail_no_iend_xmp6", lambda p, i, e: p + i + itxt(K_XMP, X(6))),
+        ("png_exif_tail_cut_header_xmp6", lambda p, i, e: p + i + itxt(K_XMP, X(6)) + e[:6]),
+        ("refused/png_exif_tail_cut_text", lambda p, i, e: p + i + itxt(K_XMP, X(6))[:-9]),
+        ("png_exif_tail_critical_xmp6", lambda p, i, e: p + i + chunk(b"ABCD", b"x") + itxt(K_XMP, X(6)) + e),
+        ("png_exif_tail_badname_junk", lambda p, i, e: p + i + chunk(b"a!bc", b"") + b"\xff" * 9 + itxt(K_XMP, X(6))),
+        ("png_exif_tail_badcrc_badname", lambda p, i, e: p + i + bad_crc(chunk(b"a!bc", b"")) + itxt(K_XMP, X(6)) + e),
+        ("png_exif_tail_pre_critical_xmp6", lambda p, i, e: p + chunk(b"ABCD", b"x") + itxt(K_XMP, X(6)) + i + e),
+        ("refused/png_exif_tail_pre_badname", lambda p, i, e: p + chunk(b"a$cd", b"x") + i + e),
+        ("refused/png_exif_tail_pre_badcrc", lambda p, i, e: p + bad_crc(chunk(b"abCd", b"x")) + i + e),
+        ("refused/png_exif_tail_pre_len_past_end", lambda p, i, e: p + struct.pack(">I", 1 << 30) + b"tEXtab\0c" + i + e),
+        ("png_exif_tail_idat_len_past_end", lambda p, i, e: p + struct.pack(">I", 1 << 30) + i[4:] + e),
+        ("refused/png_exif_tail_late_idat_cut", lambda p, i, e: p + i + i[:-6]),
+        ("refused/png_exif_tail_late_ihdr_short", lambda p, i, e: p + i + chunk(b"IHDR", b"abc") + e),
+        ("refused/png_exif_tail_late_iccp_method1", lambda p, i, e: p + i + chunk(b"iCCP", b"p\0\1xx") + e),
+        ("refused/png_exif_tail_late_gama_short", lambda p, i, e: p + i + chunk(b"gAMA", b"\0") + e),
+        ("refused/png_exif_tail_late_fctl_badseq", lambda p, i, e: p + i + fctl(5) + e),
+        ("png_exif_tail_late_fctl_xmp6", lambda p, i, e: p + i + fctl(0) + itxt(K_XMP, X(6)) + e),
+        ("png_exif_tail_apng_stops_at_fctl", lambda p, i, e: p + chunk(b"acTL", struct.pack(">II", 2, 0)) + fctl(0) + i +
+         fctl(1) + chunk(b"fdAT", struct.pack(">I", 2) + i[8:-4]) + itxt(K_XMP, X(6)) + e),
+        ("png_exif_tail_apng_one_frame_xmp6", lambda p, i, e: p + chunk(b"acTL", struct.pack(">II", 1, 0)) + fctl(0) + i +
+         itxt(K_XMP, X(6)) + e),
+    ]):
+        c[name + ".png"] = build(*png_parts(200 + k))
+    return c
+
+
 def jpeg(seed, exif=None, xmp=None, dpi=None):
     im = Image.fromarray(np.random.default_rng(seed).integers(0, 256, (5, 7, 3), dtype=np.uint8))
     b = io.BytesIO()
@@ -186,4 +233,5 @@ def cases():
         "png_exif_itxt_method1.png": png(179, [itxt(K_XMP, zlib.compress(X(6)), flags=b"\1\1")]),
         "png_exif_late_badname_xmp6.png": png(180, after=[chunk(b"a!bc", b""), itxt(K_XMP, X(6))]),
     }
+    c.update(tail_cases(X, K_XMP))
     return c
