@@ -158,6 +158,7 @@ def make_images():
                     index=lambda x, y: (x * 29 + y * 31) % 256)
     write_gif_frame("gif_grey_ramp_local.gif", files, 23, 11, 0, 0, 23, 11, lpal=ramp, min_size=8,
                     index=lambda x, y: (x * 29 + y * 31) % 256)
+    write_gif_edge_cases(files)
     # BMP, TGA, PNM, PSD
     save("bmp_24.bmp", Image.fromarray(rgb))
     save("bmp_8.bmp", pim256)
@@ -292,6 +293,59 @@ def write_gif_frame(name, files, sw, sh, fx, fy, fw, fh, transparent=None, gpal=
     path = os.path.join(OUT, name)
     open(path, "wb").write(d)
     files[name] = path
+
+
+def gif_pack(codes, min_size):
+    """LZW codes packed at the widths Pillow's GifDecode.c reads them: the width grows once the entry
+    2**width - 1 is added (at most 12 bits); no entry for a clear's first code, none past 4096."""
+    clear = 1 << min_size
+    size, nxt, first, acc, nb, out = min_size + 1, clear + 2, True, 0, 0, bytearray()
+    for c in codes:
+        acc, nb = acc | c << nb, nb + size
+        while nb >= 8:
+            out.append(acc & 255)
+            acc, nb = acc >> 8, nb - 8
+        if c == clear:
+            size, nxt, first = min_size + 1, clear + 2, True
+        elif c != clear + 1:
+            if not first and nxt < 4096:
+                size += nxt == (1 << size) - 1 and size < 12
+                nxt += 1
+            first = False
+    return bytes(out + (bytes([acc]) if nb else b""))
+
+
+def write_gif_codes(name, files, min_size, codes, fw, fh, pre=b"", sw=None, sh=None, at=(0, 0)):
+    """A GIF whose first frame (fw x fh at `at`, 256-entry palette) holds exactly `codes`, after the blocks `pre`."""
+    pal = bytes((i * 37 + c * 91) % 256 for i in range(256) for c in range(3))
+    d = b"GIF89a" + struct.pack("<HHBBB", sw or fw, sh or fh, 0x87, 0, 0) + pal + pre
+    d += b"\x2c" + struct.pack("<HHHHB", *at, fw, fh, 0) + bytes([min_size])
+    lz = gif_pack(codes, min_size)
+    d += b"".join(bytes([len(lz[i:i + 255])]) + lz[i:i + 255] for i in range(0, len(lz), 255)) + b"\0\x3b"
+    open(os.path.join(OUT, name), "wb").write(d)
+    files[name] = os.path.join(OUT, name)
+
+
+def write_gif_edge_cases(files):
+    """GIFs read as Pillow reads them (preprocess/decode_gif.c's top comment): LZW minimum code sizes 0, 9 and
+    12 (a literal's pixel is its low byte), stray bytes and extensions whose first sub-block is the terminator
+    (Pillow reads on), a second Graphic Control Extension without the transparency flag (the first's index
+    stays); Pillow refuses: an end code before the last pixel of a small file, a 12-bit string past the
+    table, short Graphic Control blocks."""
+    write_gif_codes("gif_lzw_size0.gif", files, 0, [1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0], 4, 3)
+    write_gif_codes("gif_lzw_size9_literals.gif", files, 9, [512, 300, 301, 514, 44, 515, 400, 500, 516, 511, 513], 4, 3)
+    write_gif_codes("gif_lzw_size12.gif", files, 12,
+                    [4096, 261, 672, 4098, 7, 4095, 4096, 300, 4098, 5, 6, 9, 4097], 6, 2)
+    write_gif_codes("gif_lzw_size12_past_table.gif", files, 12, [4096, 5, 4098, 4098, 1, 2, 4097], 3, 2)
+    codes = [16] + [(x * 3 + y) % 16 for y in range(3) for x in range(5)] + [17]
+    write_gif_codes("gif_end_code_early.gif", files, 4, codes[:7] + [17] + codes[7:], 5, 3)
+    write_gif_codes("gif_stray_bytes.gif", files, 4, codes, 5, 3, pre=b"\x00\x99\x00")
+    write_gif_codes("gif_ext_terminator_first.gif", files, 4, codes, 5, 3,
+                    pre=b"!\xf9\x00" + b"\x02ab\x00" + b"!\xff\x0bNETSCAPE2.0\x00" + b"\x01z\x00")
+    write_gif_codes("gif_gce_keeps_trns.gif", files, 4, codes, 5, 3, sw=9, sh=7, at=(2, 2),
+                    pre=b"!\xf9\x04\x01\x00\x00\x02\x00" + b"!\xf9\x04\x00\x00\x00\x09\x00")
+    write_gif_codes("gif_gce_short.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x02\x00\x00\x00")
+    write_gif_codes("gif_gce_short_trns.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x03\x01\x00\x00\x00")
 
 
 def write_bmp16(name, comp, files):
