@@ -206,10 +206,12 @@ int main(void) {
     CHECK(ncorrupt[4] >= 80 && ncut[4] >= 50 && corrupt_ok[4] == ncorrupt[4] && refused[4] > 0,
           "corrupted and cut GIFs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
           ncut[4], corrupt_ok[4], ncorrupt[4], refused[4]);
-    /* TGA verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps, Pillow 13
-     * refuses an RGBA file of fewer than 26 bytes (its footer seek) */
+    /* TGA and GIF verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps,
+     * Pillow 13 refuses an RGBA file of fewer than 26 bytes (its footer seek) and a GIF frame of width 0 at x 0
+     * (Pillow 12 decodes it as the whole image) */
     static const struct { const char *file; int ok12, ok13; } pv[] = {
-        {"images/tga_cm32_first4.tga", 0, 1}, {"hostile/tga_rgba_under_26_bytes.tga", 1, 0}, {"images/tga_32.tga", 1, 1}};
+        {"images/tga_cm32_first4.tga", 0, 1}, {"hostile/tga_rgba_under_26_bytes.tga", 1, 0}, {"images/tga_32.tga", 1, 1},
+        {"images/gif_frame_0_wide_at_x0.gif", 1, 0}};
     for (size_t k = 0; k < sizeof pv / sizeof *pv; k++)
         for (int major = 12; major <= 13; major++) {
             snprintf(path, sizeof path, "%s/tests/%s", root, pv[k].file);
