@@ -217,7 +217,9 @@ def main():
         with open(p, "wb") as f:
             f.write(gif(rng))
         paths.append(p)
-    ours, theirs = run([dump], paths), run([py, "-c", ORACLE], paths)
+    major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    ours, theirs = run([dump, major], paths), run([py, "-c", ORACLE], paths)
     diff = 0
     for p in paths:
         a, b = ours.get(p, "missing"), theirs.get(p, "missing")

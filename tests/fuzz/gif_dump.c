@@ -2,7 +2,7 @@
  *
  * Reads file paths, one a line, on stdin; decodes each with sg_decode_rgb (default options: the caps on) and
  * prints "PATH OK W H FNV1A64" (the hash of the RGB bytes, as the script hashes Pillow's convert("RGB")) or
- * "PATH ERR REASON". Built by hand against a library build, e.g.
+ * "PATH ERR REASON"; an argument sets pillow_major (12: Pillow 12's rules). Built by hand against a library build, e.g.
  *   cc -I. tests/fuzz/gif_dump.c build/libsiglip2.a -l:libturbojpeg.a -lcjson -lm -lpthread -fopenmp -o /tmp/gif_dump
  * (with SAN=1 BUILD=build-asan: build-asan/libsiglip2.a and -fsanitize=address,undefined).
  */
@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(void) {
+int main(int argc, char **argv) {
     char path[4096], err[512];
     sg_preprocess_opts o;
     sg_preprocess_opts_default(&o);
+    if (argc > 1) o.pillow_major = atoi(argv[1]); /* e.g. 12: Pillow 12's rules */
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
         FILE *f = fopen(path, "rb");
