@@ -327,7 +327,7 @@ def write_gif_codes(name, files, min_size, codes, fw, fh, pre=b"", sw=None, sh=N
 
 
 def write_gif_edge_cases(files):
-    """GIFs read as Pillow reads them (preprocess/decode_gif.c's top comment): LZW minimum code sizes 0, 9 and
+    """GIFs read as Pillow reads them (those Pillow 13 refuses in refused/) (preprocess/decode_gif.c's top comment): LZW minimum code sizes 0, 9 and
     12 (a literal's pixel is its low byte), stray bytes and extensions whose first sub-block is the terminator
     (Pillow reads on), a second Graphic Control Extension without the transparency flag (the first's index
     stays); Pillow refuses: an end code before the last pixel of a small file, a 12-bit string past the
@@ -336,18 +336,18 @@ def write_gif_edge_cases(files):
     write_gif_codes("gif_lzw_size9_literals.gif", files, 9, [512, 300, 301, 514, 44, 515, 400, 500, 516, 511, 513], 4, 3)
     write_gif_codes("gif_lzw_size12.gif", files, 12,
                     [4096, 261, 672, 4098, 7, 4095, 4096, 300, 4098, 5, 6, 9, 4097], 6, 2)
-    write_gif_codes("gif_lzw_size12_past_table.gif", files, 12, [4096, 5, 4098, 4098, 1, 2, 4097], 3, 2)
+    write_gif_codes("refused/gif_lzw_size12_past_table.gif", files, 12, [4096, 5, 4098, 4098, 1, 2, 4097], 3, 2)
     codes = [16] + [(x * 3 + y) % 16 for y in range(3) for x in range(5)] + [17]
-    write_gif_codes("gif_end_code_early.gif", files, 4, codes[:7] + [17] + codes[7:], 5, 3)
+    write_gif_codes("refused/gif_end_code_early.gif", files, 4, codes[:7] + [17] + codes[7:], 5, 3)
     write_gif_codes("gif_stray_bytes.gif", files, 4, codes, 5, 3, pre=b"\x00\x99\x00")
     write_gif_codes("gif_ext_terminator_first.gif", files, 4, codes, 5, 3,
                     pre=b"!\xf9\x00" + b"\x02ab\x00" + b"!\xff\x0bNETSCAPE2.0\x00" + b"\x01z\x00")
     write_gif_codes("gif_gce_keeps_trns.gif", files, 4, codes, 5, 3, sw=9, sh=7, at=(2, 2),
                     pre=b"!\xf9\x04\x01\x00\x00\x02\x00" + b"!\xf9\x04\x00\x00\x00\x09\x00")
     # Pillow 13 refuses a frame of width 0; Pillow 12 decodes one at x 0 as the whole image (pillow_major 12)
-    write_gif_codes("gif_frame_0_wide_at_x0.gif", files, 4, codes, 0, 2, sw=5, sh=3)
-    write_gif_codes("gif_gce_short.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x02\x00\x00\x00")
-    write_gif_codes("gif_gce_short_trns.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x03\x01\x00\x00\x00")
+    write_gif_codes("refused/gif_frame_0_wide_at_x0.gif", files, 4, codes, 0, 2, sw=5, sh=3)
+    write_gif_codes("refused/gif_gce_short.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x02\x00\x00\x00")
+    write_gif_codes("refused/gif_gce_short_trns.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x03\x01\x00\x00\x00")
 
 
 def write_bmp16(name, comp, files):
