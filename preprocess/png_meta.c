@@ -11,6 +11,7 @@
  * info["exif"] that is text (zTXt / iTXt), makes getexif() raise, which refuses the file when orienting.
  */
 #include "preprocess/internal.h"
+#include "preprocess/text/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,15 @@ static int sg_meta_set(sg_png_value *v, const void *prefix, size_t pn, const uin
     return 0;
 }
 
-/* Python's strict UTF-8 decode: 1 if valid (no overlongs, surrogates or code points past U+10FFFF). *chars
- * gets the length of the decoded str, which check_text_memory counts. */
+/* Python's strict UTF-8 decode (the shared decoder, preprocess/text/utf8.h): 1 if valid. *chars gets the length
+ * of the decoded str, which check_text_memory counts. */
 static int sg_utf8_ok(const uint8_t *p, size_t n, size_t *chars) {
     size_t c = 0;
     for (size_t i = 0; i < n; c++) {
-        uint8_t b = p[i];
-        int k = b < 0x80 ? 0 : b >= 0xC2 && b <= 0xDF ? 1 : b >= 0xE0 && b <= 0xEF ? 2 : b >= 0xF0 && b <= 0xF4 ? 3 : -1;
-        if (k < 0 || n - i - 1 < (size_t)k) return 0;
-        uint8_t lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80, hi = b == 0xED ? 0x9F : b == 0xF4 ? 0x8F : 0xBF;
-        for (int j = 1; j <= k; j++)
-            if (p[i + j] < (j == 1 ? lo : 0x80) || p[i + j] > (j == 1 ? hi : 0xBF)) return 0;
-        i += (size_t)k + 1;
+        uint32_t cp;
+        int k = sg_utf8_decode(p + i, n - i, &cp);
+        if (!k) return 0;
+        i += (size_t)k;
     }
     if (chars) *chars = c;
     return 1;
