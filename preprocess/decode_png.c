@@ -232,6 +232,10 @@ int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     sg_png_layout lay = {.ctype = -1};
     sg_png_meta meta = {0};
     int rc = sg_png_walk(d, len, opts, &lay, &meta, err, errlen);
+    /* IDATs with no bytes at all: Pillow's decoder gets no data and the file is truncated for it. (stb, given an
+     * empty IDAT, offsets a NULL pointer: undefined behaviour, found by fuzzing.) */
+    if (rc == 0 && lay.idat_total == 0)
+        rc = sg_pre_err(err, errlen, "PNG: the image data is empty (truncated file)");
     *orientation = rc ? 1 : sg_png_meta_orientation(&meta, opts->pillow_major);
     sg_png_meta_free(&meta);
     size_t src_len = 0;
