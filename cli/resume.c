@@ -408,26 +408,36 @@ static void label_set(const sg_zeroshot *z, sg_cli_pathset *set) {
     sg_cli_buf_free(&b);
 }
 
+int sg_cli_resume_next_label(const sg_cli_resume_row *row, size_t *pos, sg_cli_buf *label, double *score) {
+    const char *p = row->labels + *pos, *end = row->labels + row->labels_len;
+    if (p >= end) return 0;
+    p += strlen("{\"label\":\"");
+    const char *s0 = p;
+    string_prefix(&p, end); /* past the closing quote */
+    sg_cli_buf_clear(label);
+    sg_cli_buf_append(label, s0, (size_t)(p - 1 - s0));
+    p += strlen(",\"score\":");
+    *score = NAN;
+    if (skip_number(&p, end, score) != 0) p += strlen("null"); /* a score the writer printed as null */
+    p += p < end;                                                /* } */
+    p += p < end && *p == ',';
+    *pos = (size_t)(p - row->labels);
+    return 1;
+}
+
 /* Checks a row's labels block (row->labels: the entries between [ and ], which parse_row has matched against the
  * grammar) against the run's label set and per-row count. 0, or -1 with the reason in err. */
 static int row_labels_match(const sg_cli_resume_row *row, const sg_zeroshot *z, const sg_cli_pathset *set,
                             sg_cli_buf *tmp, char *err, size_t errlen) {
-    const char *p = row->labels, *end = row->labels + row->labels_len;
+    size_t pos = 0;
+    double score;
     int count = 0;
-    while (p < end) {
-        p += strlen("{\"label\":\"");
-        const char *s0 = p;
-        string_prefix(&p, end); /* past the closing quote */
-        sg_cli_buf_clear(tmp);
-        sg_cli_buf_append(tmp, s0, (size_t)(p - 1 - s0));
+    while (sg_cli_resume_next_label(row, &pos, tmp, &score)) {
         if (!sg_cli_pathset_has(set, tmp->p)) {
             snprintf(err, errlen, "this row's label \"%.240s\" is not one of this run's %d --labels", tmp->p, z->n);
             return -1;
         }
         count++;
-        while (p < end && *p != '}') p++; /* past ,"score":NUM} (a number holds no brace) */
-        p += p < end;
-        p += p < end && *p == ',';
     }
     if (count != z->top_k) {
         snprintf(err, errlen, "this row has %d zero-shot %s and this run writes %d per row (the smaller of --top-k "

@@ -52,6 +52,11 @@ typedef struct sg_cli_resume_row {
     size_t labels_len;
 } sg_cli_resume_row;
 
+/* The next entry of a row's labels block (row->labels, matched against the grammar by the parse): its label as the
+ * writer escaped it (the JSON string's body) into label, its score into *score (NaN where the writer printed null).
+ * *pos starts at 0. Returns 1 while an entry was read, 0 at the end of the block. */
+int sg_cli_resume_next_label(const sg_cli_resume_row *row, size_t *pos, sg_cli_buf *label, double *score);
+
 /* Checks one line (without its '\n') of an output file. On success returns 0, sets key to the exact bytes
  * of the row's path (NUL-terminated) and *row (if not NULL). The row must be byte for byte what the writer makes
  * of that path, so a row edited by hand or written by another tool is refused. Returns -1 with a reason in err

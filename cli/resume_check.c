@@ -31,22 +31,17 @@ static int scores_agree(double was, double now, double scale) {
  * this run's labels give the row's own embedding emb. 0, or -1 with the first label that is off in err. */
 static int labels_agree(const sg_cli_resume_row *row, const float *emb, const sg_zeroshot *zs, char *err,
                         size_t errlen) {
-    double *now = (double *)malloc((size_t)zs->n * sizeof *now);
-    sg_cli_buf esc = {0};
+    double *now = (double *)malloc((size_t)zs->n * sizeof *now), was;
+    sg_cli_buf lab = {0}, esc = {0};
     if (!now) return 0; /* out of memory: no check rather than a refusal */
     sg_zeroshot_scores(zs, emb, now);
-    const char *p = row->labels, *end = row->labels + row->labels_len;
-    static const char open[] = "{\"label\":\"", mid[] = "\",\"score\":";
+    size_t pos = 0;
     int rc = 0;
-    while (p < end && rc == 0) {
-        p += strlen(open);
-        const char *m = strstr(p, mid); /* an escaped label holds no raw quote: the first "," ends it */
-        if (!m || m >= end) break;
-        double was = strtod(m + strlen(mid), NULL);
+    while (rc == 0 && sg_cli_resume_next_label(row, &pos, &lab, &was)) {
         for (int j = 0; j < zs->n; j++) {
             sg_cli_buf_clear(&esc);
             sg_cli_json_put_string(&esc, zs->labels[j]); /* "label", quoted */
-            if (esc.len - 2 != (size_t)(m - p) || memcmp(esc.p + 1, p, esc.len - 2) != 0) continue;
+            if (esc.len - 2 != lab.len || memcmp(esc.p + 1, lab.p, lab.len) != 0) continue;
             if (!scores_agree(was, now[j], zs->scale)) {
                 snprintf(err, errlen, "label \"%.200s\" scores %.4g in the file and %.4g with this run's labels",
                          zs->labels[j], was, now[j]);
@@ -54,10 +49,8 @@ static int labels_agree(const sg_cli_resume_row *row, const float *emb, const sg
             }
             break;
         }
-        p = strchr(m, '}');
-        if (!p || p >= end) break;
-        p += 1 + (p + 1 < end && p[1] == ',');
     }
+    sg_cli_buf_free(&lab);
     sg_cli_buf_free(&esc);
     free(now);
     return rc;

@@ -493,6 +493,26 @@ static void test_resume(void) {
     CHECK(sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 1 &&
               strcmp(key.p, "p") == 0,
           "resume: a --labels row parses, with its labels seen (%s)", err);
+    {
+        sg_cli_resume_row lf;
+        sg_cli_buf l = {0};
+        size_t pos = 0;
+        double sc[3] = {0, 0, 0};
+        int n = 0, ok = sg_cli_resume_parse_line(lab, strlen(lab), 3, &key, &lf, err, sizeof err) == 0;
+        while (ok && n < 3 && sg_cli_resume_next_label(&lf, &pos, &l, &sc[n])) {
+            ok &= strcmp(l.p, n == 0 ? "a \\\"dog\\\"" : "cat") == 0;
+            n++;
+        }
+        CHECK(ok && n == 2 && sc[0] == 0.93 && sc[1] == -1.5e-05,
+              "resume: a row's labels read back one by one, as written (escaped) with their scores");
+        const char *ln = "{\"path\":\"p\",\"labels\":[{\"label\":\"a\",\"score\":null}],\"embedding\":[1,2,3]}";
+        pos = 0;
+        CHECK(sg_cli_resume_parse_line(ln, strlen(ln), 3, &key, &lf, err, sizeof err) == 0 &&
+                  sg_cli_resume_next_label(&lf, &pos, &l, &sc[0]) == 1 && strcmp(l.p, "a") == 0 && isnan(sc[0]) &&
+                  sg_cli_resume_next_label(&lf, &pos, &l, &sc[0]) == 0,
+              "resume: a score written null reads back as NaN, then the block ends");
+        sg_cli_buf_free(&l);
+    }
     CHECK(sg_cli_resume_parse_line(good, strlen(good), 3, &key, &facts, err, sizeof err) == 0 && facts.has_labels == 0,
           "resume: a row without labels says so");
     /* one grammar for the labels in a complete row and in a torn one (session 28: two had differed): a score the
