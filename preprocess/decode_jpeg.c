@@ -80,17 +80,11 @@ static int sg_jpeg_has_eoi(const uint8_t *d, size_t len, size_t from) {
     return 0;
 }
 
-/* Pillow's CMYK;I unpack (invert) followed by cmyk2rgb: R = nk - MULDIV255(C, nk) with nk = 255 - K.
- * With C = 255 - c and K = 255 - k (c, k the stored bytes), nk = k. */
+/* Pillow's CMYK;I unpack (invert) followed by cmyk2rgb (sg_cmyk2rgb_channel). With C = 255 - c and K = 255 - k
+ * (c, k the stored bytes), nk = k. */
 static void sg_cmyk_to_rgb(const uint8_t *cmyk, size_t npix, uint8_t *rgb) {
-    for (size_t i = 0; i < npix; i++, cmyk += 4, rgb += 3) {
-        int nk = cmyk[3];
-        for (int c = 0; c < 3; c++) {
-            int t = (255 - cmyk[c]) * nk + 128; /* MULDIV255: exact a*b/255 rounded, Pillow's macro */
-            int v = nk - (((t >> 8) + t) >> 8);
-            rgb[c] = (uint8_t)(v < 0 ? 0 : v);
-        }
-    }
+    for (size_t i = 0; i < npix; i++, cmyk += 4, rgb += 3)
+        for (int c = 0; c < 3; c++) rgb[c] = sg_cmyk2rgb_channel(255 - cmyk[c], cmyk[3]);
 }
 
 /* What both JPEG paths check and learn before any pixel is decoded: markers (EXIF/XMP orientation, a frame

@@ -109,13 +109,8 @@ static void sg_psd_row(sg_psd_out *o, uint32_t c, uint64_t y, const uint8_t *row
             for (uint64_t x = 0; x < w; x++) q[3 * x + c] = (uint8_t)(255 - row[x]);
             break;
         }
-        for (uint64_t x = 0; x < w; x++, q += 3) {
-            int nk = row[x]; /* 255 - K, K being 255 - v */
-            for (int k = 0; k < 3; k++) {
-                int t = q[k] * nk + 128; /* MULDIV255 */
-                q[k] = (uint8_t)(nk - (((t >> 8) + t) >> 8));
-            }
-        }
+        for (uint64_t x = 0; x < w; x++, q += 3) /* row[x] is 255 - K, K being 255 - v */
+            for (int k = 0; k < 3; k++) q[k] = sg_cmyk2rgb_channel(q[k], row[x]);
         break;
     }
 }

@@ -21,6 +21,12 @@ static inline uint32_t sg_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 static inline uint32_t sg_be16(const uint8_t *p) { return (uint32_t)(p[0] << 8 | p[1]); }
+/* One channel of Pillow's cmyk2rgb: nk - MULDIV255(c, nk), with c the C, M or Y value and nk = 255 - K. MULDIV255
+ * is Pillow's exact a*b/255, rounded; the result is never below 0 (MULDIV255(c, nk) <= nk). */
+static inline uint8_t sg_cmyk2rgb_channel(int c, int nk) {
+    int t = c * nk + 128;
+    return (uint8_t)(nk - (((t >> 8) + t) >> 8));
+}
 
 /* Writes a printf-style reason into err (if err and errlen) and returns -1, so callers can `return sg_pre_err(...)`. */
 int sg_pre_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
