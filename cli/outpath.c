@@ -223,12 +223,7 @@ int sg_cli_out_dir_lock(const char *path) {
     char *dir = sg_cli_out_dir(path);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(dir);
-    int r;
-    while (fd >= 0 && (r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
-    }
-    if (fd >= 0 && r != 0) {
-        close(fd);
-        fd = -1;
-    }
+    while (fd >= 0 && flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+    } /* a folder that cannot be locked is used unlocked (best effort) */
     return fd;
 }

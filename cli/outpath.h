@@ -52,7 +52,8 @@ int sg_cli_out_lock(int fd, const char *shown, char *err, size_t errlen);
 
 /* An exclusive flock() on the folder path is in, waited for: held around the few steps that must not interleave
  * with another run's (a replacement's check and pair of renames, a JSONL's lock being taken), so that each sees the
- * other's whole. Returns the descriptor to close, or -1 (the folder cannot be opened or locked: best effort). */
+ * other's whole. Returns the folder's descriptor (closing it releases the lock; on a file system without locks it
+ * is returned unlocked), or -1 when the folder cannot be opened. */
 int sg_cli_out_dir_lock(const char *path);
 
 /* The folder path is in, malloc'd: "." for a bare name, "/" for a name in the root. */

@@ -600,16 +600,11 @@ static int rename_into_place(sg_cli_writer *w, char *err, size_t errlen) {
     if (rc != 0 && !err[0]) snprintf(err, errlen, "%s: cannot rename into place: %s", w->shown, strerror(errno));
     if (rc == 0 && w->tmp_paths && w->target_existed) drop_other_list(w);
     if (rc == 0) release_locks(w); /* before the folder's: a run waiting there finds FILE whole and free */
-    if (dlock >= 0) close(dlock);
-    if (rc == 0) {
-        char *dir = sg_cli_out_dir(w->final_path);
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            if (fsync(dfd) != 0) { /* best effort: some file systems cannot sync a folder */
-            }
-            close(dfd);
+    if (dlock >= 0) {
+        (void)flock(dlock, LOCK_UN); /* the folder's sync below need not hold other runs back */
+        if (rc == 0 && fsync(dlock) != 0) { /* best effort: some file systems cannot sync a folder */
         }
-        free(dir);
+        close(dlock);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
