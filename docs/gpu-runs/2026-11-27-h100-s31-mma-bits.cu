@@ -4,7 +4,8 @@
 // If they are, a small-batch schedule could cut a GEMM into 16- or 32-row tasks on mma.sync and still give an
 // image's rows the bits the large batches give (target 2); if not, every task of every batch size must use wgmma
 // of 64 rows, as today. Also: wgmma N = 64 against N = 256 (expected equal, session 22), and both against two CPU
-// models of one k16 step (exact 16-term sum rounded once, then added; fp32 FMA chain in k order).
+// models of one k16 step (exact 16-term sum rounded once, then added; fp32 FMA chain in k order); every case from
+// zero and from a bias (the accumulators' start in the megakernel's OUT / FC2 tasks).
 // Build: nvcc -std=c++17 -O2 -gencode arch=compute_90a,code=sm_90a -I. THIS.cu -o mma_bits; run: ./mma_bits
 #include <cuda_bf16.h>
 #include <cstdio>
@@ -29,11 +30,11 @@ __device__ void stage_block(uint8_t *s, const __nv_bfloat16 *x, int R, int K, in
 
 // C [64, N] = A [64, K] . B [N, K]^T with wgmma m64nNk16 (N = 64 or 256), one warpgroup, k in order.
 template <int N>
-__global__ void k_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *C, int K) {
+__global__ void k_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, const float *bias, float *C, int K) {
     extern __shared__ __align__(1024) uint8_t smem[];
     uint8_t *sa = smem, *sb = smem + 64 * 128;
     float acc[N / 2];
-    for (int i = 0; i < N / 2; i++) acc[i] = 0.0f;
+    for (int k = 0; k < N / 2; k++) acc[k] = bias ? bias[8 * (k / 4) + 2 * (threadIdx.x % 4) + k % 2] : 0.0f;
     for (int k0 = 0; k0 < K; k0 += 64) {
         stage_block(sa, A, 64, K, k0);
         stage_block(sb, B, N, K, k0);
@@ -43,8 +44,9 @@ __global__ void k_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *C
         sg_wgmma_fence_regs(acc);
         sg_wgmma_fence();
         for (int kk = 0; kk < 4; kk++) {
-            if constexpr (N == 256) sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, (k0 | kk) ? 1 : 0);
-            else sg_wgmma_ss_n64(acc, da + 2 * kk, db + 2 * kk, (k0 | kk) ? 1 : 0);
+            const int scale_d = (bias || k0 || kk) ? 1 : 0;
+            if constexpr (N == 256) sg_wgmma_ss_n256(acc, da + 2 * kk, db + 2 * kk, scale_d);
+            else sg_wgmma_ss_n64(acc, da + 2 * kk, db + 2 * kk, scale_d);
         }
         sg_wgmma_commit();
         sg_wgmma_wait<0>();
@@ -59,10 +61,13 @@ __global__ void k_wgmma(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *C
 }
 
 // The same C [64, 64] with mma.sync m16n8k16: warp w the rows 16 w.., eight n8 blocks, k in order.
-__global__ void k_mma_sync(const __nv_bfloat16 *A, const __nv_bfloat16 *B, float *C, int K) {
+__global__ void k_mma_sync(const __nv_bfloat16 *A, const __nv_bfloat16 *B, const float *bias, float *C, int K) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     float d[8][4];
-    for (int j = 0; j < 8; j++) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        const float b0 = bias ? bias[8 * j + 2 * t] : 0.0f, b1 = bias ? bias[8 * j + 2 * t + 1] : 0.0f;
+        d[j][0] = d[j][2] = b0, d[j][1] = d[j][3] = b1;
+    }
     const uint32_t *A32 = reinterpret_cast<const uint32_t *>(A), *B32 = reinterpret_cast<const uint32_t *>(B);
     const int r0 = 16 * warp + g, K2 = K / 2;
     for (int k = 0; k < K; k += 16) {
@@ -98,7 +103,10 @@ int main() {
     printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (int K : Ks)
         for (int dist = 0; dist < 3; dist++)
-            for (int rep = 0; rep < 2; rep++) {
+            for (int rep = 0; rep < 4; rep++) {
+                const bool with_bias = rep >= 2;
+                std::vector<float> hbias(256);
+                for (int i = 0; i < 256; i++) hbias[i] = with_bias ? bf((float)(4 * nrand())) : 0.0f;
                 std::vector<__nv_bfloat16> hA(64 * K), hB(256 * K);
                 std::vector<float> fA(64 * K), fB(256 * K);
                 auto gen = [&](void) {
@@ -109,15 +117,18 @@ int main() {
                 };
                 for (int i = 0; i < 64 * K; i++) fA[i] = gen(), hA[i] = __float2bfloat16_rn(fA[i]);
                 for (int i = 0; i < 256 * K; i++) fB[i] = gen(), hB[i] = __float2bfloat16_rn(fB[i]);
-                __nv_bfloat16 *dA, *dB; float *c64, *c256, *cm;
+                __nv_bfloat16 *dA, *dB; float *c64, *c256, *cm, *db = nullptr;
+                CK(cudaMalloc(&db, 256 * 4));
+                CK(cudaMemcpy(db, hbias.data(), 256 * 4, cudaMemcpyHostToDevice));
+                const float *dbias = with_bias ? db : nullptr;
                 CK(cudaMalloc(&dA, 64 * K * 2)); CK(cudaMalloc(&dB, 256 * K * 2));
                 CK(cudaMalloc(&c64, 64 * 64 * 4)); CK(cudaMalloc(&c256, 64 * 256 * 4)); CK(cudaMalloc(&cm, 64 * 64 * 4));
                 CK(cudaMemcpy(dA, hA.data(), 64 * K * 2, cudaMemcpyHostToDevice));
                 CK(cudaMemcpy(dB, hB.data(), 256 * K * 2, cudaMemcpyHostToDevice));
                 CK(cudaMemset(c64, 0xff, 64 * 64 * 4)); CK(cudaMemset(c256, 0xff, 64 * 256 * 4)); CK(cudaMemset(cm, 0xff, 64 * 64 * 4));
-                k_wgmma<64><<<1, 128, 64 * 128 * 2>>>(dA, dB, c64, K);
-                k_wgmma<256><<<1, 128, 64 * 128 + 256 * 128>>>(dA, dB, c256, K);
-                k_mma_sync<<<1, 128>>>(dA, dB, cm, K);
+                k_wgmma<64><<<1, 128, 64 * 128 * 2>>>(dA, dB, dbias, c64, K);
+                k_wgmma<256><<<1, 128, 64 * 128 + 256 * 128>>>(dA, dB, dbias, c256, K);
+                k_mma_sync<<<1, 128>>>(dA, dB, dbias, cm, K);
                 CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
                 std::vector<float> h64(64 * 64), h256(64 * 256), hm(64 * 64);
                 CK(cudaMemcpy(h64.data(), c64, h64.size() * 4, cudaMemcpyDeviceToHost));
@@ -127,7 +138,7 @@ int main() {
                 for (int r = 0; r < 64; r++)
                     for (int c = 0; c < 64; c++) {
                         const float w = h64[r * 64 + c];
-                        float ex = 0.0f, fm = 0.0f; double dd = 0, mag = 0;
+                        float ex = hbias[c], fm = hbias[c]; double dd = hbias[c], mag = fabs(hbias[c]);
                         for (int k = 0; k < K; k += 16) {
                             double s = 0;
                             for (int j = 0; j < 16; j++) {
@@ -144,9 +155,9 @@ int main() {
                         const double rel = fabs(w - dd) / (mag > 0 ? mag : 1);
                         if (rel > maxrel) maxrel = rel;
                     }
-                printf("| %d | %s | %d / 4096 differ | %d / 4096 | %d / 4096 | %d / 4096 | %d / 4096 | %.2e |\n", K, dists[dist],
+                printf("| %d | %s%s | %d / 4096 differ | %d / 4096 | %d / 4096 | %d / 4096 | %d / 4096 | %.2e |\n", K, dists[dist], with_bias ? ", from a bias" : "",
                        d_n, d_m, d_ex, d_fma, d_mex, maxrel);
-                CK(cudaFree(dA)); CK(cudaFree(dB)); CK(cudaFree(c64)); CK(cudaFree(c256)); CK(cudaFree(cm));
+                CK(cudaFree(dA)); CK(cudaFree(dB)); CK(cudaFree(c64)); CK(cudaFree(c256)); CK(cudaFree(cm)); CK(cudaFree(db));
             }
     return 0;
 }
