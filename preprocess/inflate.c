@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SG_Z_OK = 0, SG_Z_EOF = 1, SG_Z_BIG = 2, SG_Z_BAD = -1 };
+enum { SG_Z_OK = 0, SG_Z_EOF = 1, SG_Z_BIG = 2, SG_Z_FULL = 3, SG_Z_BAD = -1 };
 
 typedef struct {
     const uint8_t *in;
@@ -23,6 +23,7 @@ typedef struct {
     int nbits;
     uint8_t *out;
     size_t n, cap, max;
+    int stop_full; /* sg_zlib_inflate_exact: stop when a byte past max is to be written (SG_Z_FULL) */
 } sg_inflater;
 
 typedef struct {
@@ -44,7 +45,7 @@ static int sg_z_bits(sg_inflater *z, int n, uint32_t *v) {
 
 /* Appends one byte. At the cap: SG_Z_BIG when input is left (Python's unconsumed_tail), else the end (EOF). */
 static int sg_z_put(sg_inflater *z, uint8_t b) {
-    if (z->n == z->max) return z->pos < z->len ? SG_Z_BIG : SG_Z_EOF;
+    if (z->n == z->max) return z->stop_full ? SG_Z_FULL : z->pos < z->len ? SG_Z_BIG : SG_Z_EOF;
     if (z->n == z->cap) {
         size_t cap = z->cap ? 2 * z->cap : 4096;
         uint8_t *o = realloc(z->out, cap > z->max ? z->max : cap);
@@ -213,4 +214,14 @@ int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
     }
     *out = z.out, *out_len = z.n;
     return 0;
+}
+
+int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n) {
+    if (n == 0) return 0;
+    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1};
+    int rc = sg_z_stream(&z);
+    int ok = z.n == n && (rc == SG_Z_FULL || rc == SG_Z_OK || rc == SG_Z_EOF);
+    if (ok) memcpy(out, z.out, n);
+    free(z.out);
+    return ok ? 0 : -1;
 }

@@ -80,6 +80,11 @@ void sg_png_meta_free(sg_png_meta *m);
  * 0 with the output (malloc'd, may be NULL when empty; a stream cut short gives what it decoded), 1 when the
  * output passes max_out with input left over (Pillow's ValueError), -1 for a corrupt stream (zlib.error). */
 int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, size_t *out_len);
+/* Inflates into n bytes as zlib's inflate with n bytes of room does: decoding goes on after the n-th byte until
+ * another byte would be written (a block end, the next block's header and, after the last block, the Adler-32
+ * are still checked; input ending there is no error). 0 with out filled, -1 when the stream is corrupt, or ends
+ * (or its input ends) before n bytes. libtiff's Deflate decoding of a strip or tile (tiff_codecs.c). */
+int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n);
 
 /* GIF first frame with Pillow's rules for transparent pixels (palette colour, not black). */
 int sg_pre_decode_gif(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
@@ -105,6 +110,11 @@ int sg_pre_decode_psd(const uint8_t *data, size_t len, const sg_preprocess_opts 
 int sg_pre_is_tga(const uint8_t *data, size_t len);
 int sg_pre_decode_tga(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       char *err, size_t errlen);
+
+/* TIFF (classic, first image) with the rules of Pillow's TiffImagePlugin and, for compressed data, libtiff's
+ * (decode_tiff.c; codecs in tiff_codecs.c). *orientation receives IFD0's Orientation (1 when none). */
+int sg_pre_decode_tiff(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                       int *orientation, char *err, size_t errlen);
 
 /* BMP (but 16-bit and RLE) through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
