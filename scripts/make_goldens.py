@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/make_goldens.py — test images for preprocess/ and Pillow's answers for them (the reference).
 
-Writes tests/images/*.{jpg,png,gif,bmp,tga,ppm,pgm,psd} (small, synthetic, deterministic) and
+Writes tests/images/*.{jpg,png,gif,bmp,tga,ppm,pgm,psd,tif} (small, synthetic, deterministic) and
 tests/images/goldens.txt, one line per check:
 
     decode  FILE EXIF W H HASH           Image.open -> [ImageOps.exif_transpose if EXIF] -> convert("RGB")
@@ -21,6 +21,7 @@ import io
 import os
 import struct
 import sys
+import zlib
 
 import numpy as np
 from PIL import Image, ImageOps, features
@@ -188,6 +189,7 @@ def make_images():
     write_psd_goldens(rgb, a, files)
     write_bmp_rle_goldens(files)
     write_tga_goldens(files)
+    write_tiff_goldens(rgb, a, files)
     return files
 
 
@@ -709,6 +711,173 @@ def write_psd_goldens(rgb, a, files):
     res = b"8BIM" + struct.pack(">HBx", 1039, 0) + struct.pack(">I", 5) + b"icc!!\0"
     res += b"8BIM" + struct.pack(">HB", 1005, 3) + b"abc" + struct.pack(">I", 2) + b"xy"
     write_psd("psd_rgb_resources_layers.psd", [r, g, b], w, h, 3, files, resources=res, layers=bytes(range(40)))
+
+
+def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1, tiles=None, rps=None, be=False,
+               extras=(), cmap=None, orient=None, fill=1, pred=1, sfmt=None):
+    """A TIFF written byte by byte: chunks_for(plane, x0, y0, cw, ch) gives one strip's or tile's raw bytes (rows of
+    (cw * bits * samples + 7) // 8), compressed here as libtiff writes them (LZW / Deflate / PackBits, predictor 2,
+    FillOrder 2 reversing the compressed bytes)."""
+    import tiff_differential as td
+    E = ">" if be else "<"
+    cw, ch = tiles if tiles else (w, rps or h)
+    nplanes = spp if planar == 2 else 1
+    sbits = bits if planar == 2 else bits * spp
+    rowbytes = (cw * sbits + 7) // 8
+    body, offs, counts = bytearray((b"MM\0*" if be else b"II*\0") + b"\0\0\0\0"), [], []
+    for p in range(nplanes):
+        for y0 in range(0, h, ch):
+            for x0 in range(0, w, cw):
+                rows = ch if tiles else min(ch, h - y0)
+                raw = chunks_for(p, x0, y0, cw, rows)
+                assert len(raw) == rowbytes * rows, (name, len(raw), rowbytes * rows)
+                if comp != 1:
+                    if pred == 2:
+                        raw = td.predict(raw, rowbytes, 1 if planar == 2 else spp, bits, be)
+                    raw = {5: td.lzw_encode, 8: lambda d: zlib.compress(d, 9), 32946: lambda d: zlib.compress(d, 6),
+                           32773: td.packbits}[comp](raw)
+                    if fill == 2:
+                        raw = bytes(int(format(b, "08b")[::-1], 2) for b in raw)
+                offs.append(len(body))
+                counts.append(len(raw))
+                body += raw
+                if len(body) % 2:
+                    body += b"\0"
+    tags = {256: (4, [w]), 257: (4, [h]), 258: (3, [bits] * spp), 259: (3, [comp]), 262: (3, [photo]), 277: (3, [spp]),
+            284: (3, [planar])}
+    if fill != 1:
+        tags[266] = (3, [fill])
+    if pred != 1:
+        tags[317] = (3, [pred])
+    if extras:
+        tags[338] = (3, list(extras))
+    if sfmt:
+        tags[339] = (3, [sfmt] * spp)
+    if orient:
+        tags[274] = (3, [orient])
+    if cmap is not None:
+        tags[320] = (3, list(cmap))
+    if tiles:
+        tags.update({322: (4, [cw]), 323: (4, [ch]), 324: (4, offs), 325: (4, counts)})
+    else:
+        tags.update({278: (4, [ch]), 273: (4, offs), 279: (4, counts)})
+    ifd_at, n = len(body), len(tags)
+    data_at, ent, extra = ifd_at + 2 + 12 * n + 4, bytearray(), bytearray()
+    for tag in sorted(tags):
+        typ, vals = tags[tag]
+        payload = struct.pack(E + ("H" if typ == 3 else "L") * len(vals), *vals)
+        if len(payload) <= 4:
+            ent += struct.pack(E + "HHL", tag, typ, len(vals)) + payload.ljust(4, b"\0")
+        else:
+            ent += struct.pack(E + "HHLL", tag, typ, len(vals), data_at + len(extra))
+            extra += payload
+    body += struct.pack(E + "H", n) + ent + struct.pack(E + "L", 0) + extra
+    body[4:8] = struct.pack(E + "L", ifd_at)
+    path = os.path.join(OUT, name)
+    open(path, "wb").write(bytes(body))
+    files[name] = path
+
+
+def write_tiff_goldens(rgb, a, files):
+    """TIFFs of every layout preprocess/decode_tiff.c reads: Pillow's own writer (raw, LZW, Deflate, PackBits via
+    libtiff) and byte-by-byte files for what Pillow does not write (tiles, planar 2, predictor 2, FillOrder 2,
+    16-bit RGB / CMYK, big-endian, premultiplied alpha, 4-bit palette, orientation, the memory-map quirk)."""
+    h, w = rgb.shape[:2]
+    im = Image.fromarray(rgb)
+    rgba = np.dstack([rgb, a])
+
+    def save(name, img, **kw):
+        path = os.path.join(OUT, name)
+        img.save(path, **kw)
+        files[name] = path
+
+    for comp in ("raw", "tiff_lzw", "tiff_deflate", "packbits"):
+        save(f"tiff_rgb_{comp}.tif", im, compression=comp)
+    save("tiff_rgba_lzw.tif", Image.fromarray(rgba, "RGBA"), compression="tiff_lzw")
+    save("tiff_rgba_raw.tif", Image.fromarray(rgba, "RGBA"), compression="raw")
+    save("tiff_l_deflate.tif", im.convert("L"), compression="tiff_deflate")
+    save("tiff_l_raw.tif", im.convert("L"), compression="raw")
+    save("tiff_la_packbits.tif", im.convert("LA"), compression="packbits")
+    save("tiff_1_raw.tif", im.convert("1"), compression="raw")
+    save("tiff_1_lzw.tif", im.convert("1"), compression="tiff_lzw")
+    save("tiff_p_raw.tif", im.convert("P"), compression="raw")
+    save("tiff_p_lzw.tif", im.convert("P"), compression="tiff_lzw")
+    save("tiff_cmyk_raw.tif", im.convert("CMYK"), compression="raw")
+    save("tiff_cmyk_deflate.tif", im.convert("CMYK"), compression="tiff_deflate")
+    g16 = (rgb[..., 1].astype(np.uint16) * 3 + np.arange(w, dtype=np.uint16)).astype("<u2")
+    save("tiff_i16_raw.tif", Image.frombytes("I;16", (w, h), g16.tobytes()), compression="raw")
+    save("tiff_i16_lzw.tif", Image.frombytes("I;16", (w, h), g16.tobytes()), compression="tiff_lzw")
+    save("tiff_rgb_strips.tif", im, compression="tiff_lzw", tiffinfo={278: 7})
+
+    # byte-by-byte files: pixels cut from the image for each strip / tile (tiles padded with the edge pixels)
+    def cut(arr, x0, y0, cw, ch):
+        pad = np.pad(arr, [(0, max(0, y0 + ch - arr.shape[0])), (0, max(0, x0 + cw - arr.shape[1]))] +
+                     [(0, 0)] * (arr.ndim - 2), mode="edge")
+        return pad[y0:y0 + ch, x0:x0 + cw]
+
+    def contig(arr):
+        return lambda p, x0, y0, cw, ch: np.ascontiguousarray(cut(arr, x0, y0, cw, ch)).tobytes()
+
+    def planes(arr):
+        return lambda p, x0, y0, cw, ch: np.ascontiguousarray(cut(arr[..., p], x0, y0, cw, ch)).tobytes()
+
+    def bits1(arr):
+        return lambda p, x0, y0, cw, ch: np.packbits(cut(arr, x0, y0, cw, ch) > 127, axis=1).tobytes()
+
+    grey = rgb[..., 1]
+    for comp in (1, 5, 8, 32773):
+        write_tiff(f"tiff_rgb_tiled_c{comp}.tif", files, w, h, contig(rgb), 2, 8, 3, comp=comp, tiles=(32, 16))
+        write_tiff(f"tiff_rgb_planar_c{comp}.tif", files, w, h, planes(rgb), 2, 8, 3, comp=comp, planar=2, rps=9)
+    write_tiff("tiff_rgba_planar_tiled_lzw.tif", files, w, h, planes(rgba), 2, 8, 4, comp=5, planar=2,
+               tiles=(48, 32), extras=(2,))
+    write_tiff("tiff_rgba_planar_assoc_deflate.tif", files, w, h, planes(rgba), 2, 8, 4, comp=8, planar=2, rps=20,
+               extras=(1,))
+    write_tiff("tiff_rgba_assoc_raw.tif", files, w, h, contig(rgba), 2, 8, 4, extras=(1,))
+    write_tiff("tiff_rgbx_planar_raw.tif", files, w, h, planes(rgba), 2, 8, 4, planar=2, rps=11, extras=(0,))
+    write_tiff("tiff_rgb_planar_raw_tiled.tif", files, w, h, planes(rgb), 2, 8, 3, planar=2, tiles=(32, 16))
+    write_tiff("tiff_rgb_raw_tiled_be.tif", files, w, h, contig(rgb), 2, 8, 3, tiles=(16, 32), be=True)
+    write_tiff("tiff_rgb_lzw_pred2.tif", files, w, h, contig(rgb), 2, 8, 3, comp=5, pred=2, rps=5)
+    write_tiff("tiff_rgb_deflate_pred2_be.tif", files, w, h, contig(rgb), 2, 8, 3, comp=32946, pred=2, be=True)
+    write_tiff("tiff_rgb_lzw_fill2.tif", files, w, h, contig(rgb), 2, 8, 3, comp=5, fill=2)
+    rgb16 = (rgb.astype(np.uint16) * 257 + 100).astype(np.uint16)
+    write_tiff("tiff_rgb16_raw.tif", files, w, h, lambda p, x0, y0, cw, ch: cut(rgb16, x0, y0, cw, ch).astype("<u2").tobytes(),
+               2, 16, 3)
+    write_tiff("tiff_rgb16_lzw_pred2_be.tif", files, w, h,
+               lambda p, x0, y0, cw, ch: cut(rgb16, x0, y0, cw, ch).astype(">u2").tobytes(), 2, 16, 3, comp=5, pred=2, be=True)
+    write_tiff("tiff_rgb16_planar_deflate.tif", files, w, h,
+               lambda p, x0, y0, cw, ch: cut(rgb16[..., p], x0, y0, cw, ch).astype("<u2").tobytes(), 2, 16, 3, comp=8, planar=2)
+    cmyk16 = np.dstack([rgb16, (a.astype(np.uint16) * 200)])
+    write_tiff("tiff_cmyk16_raw_be.tif", files, w, h, lambda p, x0, y0, cw, ch: cut(cmyk16, x0, y0, cw, ch).astype(">u2").tobytes(),
+               5, 16, 4, be=True)
+    write_tiff("tiff_cmyk_planar_packbits.tif", files, w, h, planes(np.dstack([rgb, a])), 5, 8, 4, comp=32773, planar=2)
+    write_tiff("tiff_l_whiteiszero_raw.tif", files, w, h, contig(grey), 0, 8, 1)
+    write_tiff("tiff_l_whiteiszero_lzw.tif", files, w, h, contig(grey), 0, 8, 1, comp=5, rps=13)
+    write_tiff("tiff_1_whiteiszero_packbits.tif", files, w, h, bits1(grey), 0, 1, 1, comp=32773)
+    write_tiff("tiff_1_fill2_raw.tif", files, w, h, lambda p, x0, y0, cw, ch: bytes(
+        int(format(b, "08b")[::-1], 2) for b in np.packbits(cut(grey, x0, y0, cw, ch) > 127, axis=1).tobytes()), 1, 1, 1, fill=2)
+    write_tiff("tiff_l4_raw.tif", files, w, h, lambda p, x0, y0, cw, ch: bytes(
+        (r[i] >> 4) << 4 | (r[i + 1] >> 4 if i + 1 < len(r) else 0) for r in cut(grey, x0, y0, cw, ch).tolist()
+        for i in range(0, len(r), 2)), 1, 4, 1)
+    pal16 = [((i * 37) % 256) * 257 for i in range(16)] + [((i * 91) % 256) * 257 for i in range(16)] + \
+            [((i * 13) % 256) * 256 for i in range(16)]
+    idx4 = (grey // 16).astype(np.uint8)
+    pack4 = lambda p, x0, y0, cw, ch: bytes((r[i] << 4) | (r[i + 1] if i + 1 < len(r) else 0)
+                                            for r in cut(idx4, x0, y0, cw, ch).tolist() for i in range(0, len(r), 2))
+    write_tiff("tiff_p4_raw.tif", files, w, h, pack4, 3, 4, 1, cmap=pal16)
+    write_tiff("tiff_p4_lzw_fill2.tif", files, w, h, pack4, 3, 4, 1, comp=5, cmap=pal16, fill=2)
+    pal256 = [(i * 5 % 256) * 257 for i in range(256)] + [(i * 3 % 256) * 257 for i in range(256)] + \
+             [(255 - i) * 256 + 7 for i in range(256)]
+    write_tiff("tiff_p8_short_colormap.tif", files, w, h, contig(grey), 3, 8, 1, cmap=pal256[:3 * 64])
+    write_tiff("tiff_pa_deflate.tif", files, w, h, contig(np.dstack([grey, a])), 3, 8, 2, comp=8, cmap=pal256, extras=(2,))
+    write_tiff("tiff_l_signed8_raw.tif", files, w, h, contig(grey), 1, 8, 1, sfmt=2)
+    write_tiff("tiff_i16_be_deflate.tif", files, w, h, lambda p, x0, y0, cw, ch: cut(g16, x0, y0, cw, ch).astype(">u2").tobytes(),
+               1, 16, 1, comp=8, be=True)
+    # orientation: tag 274 (Pillow rotates at load); 6 and 8 uncompressed RGB (read normally), 3 LZW grey
+    write_tiff("tiff_orient6_raw.tif", files, w, h, contig(rgb), 2, 8, 3, orient=6)
+    write_tiff("tiff_orient8_lzw.tif", files, w, h, contig(grey), 1, 8, 1, comp=5, orient=8)
+    write_tiff("tiff_orient3_packbits.tif", files, w, h, contig(rgb), 2, 8, 3, comp=32773, orient=3)
+    # the memory-map quirk: one uncompressed L strip, orientation 6: read as an h x w image, then rotated
+    write_tiff("tiff_orient6_mmap_l.tif", files, w, h, contig(grey), 1, 8, 1, orient=6)
 
 
 def pil_rgb(path, exif):

@@ -310,7 +310,7 @@ def main():
         same = a == b if a.startswith("OK") or b.startswith("OK") else True
         if not b.startswith("OK"):
             refused += 1
-        if not same and a.startswith("ERR") and "is not supported" in a or "are not supported" in a:
+        if not same and a.startswith("ERR") and ("is not supported" in a or "are not supported" in a):
             design += 1  # a mode or compression this decoder refuses by design (the message names it)
             continue
         if not same:
