@@ -259,7 +259,14 @@ def main():
     put("psd_rle_zero_counts.psd", psd(4, 2, mode=1, ch=1, comp=1, data=bytes(4) + b"\x80\xfa\x09\xfd\x07"), "OK")
     put("psd_trailing_data.psd", img("psd_gray.psd") + bytes(100), "OK")
     put("webp_header.webp", b"RIFF\x24\0\0\0WEBPVP8 " + b"\0" * 24, "unsupported format: WebP")
-    put("tiff_header.tif", b"II*\0\x08\0\0\0" + b"\0" * 16, "unsupported format: TIFF")
+    put("tiff_header.tif", b"II*\0\x08\0\0\0" + b"\0" * 16, "TIFF: no ImageWidth or ImageLength")
+    # a TIFF declaring 13000 x 13000 LZW pixels (under the pixel cap) in one strip of 20 bytes: refused before anything is allocated
+    put("tiff_huge_tiny_lzw.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 13000), (257, 4, 1, 13000), (258, 3, 1, 8), (259, 3, 1, 5), (262, 3, 1, 1), (273, 4, 1, 98),
+        (279, 4, 1, 20)]) + b"\0" * 4 + b"\x80" + b"\0" * 19, "compressed bytes for")
+    put("tiff_huge_tiny_raw.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 6) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 13000), (257, 4, 1, 13000), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1), (273, 4, 1, 86)]) +
+        b"\0" * 4 + b"\0" * 20, "the file is truncated")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
     put("svg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "unsupported format")
     # inputs the fuzzer found (tests/fuzz/README.md), committed as they were found, not regenerated here
