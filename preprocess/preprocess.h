@@ -26,7 +26,8 @@ typedef struct sg_preprocess_opts {
     uint64_t max_pixels;     /* decoded width*height above this is refused */
     int pillow_major;        /* resize pass order of this Pillow major version: 0 = latest (13: vertical pass
                                 first for some size pairs), 12 = Pillow <= 12 (horizontal pass always first);
-                                also the TGA verdicts that differ (preprocess/decode_tga.c) */
+                                also the TGA and TIFF verdicts that differ (preprocess/decode_tga.c,
+                                decode_tiff.c) */
     int whole_image;         /* 1: always decode the whole image, then resize; 0 (default): JPEGs are decoded
                                 straight into the resize where they can be (same bytes, less memory traffic).
                                 For tests and benchmarks that compare the two paths. */
