@@ -39,8 +39,9 @@
  *     type or count, a duplicated tag, missing StripByteCounts, old-style LZW, a ColorMap of the wrong size at
  *     8 bits, ...) the file is refused here with a reason.
  *   - Orientation (tag 274) is applied by Pillow when the image is loaded (TiffImageFile.load_end), whether
- *     exif_transpose is called or not; here it is applied like other formats' EXIF orientation (so not with
- *     --no-exif-rotate), read by sg_exif_orientation from the file itself (Pillow's getexif() reads IFD0).
+ *     exif_transpose is called or not (and exif_transpose then finds no tag left): so it is applied here with
+ *     --no-exif-rotate too (sg_decode_rgb), read by sg_exif_orientation from the file itself (Pillow's
+ *     getexif() reads IFD0). Image.open(f).convert("RGB"), what --no-exif-rotate matches, rotates a TIFF.
  *   - Refused with a reason: JPEG (6, 7), CCITT, other compressions, YCbCr, Lab, float, 32-bit, signed 16-bit,
  *     12-bit, BigTIFF, and what OPEN_INFO does not list. Damaged files: a truncated uncompressed tile is refused
  *     as Pillow refuses it; compressed data is decoded with libtiff's verdicts (tiff_codecs.c).
@@ -52,11 +53,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
-int sg_tiff_packbits(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
-int sg_tiff_deflate(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
-void sg_tiff_unpredict(uint8_t *buf, size_t rows, size_t rowbytes, int stride, int bits, int be);
 
 /* --- the directory ------------------------------------------------------------------------------------------ */
 enum { T_W, T_H, T_BPS, T_COMP, T_PHOTO, T_FILL, T_SOFF, T_ORIENT, T_SPP, T_RPS, T_SBC, T_PLANAR, T_PRED, T_CMAP,

@@ -115,6 +115,12 @@ int sg_pre_decode_tga(const uint8_t *data, size_t len, const sg_preprocess_opts 
  * (decode_tiff.c; codecs in tiff_codecs.c). *orientation receives IFD0's Orientation (1 when none). */
 int sg_pre_decode_tiff(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                        int *orientation, char *err, size_t errlen);
+/* TIFF strip / tile codecs with libtiff's verdicts (tiff_codecs.c): fill out[0, occ) from in[0, n); 0, or -1
+ * where libtiff's codec fails. sg_tiff_unpredict undoes Predictor 2 per row on 8- or 16-bit samples. */
+int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
+int sg_tiff_packbits(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
+int sg_tiff_deflate(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
+void sg_tiff_unpredict(uint8_t *buf, size_t rows, size_t rowbytes, int stride, int bits, int be);
 
 /* BMP (but 16-bit and RLE) through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,

@@ -95,6 +95,7 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
         return sg_pre_err(err, errlen, "file of %zu bytes exceeds the cap of %llu bytes", len, (unsigned long long)opts->max_file_bytes);
     if (opts->out_size <= 0) return sg_pre_err(err, errlen, "output size %d must be positive", opts->out_size);
     int orientation = 1, rc;
+    int orient_always = 0; /* TIFF: Pillow rotates at load (TiffImageFile.load_end), --no-exif-rotate or not */
     if (len >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) {
         rc = sg_pre_decode_jpeg(d, len, opts, out, &orientation, err, errlen);
     } else if (len >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0) {
@@ -109,6 +110,7 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
         rc = sg_pre_decode_psd(d, len, opts, out, err, errlen);
     } else if (len >= 4 && (memcmp(d, "II*\0", 4) == 0 || memcmp(d, "MM\0*", 4) == 0)) {
         rc = sg_pre_decode_tiff(d, len, opts, out, &orientation, err, errlen);
+        orient_always = 1;
     } else if (len >= 2 && d[0] == 'P' && (d[1] == '5' || d[1] == '6')) {
         rc = sg_pre_decode_pnm(d, len, opts, out, err, errlen);
     } else {
@@ -126,7 +128,7 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
         sg_rgb_image_free(out);
         return -1;
     }
-    if (opts->exif_rotate && sg_pre_orient(out, orientation, err, errlen)) {
+    if ((opts->exif_rotate || orient_always) && sg_pre_orient(out, orientation, err, errlen)) {
         sg_rgb_image_free(out);
         return -1;
     }

@@ -949,8 +949,8 @@ def main():
     ]
     for name in sorted(files):
         for exif in (1, 0):
-            if exif == 0 and "exif" not in name:
-                continue
+            if exif == 0 and "exif" not in name and not name.startswith("tiff_orient"):
+                continue  # (a TIFF's Orientation is applied by Pillow at load: without exif_transpose too)
             try:
                 im = pil_rgb(files[name], exif)
             except Exception:  # what HF's load_image would raise too
