@@ -140,6 +140,13 @@ for n in ("a.webp", "b.WebP", "c.heic"):
 r = run(["-q", out("odd"), "-o", out("o.npy")])
 check(r.returncode == 1 and b"3 files skipped: .webp (2), .heic (1)" in r.stderr,
       f"item 9: unsupported formats only: exit 1 and what was skipped, even with -q ({r.stderr.decode().strip()[:140]})")
+os.makedirs(out("tiffs"))
+for n in ("a.tif", "b.TIFF"):  # TIFFs are images now (preprocess/decode_tiff.c): a walk takes them, any case
+    shutil.copy(os.path.join(IMAGES, "tiff_rgb_tiff_lzw.tif"), os.path.join(out("tiffs"), n))
+r = run([out("tiffs"), "-o", out("t.jsonl")])
+rows = [json.loads(x)["path"] for x in open(out("t.jsonl"))] if os.path.exists(out("t.jsonl")) else []
+check(r.returncode == 0 and [os.path.basename(x) for x in rows] == ["a.tif", "b.TIFF"],
+      f"item 9: a folder of .tif / .TIFF files is walked and embedded (exit {r.returncode}, rows {rows})")
 
 # --- 10. -v figures agree with the operating system's accounting of the process
 errf = out("v.err")
