@@ -240,6 +240,7 @@ typedef struct {
     sg_tif t;
     uint32_t w, h, spp, bps, planar, fill, comp, photo, pred;
     int mode, p12;
+    uint64_t max_pixels; /* the pixel cap, also on a compressed tile's area (its buffer is decoded whole) */
     char raw[16];
     int bps_sum, bps_count;
     uint8_t pal[256][3];
@@ -515,6 +516,12 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     if (tiled) {
         if (sg_tif_one(t, T_TW, 0, &cw) || sg_tif_one(t, T_TL, 0, &ch) || cw <= 0 || ch <= 0)
             return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld (libtiff cannot read them)", (long long)cw, (long long)ch);
+        /* A tile is decoded whole into one buffer, whatever the image's size: a few compressed bytes could
+         * otherwise declare a tile of gigabytes around a tiny image (Pillow and libtiff would allocate it) */
+        if ((uint64_t)cw * (uint64_t)ch > s->max_pixels)
+            return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld = %llu pixels exceed the cap of %llu pixels (decompression bomb?)",
+                              (long long)cw, (long long)ch, (unsigned long long)cw * (unsigned long long)ch,
+                              (unsigned long long)s->max_pixels);
     } else {
         cw = s->w;
         sg_tif_one(t, T_RPS, -1, &ch);
@@ -650,6 +657,7 @@ int sg_pre_decode_tiff(const uint8_t *d, size_t len, const sg_preprocess_opts *o
     sg_tiff s;
     memset(&s, 0, sizeof s);
     s.p12 = opts->pillow_major == 12;
+    s.max_pixels = opts->max_pixels;
     sg_tif *t = &s.t;
     t->d = d, t->len = len, t->be = d[0] == 'M';
     if (len < 8) return sg_pre_err(err, errlen, "TIFF: truncated header (%zu bytes of 8)", len);

@@ -267,6 +267,12 @@ def main():
     put("tiff_huge_tiny_raw.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 6) + b"".join(struct.pack("<HHLL", *e) for e in [
         (256, 4, 1, 13000), (257, 4, 1, 13000), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1), (273, 4, 1, 86)]) +
         b"\0" * 4 + b"\0" * 20, "the file is truncated")
+    # a 16 x 16 Deflate TIFF in one tile of 16384 x 16384: its buffer would be 805 MB (a 783 KB file of zeros fills
+    # it, 1.7 GB of memory and 8 s for 256 pixels); a tile's area is held to the pixel cap like an image's
+    put("tiff_tile_over_cap.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 9) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 16), (257, 4, 1, 16), (258, 3, 1, 8), (259, 3, 1, 8), (262, 3, 1, 1), (322, 4, 1, 16384),
+        (323, 4, 1, 16384), (324, 4, 1, 122), (325, 4, 1, 16)]) + b"\0" * 4 + b"\x78\x9c" + b"\0" * 14,
+        "exceed the cap of")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
     put("svg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "unsupported format")
     # inputs the fuzzer found (tests/fuzz/README.md), committed as they were found, not regenerated here
