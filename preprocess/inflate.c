@@ -26,9 +26,12 @@ typedef struct {
     int stop_full; /* sg_zlib_inflate_exact: stop when a byte past max is to be written (SG_Z_FULL) */
 } sg_inflater;
 
+#define SG_Z_FAST 10 /* bits of the fast path's first-level table */
+
 typedef struct {
     short count[16];
     short symbol[288];
+    uint16_t fast[1 << SG_Z_FAST]; /* next SG_Z_FAST bits -> length << 9 | symbol; 0: longer code or none */
 } sg_huffman;
 
 /* The next n bits (LSB first) into *v: SG_Z_OK, or SG_Z_EOF when the input ends first. */
@@ -73,6 +76,17 @@ static int sg_z_build(sg_huffman *h, const uint8_t *lens, int n, int kind) {
     for (int l = 1; l < 15; l++) offs[l + 1] = (short)(offs[l] + h->count[l]);
     for (int i = 0; i < n; i++)
         if (lens[i]) h->symbol[offs[lens[i]]++] = (short)i;
+    /* The fast table: canonical codes of up to SG_Z_FAST bits, indexed by their bits in stream order. */
+    memset(h->fast, 0, sizeof h->fast);
+    for (int l = 1, code = 0, index = 0; l <= SG_Z_FAST; l++) {
+        for (int k = 0; k < h->count[l]; k++, code++) {
+            unsigned rev = 0;
+            for (int b = 0; b < l; b++) rev |= (unsigned)((code >> b) & 1) << (l - 1 - b);
+            for (unsigned e = rev; e < (1u << SG_Z_FAST); e += 1u << l)
+                h->fast[e] = (uint16_t)(l << 9 | h->symbol[index + k]);
+        }
+        index += h->count[l], code <<= 1;
+    }
     return SG_Z_OK;
 }
 
@@ -91,17 +105,102 @@ static int sg_z_decode(sg_inflater *z, const sg_huffman *h, int *sym) {
     return SG_Z_BAD;
 }
 
+static const short lbase[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83,
+                             99, 115, 131, 163, 195, 227, 258};
+static const short lext[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const unsigned short dbase[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513,
+                               769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const short dext[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12,
+                            12, 13, 13};
+/* A grow of the output as sg_z_put's, until room bytes fit (the caller has seen that max - n >= room). */
+static int sg_z_room(sg_inflater *z, size_t room) {
+    while (z->cap - z->n < room) {
+        size_t cap = z->cap ? 2 * z->cap : 4096;
+        uint8_t *o = realloc(z->out, cap > z->max ? z->max : cap);
+        if (!o) return SG_Z_BAD;
+        z->out = o, z->cap = cap > z->max ? z->max : cap;
+    }
+    return SG_Z_OK;
+}
+
+static inline uint64_t sg_z_le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* One symbol from the bit register (at least 15 valid bits in it): its length in bits, or 0 for a code
+ * outside the set. The table for codes of up to SG_Z_FAST bits, else sg_z_decode's walk over the lengths. */
+static inline int sg_z_fast_sym(const sg_huffman *h, uint64_t bits, int *sym) {
+    unsigned e = h->fast[bits & ((1u << SG_Z_FAST) - 1)];
+    if (e) return *sym = (int)(e & 511), (int)(e >> 9);
+    int code = 0, first = 0, index = 0;
+    for (int l = 1; l < 16; l++) {
+        code |= (int)((bits >> (l - 1)) & 1);
+        int count = h->count[l];
+        if (code - count < first) return *sym = h->symbol[index + code - first], l;
+        index += count, first = (first + count) << 1, code <<= 1;
+    }
+    return 0;
+}
+
+/* The fast path: literals and matches while at least 8 input bytes and 258 bytes of room under max remain, so
+ * that no symbol here can run out of input or reach the cap. It stops at the start of any symbol it does not
+ * take (end of block, a code outside the set, fixed codes 286/287/30/31, a distance too far back, too little
+ * input or room left) with the bit state rewound to what the slow path's byte-at-a-time reading has there
+ * (pos just past the last byte any consumed bit came from, fewer than 8 bits held), so the slow path decides
+ * that symbol, and every verdict, exactly as it would have alone. */
+static int sg_z_fast(sg_inflater *z, const sg_huffman *lit, const sg_huffman *dist) {
+    const uint8_t *in = z->in;
+    size_t pos = z->pos, len = z->len, n = z->n;
+    uint64_t bits = z->bits;
+    int nbits = z->nbits, rc = SG_Z_OK;
+    while (len - pos >= 8 && z->max - n >= 258) {
+        if (z->cap - n < 258) {
+            z->n = n;
+            if ((rc = sg_z_room(z, 258))) break;
+        }
+        uint8_t *out = z->out;
+        bits |= sg_z_le64(in + pos) << nbits; /* to 56..63 valid bits */
+        pos += (size_t)((63 - nbits) >> 3);
+        nbits |= 56;
+        uint64_t b = bits;
+        int nb = nbits, sym, l;
+        if (!(l = sg_z_fast_sym(lit, b, &sym))) break;
+        b >>= l, nb -= l;
+        if (sym < 256) {
+            out[n++] = (uint8_t)sym;
+            bits = b, nbits = nb;
+            continue;
+        }
+        if (sym == 256 || sym > 285) break;
+        int x = lext[sym - 257];
+        size_t mlen = (size_t)lbase[sym - 257] + (size_t)(b & ((1u << x) - 1));
+        b >>= x, nb -= x;
+        if (!(l = sg_z_fast_sym(dist, b, &sym)) || sym > 29) break;
+        b >>= l, nb -= l;
+        x = dext[sym];
+        size_t d = (size_t)dbase[sym] + (size_t)(b & ((1u << x) - 1));
+        b >>= x, nb -= x;
+        if (d > n) break;
+        bits = b, nbits = nb;
+        uint8_t *o = out + n;
+        const uint8_t *f = o - d;
+        if (d >= mlen) memcpy(o, f, mlen);
+        else for (size_t i = 0; i < mlen; i++) o[i] = f[i];
+        n += mlen;
+    }
+    pos -= (size_t)(nbits >> 3); /* give back whole bytes not yet used */
+    nbits &= 7;
+    z->pos = pos, z->n = n, z->nbits = nbits, z->bits = (uint32_t)(bits & ((1u << nbits) - 1));
+    return rc;
+}
+
 static int sg_z_codes(sg_inflater *z, const sg_huffman *lit, const sg_huffman *dist) {
-    static const short lbase[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83,
-                                    99, 115, 131, 163, 195, 227, 258};
-    static const short lext[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-    static const unsigned short dbase[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513,
-                                             769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-    static const short dext[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12,
-                                   12, 13, 13};
     for (;;) {
         int sym, rc;
         uint32_t e;
+        if (z->len - z->pos >= 8 && z->max - z->n >= 258 && (rc = sg_z_fast(z, lit, dist))) return rc;
         if ((rc = sg_z_decode(z, lit, &sym))) return rc;
         if (sym < 256) {
             if ((rc = sg_z_put(z, (uint8_t)sym))) return rc;
@@ -128,6 +227,13 @@ static int sg_z_stored(sg_inflater *z) {
     unsigned n = sg_le16(p), nc = sg_le16(p + 2);
     if (n != (~nc & 0xffff)) return SG_Z_BAD;
     z->pos += 4;
+    /* Bytes that the loop below would take with input and room to spare, taken at once. */
+    size_t k = n;
+    if (k > z->len - z->pos) k = z->len - z->pos;
+    if (k > z->max - z->n) k = z->max - z->n;
+    if (k && sg_z_room(z, k)) return SG_Z_BAD;
+    if (k) memcpy(z->out + z->n, z->in + z->pos, k);
+    z->n += k, z->pos += k, n -= (unsigned)k;
     for (unsigned i = 0; i < n; i++) {
         if (z->pos == z->len) return SG_Z_EOF;
         int rc = sg_z_put(z, z->in[z->pos++]);
@@ -198,7 +304,14 @@ static int sg_z_stream(sg_inflater *z) {
     z->bits = 0, z->nbits = 0;
     if (z->len - z->pos < 4) return SG_Z_EOF;
     uint32_t a = 1, b = 0;
-    for (size_t i = 0; i < z->n; i++) a = (a + z->out[i]) % 65521, b = (b + a) % 65521;
+    for (size_t i = 0; i < z->n;) { /* reduced every 5552 bytes, before b can pass 2^32 (zlib's NMAX) */
+        size_t e = z->n - i < 5552 ? z->n : i + 5552;
+        for (const uint8_t *p = z->out + i; e - i >= 8; i += 8, p += 8) /* 8 steps of the loop below at once */
+            b += 8 * a + 8u * p[0] + 7u * p[1] + 6u * p[2] + 5u * p[3] + 4u * p[4] + 3u * p[5] + 2u * p[6] + p[7],
+            a += (uint32_t)p[0] + p[1] + p[2] + p[3] + p[4] + p[5] + p[6] + p[7];
+        for (; i < e; i++) a += z->out[i], b += a;
+        a %= 65521, b %= 65521;
+    }
     const uint8_t *t = z->in + z->pos;
     uint32_t want = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
     return want == (b << 16 | a) ? SG_Z_OK : SG_Z_BAD;
@@ -218,7 +331,8 @@ int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
 
 int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n) {
     if (n == 0) return 0;
-    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1};
+    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = malloc(n), .cap = n};
+    if (!z.out) return -1;
     int rc = sg_z_stream(&z);
     int ok = z.n == n && (rc == SG_Z_FULL || rc == SG_Z_OK || rc == SG_Z_EOF);
     if (ok) memcpy(out, z.out, n);
