@@ -124,9 +124,15 @@ static int sg_z_room(sg_inflater *z, size_t room) {
 }
 
 static inline uint64_t sg_z_le64(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
     return v;
+#endif
 }
 
 /* One symbol from the bit register (at least 15 valid bits in it): its length in bits, or 0 for a code
@@ -152,15 +158,17 @@ static inline int sg_z_fast_sym(const sg_huffman *h, uint64_t bits, int *sym) {
  * that symbol, and every verdict, exactly as it would have alone. */
 static int sg_z_fast(sg_inflater *z, const sg_huffman *lit, const sg_huffman *dist) {
     const uint8_t *in = z->in;
-    size_t pos = z->pos, len = z->len, n = z->n;
+    const uint16_t *lfast = lit->fast;
+    size_t pos = z->pos, len = z->len, n = z->n, max = z->max, cap = z->cap;
+    uint8_t *out = z->out;
     uint64_t bits = z->bits;
     int nbits = z->nbits, rc = SG_Z_OK;
-    while (len - pos >= 8 && z->max - n >= 258) {
-        if (z->cap - n < 258) {
+    while (len - pos >= 8 && max - n >= 258) {
+        if (cap - n < 258) {
             z->n = n;
             if ((rc = sg_z_room(z, 258))) break;
+            out = z->out, cap = z->cap;
         }
-        uint8_t *out = z->out;
         bits |= sg_z_le64(in + pos) << nbits; /* to 56..63 valid bits */
         pos += (size_t)((63 - nbits) >> 3);
         nbits |= 56;
@@ -170,6 +178,14 @@ static int sg_z_fast(sg_inflater *z, const sg_huffman *lit, const sg_huffman *di
         b >>= l, nb -= l;
         if (sym < 256) {
             out[n++] = (uint8_t)sym;
+            /* Up to two more literals with codes in the table: at most 15 + 2 * SG_Z_FAST bits in all, and
+             * 258 bytes of room were there for the first. */
+            for (int k = 0; k < 2; k++) {
+                unsigned e = lfast[b & ((1u << SG_Z_FAST) - 1)];
+                if (!e || (e & 511) >= 256) break;
+                out[n++] = (uint8_t)e;
+                b >>= e >> 9, nb -= (int)(e >> 9);
+            }
             bits = b, nbits = nb;
             continue;
         }
@@ -187,6 +203,7 @@ static int sg_z_fast(sg_inflater *z, const sg_huffman *lit, const sg_huffman *di
         uint8_t *o = out + n;
         const uint8_t *f = o - d;
         if (d >= mlen) memcpy(o, f, mlen);
+        else if (d == 1) memset(o, *f, mlen);
         else for (size_t i = 0; i < mlen; i++) o[i] = f[i];
         n += mlen;
     }
