@@ -5,9 +5,19 @@
  * with input left over is ValueError. stb_image's inflater cannot tell us any of that (it pads a short stream
  * with zero bits and reports one failure for all), so this is our own small decoder in the way of zlib's
  * inflate: the same header checks, the same rules for Huffman code sets (zlib's inflate_table: over-subscribed
- * sets and incomplete ones other than a single 1-bit code are errors), distances checked against the output,
- * and the Adler-32 trailer checked when present. Bits are pulled one byte at a time as needed, as zlib's slow
- * path does, so "input left over" when the cap is hit means the same here.
+ * sets and incomplete ones other than a single 1-bit code are errors; a code outside a set is found after as
+ * many bits as zlib's tables take, and an empty code-length code reads each bit as length 0), distances
+ * checked against the output once there is room to copy (zlib's MATCH state: a match too far back right after
+ * the cap stops, no error), and the Adler-32 trailer checked when present. Bits are pulled one byte at a time
+ * as needed, as zlib's slow path does, so "input left over" when the cap is hit means the same here.
+ *
+ * Speed: while at least 8 input bytes and 258 bytes of room under the cap remain, sg_z_fast decodes literals
+ * and matches with first-level tables (SG_Z_FAST bits; longer codes by the same walk as sg_z_decode) from a
+ * 64-bit bit buffer filled 8 bytes at a time. It never decides a verdict: at anything else (end of block,
+ * codes outside the set, a distance too far back, input or room running short) it stops at the start of the
+ * symbol with the buffer rewound to the slow path's state (whole unused bytes given back), and the slow path
+ * goes on from there. Stored blocks are copied at once where input and room allow. A change here must show
+ * 0 differences in scripts/inflate_differential.py against the previous version (and against Python's zlib).
  */
 #include "preprocess/internal.h"
 
@@ -31,6 +41,7 @@ typedef struct {
 typedef struct {
     short count[16];
     short symbol[288];
+    short max, kind; /* longest code length (0: no codes); sg_z_build's kind */
     uint16_t fast[1 << SG_Z_FAST]; /* next SG_Z_FAST bits -> length << 9 | symbol; 0: longer code or none */
 } sg_huffman;
 
@@ -66,6 +77,7 @@ static int sg_z_build(sg_huffman *h, const uint8_t *lens, int n, int kind) {
     for (int i = 0; i < n; i++) h->count[lens[i]]++;
     int max = 15;
     while (max > 0 && h->count[max] == 0) max--;
+    h->max = (short)max, h->kind = (short)kind;
     int left = 1;
     for (int l = 1; l < 16; l++) {
         left = 2 * left - h->count[l];
@@ -90,10 +102,16 @@ static int sg_z_build(sg_huffman *h, const uint8_t *lens, int n, int kind) {
     return SG_Z_OK;
 }
 
-/* One symbol; SG_Z_BAD for a code outside the set (an unused code of an incomplete or empty set). */
+/* One symbol; SG_Z_BAD for a code outside the set (an unused code of an incomplete or empty set), decided
+ * after as many bits as zlib's tables take: no more than the longest code, 1 for an empty set. */
 static int sg_z_decode(sg_inflater *z, const sg_huffman *h, int *sym) {
     int code = 0, first = 0, index = 0;
-    for (int l = 1; l < 16; l++) {
+    if (h->max == 0) { /* zlib's table for no codes: 1 bit, an invalid code, but read as length 0 for code lengths */
+        uint32_t b;
+        int rc = sg_z_bits(z, 1, &b);
+        return rc ? rc : h->kind == 0 ? (*sym = 0, SG_Z_OK) : SG_Z_BAD;
+    }
+    for (int l = 1; l <= h->max; l++) { /* past the longest code: the unused code of an incomplete set */
         uint32_t b;
         int rc = sg_z_bits(z, 1, &b);
         if (rc) return rc;
@@ -231,7 +249,7 @@ static int sg_z_codes(sg_inflater *z, const sg_huffman *lit, const sg_huffman *d
         if (sym > 29) return SG_Z_BAD; /* fixed codes 30, 31 */
         if ((rc = sg_z_bits(z, dext[sym], &e))) return rc;
         size_t d = (size_t)dbase[sym] + e;
-        if (d > z->n) return SG_Z_BAD; /* too far back */
+        if (d > z->n) return z->n == z->max ? sg_z_put(z, 0) : SG_Z_BAD; /* too far back (zlib: once there is room) */
         for (size_t i = 0; i < n; i++)
             if ((rc = sg_z_put(z, z->out[z->n - d]))) return rc;
     }

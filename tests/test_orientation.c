@@ -149,11 +149,30 @@ static void check_inflate_huffman(void) {
     CHECK(sg_zlib_inflate_exact(z, sizeof z - 5, exact, 4800) == 0, "exact: the Adler-32 cut off is no error");
 }
 
+/* A match too far back right after the cap: zlib checks the distance only once it has room to copy, so with
+ * the cap (or n bytes of room) reached it stops without an error: a fixed block of 'S', then length 3 at
+ * distance 2, then end of block. Python: decompress(s, 1) gives b"S" with input left; decompress(s, 2) raises. */
+static void check_inflate_zlib_edges(void) {
+    static const uint8_t z[] = {0x78, 0x01, 0x0b, 0x06, 0x42, 0x00, 0x00, 0x00, 0x00, 0x00};
+    uint8_t *out = NULL, o[2];
+    size_t on;
+    CHECK(sg_zlib_inflate(z, sizeof z, 1, &out, &on) == 1, "too far back after the cap: input left over (Python: ValueError)");
+    CHECK(sg_zlib_inflate(z, sizeof z, 2, &out, &on) == -1, "too far back with room: zlib.error");
+    CHECK(sg_zlib_inflate_exact(z, sizeof z, o, 1) == 0 && o[0] == 'S', "exact: too far back after the n-th byte is no error");
+    CHECK(sg_zlib_inflate_exact(z, sizeof z, o, 2) == -1, "exact: too far back with room is");
+    /* A dynamic block whose code-length code has no codes: zlib reads each bit as length 0 and finds the end-
+     * of-block code missing only after all 264 + 1 lengths, so a stream cut before then is no error. */
+    uint8_t e[43] = {0x58, 0xc3, 0x3d};
+    CHECK(sg_zlib_inflate(e, 8, 1 << 20, &out, &on) == 0 && on == 0, "no code-length codes, cut: no error, as zlib");
+    CHECK(sg_zlib_inflate(e, sizeof e, 1 << 20, &out, &on) == -1, "no code-length codes: missing end-of-block");
+}
+
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
     check_refused(root);
     check_pillow_versions();
     check_inflate();
     check_inflate_huffman();
+    check_inflate_zlib_edges();
     return CHECK_DONE();
 }
