@@ -12,7 +12,9 @@ new and old (result code, output length, output hash; must be 0) and between new
 decompressobj().decompress(data, cap) (zlib.error -> -1, unconsumed_tail -> 1, else 0 and the bytes) and,
 for exact n, decompress(data, n) giving n bytes without zlib.error (n = 0: success). Exit status 1 on any
 new-vs-old difference.
-  python3 scripts/inflate_differential.py [--n 20000] [--seed 1] [--old REV] [--san]
+With --lzw, also TIFF LZW streams of the same data (random Clears, then mutated) through sg_tiff_lzw into n
+bytes (at, below and above the length), against the previous tiff_codecs.c only.
+  python3 scripts/inflate_differential.py [--n 20000] [--seed 1] [--old REV] [--san] [--lzw]
 """
 import argparse, hashlib, os, random, struct, subprocess, sys, zlib
 
@@ -28,8 +30,15 @@ def build(old_rev, san):
     open(f"{tmp}/old.c", "wb").write(src)
     subprocess.run(["cc", *flags, "-I", ROOT, "-c", "-Dsg_zlib_inflate=old_zlib_inflate",
                     "-Dsg_zlib_inflate_exact=old_zlib_inflate_exact", f"{tmp}/old.c", "-o", f"{tmp}/old.o"], check=True)
+    src = subprocess.run(["git", "-C", ROOT, "show", f"{old_rev}:preprocess/tiff_codecs.c"], check=True,
+                         capture_output=True).stdout
+    open(f"{tmp}/old_codecs.c", "wb").write(src)
+    subprocess.run(["cc", *flags, "-I", ROOT, "-c", "-Dsg_tiff_lzw=old_tiff_lzw", "-Dsg_tiff_packbits=old_tiff_packbits",
+                    "-Dsg_tiff_deflate=old_tiff_deflate", "-Dsg_tiff_unpredict=old_tiff_unpredict",
+                    f"{tmp}/old_codecs.c", "-o", f"{tmp}/old_codecs.o"], check=True)
     subprocess.run(["cc", *flags, "-Wall", "-Werror", "-I", ROOT, f"{ROOT}/tests/fuzz/inflate_dump.c",
-                    f"{ROOT}/preprocess/inflate.c", f"{tmp}/old.o", "-o", f"{tmp}/inflate_dump"], check=True)
+                    f"{ROOT}/preprocess/inflate.c", f"{ROOT}/preprocess/tiff_codecs.c", f"{tmp}/old.o",
+                    f"{tmp}/old_codecs.o", "-o", f"{tmp}/inflate_dump"], check=True)
     return f"{tmp}/inflate_dump"
 
 
@@ -105,6 +114,44 @@ def mutate(r, s):
     return bytes(b)
 
 
+def lzw(r, d):
+    """TIFF LZW (MSB first, 9..12 bits, early change) with random Clears, as libtiff writes it."""
+    out, acc, nacc = bytearray(), 0, 0
+    def put(c, w):
+        nonlocal acc, nacc
+        acc, nacc = acc << w | c, nacc + w
+        while nacc >= 8:
+            out.append(acc >> (nacc - 8) & 255)
+            nacc -= 8
+            acc &= (1 << nacc) - 1
+    tab, nxt, w = {}, 258, 9
+    put(256, 9)
+    cur = b""
+    for ch in d:
+        s = cur + bytes([ch])
+        if len(s) == 1 or s in tab:
+            cur = s
+            continue
+        put(cur[0] if len(cur) == 1 else tab[cur], w)
+        tab[s] = nxt
+        nxt += 1
+        if nxt >= 1 << w and w < 12:
+            w += 1
+        if nxt >= 4093 or r.random() < 0.0005:
+            put(256, w)
+            tab, nxt, w = {}, 258, 9
+        cur = bytes([ch])
+    if cur:
+        put(cur[0] if len(cur) == 1 else tab[cur], w)
+        nxt += 1
+        if nxt >= 1 << w and w < 12:
+            w += 1
+    put(257, w)
+    if nacc:
+        put(0, 8 - nacc)
+    return bytes(out)
+
+
 def py_inflate(s, cap):
     d = zlib.decompressobj()
     try:
@@ -135,6 +182,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--old", default="HEAD")
     ap.add_argument("--san", action="store_true")
+    ap.add_argument("--lzw", action="store_true", help="also TIFF LZW streams through sg_tiff_lzw (new vs old only)")
     a = ap.parse_args()
     exe = build(a.old, a.san)
     r = random.Random(a.seed)
@@ -152,13 +200,18 @@ def main():
             n = r.choice([true, max(true - 1, 0), true + 1, r.randrange(0, true + 2), 0, r.randrange(1, 300)])
             recs.append(struct.pack("<BQI", ord("x"), n, len(s)) + s)
             expect.append(py_exact(s, n))
+        if a.lzw and len(d) < 80000:
+            s = mutate(r, lzw(r, d))
+            for n in {len(d), max(len(d) - 1, 0), len(d) + 1, r.randrange(0, len(d) + 2)}:
+                recs.append(struct.pack("<BQI", ord("l"), n, len(s)) + s)
+                expect.append(None)
     p = subprocess.run([exe], input=b"".join(recs), capture_output=True)
     if p.returncode:
         print("harness failed", p.returncode, p.stderr.decode()[-3000:])
         return 1
     lines = p.stdout.decode().splitlines()
     assert len(lines) == len(recs), (len(lines), len(recs))
-    diff_old = diff_py = 0
+    diff_old = diff_py = lzw_n = lzw_ok = 0
     verdicts = {}
     for i, (ln, ex) in enumerate(zip(lines, expect)):
         f = ln.split()
@@ -170,12 +223,17 @@ def main():
             diff_old += 1
             if diff_old <= 10:
                 print("NEW!=OLD", i, mode, new, old)
-        if new != ex:
+        if ex is None:  # LZW: against the previous version only
+            if mode == "l":
+                lzw_n += 1
+                lzw_ok += new[0] == 0
+        elif new != ex:
             diff_py += 1
             if diff_py <= 10:
                 print("NEW!=PYTHON", i, mode, new, ex)
     print(f"seed {a.seed}: {len(recs)} calls, {sum(len(x) for x in recs)} bytes; verdicts {sorted(verdicts.items())}; "
-          f"new vs old: {diff_old} differences; new vs Python zlib: {diff_py} differences")
+          f"new vs old: {diff_old} differences; new vs Python zlib: {diff_py} differences; "
+          f"LZW (sg_tiff_lzw, in those calls): {lzw_n} calls, {lzw_ok} decoded")
     return 1 if diff_old else 0
 
 

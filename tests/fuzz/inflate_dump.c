@@ -1,13 +1,13 @@
 /* tests/fuzz/inflate_dump.c — the C side of scripts/inflate_differential.py.
  *
  * Reads records from stdin: a mode byte ('i': sg_zlib_inflate with a cap, 'x': sg_zlib_inflate_exact into n
- * bytes), the cap or n (8 bytes, little-endian), the stream's length (4 bytes, little-endian), the stream. For
+ * bytes, 'l': sg_tiff_lzw into n bytes), the cap or n (8 bytes, little-endian), the stream's length (4 bytes, little-endian), the stream. For
  * each prints "RC LEN FNV1A64" for preprocess/inflate.c and then the same for a second build of the decoder
- * whose entry points are named old_zlib_inflate / old_zlib_inflate_exact (the script builds a previous
- * version of inflate.c that way), one line per record. Every buffer is malloc'd to its exact size so that
+ * whose entry points are named old_zlib_inflate / old_zlib_inflate_exact / old_tiff_lzw (the script builds
+ * previous versions of inflate.c and tiff_codecs.c that way), one line per record. Every buffer is malloc'd to its exact size so that
  * ASan sees any over-read or over-write. For 'x' the whole out buffer is hashed, pre-filled with 0xa5, so a
  * write on failure shows too. Built by the script (see its top comment), e.g.
- *   cc -O2 -I. tests/fuzz/inflate_dump.c preprocess/inflate.c /tmp/inflate_old.o -o /tmp/inflate_dump
+ *   cc -O2 -I. tests/fuzz/inflate_dump.c preprocess/inflate.c preprocess/tiff_codecs.c /tmp/old.o /tmp/old_codecs.o
  */
 #include "preprocess/internal.h"
 
@@ -17,6 +17,7 @@
 
 int old_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, size_t *out_len);
 int old_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n);
+int old_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
 
 static unsigned long long fnv(const uint8_t *p, size_t n) {
     unsigned long long h = 1469598103934665603ull;
@@ -35,7 +36,7 @@ static void one(int mode, uint64_t param, const uint8_t *d, size_t len, int old)
         uint8_t *o = malloc(param ? (size_t)param : 1);
         if (!o) exit(2);
         memset(o, 0xa5, (size_t)param);
-        int rc = old ? old_zlib_inflate_exact(d, len, o, (size_t)param) : sg_zlib_inflate_exact(d, len, o, (size_t)param);
+        int rc = mode == 'l' ? (old ? old_tiff_lzw(d, len, o, (size_t)param) : sg_tiff_lzw(d, len, o, (size_t)param)) : old ? old_zlib_inflate_exact(d, len, o, (size_t)param) : sg_zlib_inflate_exact(d, len, o, (size_t)param);
         printf("%d %llu %016llx", rc, (unsigned long long)param, fnv(o, (size_t)param));
         free(o);
     }
