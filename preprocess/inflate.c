@@ -271,8 +271,9 @@ static int sg_z_stored(sg_inflater *z) {
     z->n += k, z->pos += k, n -= (unsigned)k;
     for (unsigned i = 0; i < n; i++) {
         if (z->pos == z->len) return SG_Z_EOF;
-        int rc = sg_z_put(z, z->in[z->pos++]);
+        int rc = sg_z_put(z, z->in[z->pos]); /* at the cap the byte is input left over, as zlib leaves it */
         if (rc) return rc;
+        z->pos++;
     }
     return SG_Z_OK;
 }

@@ -176,6 +176,13 @@ def py_exact(s, n):
     return (-1, n, fnv(b"\xa5" * n))
 
 
+def dump(i, rec):
+    """Writes a differing record (mode, cap or n, length, stream) where it can be replayed from."""
+    p = f"/tmp/inflate_diff_case_{os.getpid()}_{i}.bin"
+    open(p, "wb").write(rec)
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20000)
@@ -222,7 +229,7 @@ def main():
         if new != old:
             diff_old += 1
             if diff_old <= 10:
-                print("NEW!=OLD", i, mode, new, old)
+                print("NEW!=OLD", i, mode, new, old, "record:", dump(i, recs[i]))
         if ex is None:  # LZW: against the previous version only
             if mode == "l":
                 lzw_n += 1
@@ -230,7 +237,7 @@ def main():
         elif new != ex:
             diff_py += 1
             if diff_py <= 10:
-                print("NEW!=PYTHON", i, mode, new, ex)
+                print("NEW!=PYTHON", i, mode, new, ex, "record:", dump(i, recs[i]))
     print(f"seed {a.seed}: {len(recs)} calls, {sum(len(x) for x in recs)} bytes; verdicts {sorted(verdicts.items())}; "
           f"new vs old: {diff_old} differences; new vs Python zlib: {diff_py} differences; "
           f"LZW (sg_tiff_lzw, in those calls): {lzw_n} calls, {lzw_ok} decoded")

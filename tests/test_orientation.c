@@ -110,6 +110,10 @@ static void check_inflate(void) {
     CHECK(sg_zlib_inflate(z, zn, 4999, &out, &on) == 1, "output past the cap with input left over is refused");
     CHECK(sg_zlib_inflate(z, zn, 5000, &out, &on) == 0 && on == 5000, "output exactly at the cap is not");
     free(out);
+    CHECK(sg_zlib_inflate(z, 7 + 5000, 4999, &out, &on) == 1,
+          "a stored byte past the cap is input left over even as the last byte (Python: ValueError)");
+    CHECK(sg_zlib_inflate(z, 7 + 4999, 4999, &out, &on) == 0 && on == 4999, "a cut stored block ending at the cap is not");
+    free(out);
 }
 
 /* A Huffman stream (Python's zlib.compress at level 9 of 8 copies of a 600-byte pattern: long matches, the
