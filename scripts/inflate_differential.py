@@ -219,7 +219,7 @@ def main():
     lines = p.stdout.decode().splitlines()
     assert len(lines) == len(recs), (len(lines), len(recs))
     diff_old = diff_py = lzw_n = lzw_ok = 0
-    verdicts = {}
+    verdicts, diff_mode = {}, {}
     for i, (ln, ex) in enumerate(zip(lines, expect)):
         f = ln.split()
         new = (int(f[0]), int(f[1]), int(f[2], 16))
@@ -228,6 +228,7 @@ def main():
         verdicts[(mode, new[0])] = verdicts.get((mode, new[0]), 0) + 1
         if new != old:
             diff_old += 1
+            diff_mode[mode] = diff_mode.get(mode, 0) + 1
             if diff_old <= 10:
                 print("NEW!=OLD", i, mode, new, old, "record:", dump(i, recs[i]))
         if ex is None:  # LZW: against the previous version only
@@ -239,7 +240,7 @@ def main():
             if diff_py <= 10:
                 print("NEW!=PYTHON", i, mode, new, ex, "record:", dump(i, recs[i]))
     print(f"seed {a.seed}: {len(recs)} calls, {sum(len(x) for x in recs)} bytes; verdicts {sorted(verdicts.items())}; "
-          f"new vs old: {diff_old} differences; new vs Python zlib: {diff_py} differences; "
+          f"new vs old: {diff_old} differences {sorted(diff_mode.items())}; new vs Python zlib: {diff_py} differences; "
           f"LZW (sg_tiff_lzw, in those calls): {lzw_n} calls, {lzw_ok} decoded")
     return 1 if diff_old else 0
 
