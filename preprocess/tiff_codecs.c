@@ -25,9 +25,8 @@
 #define SG_LZW_CSIZE 5119 /* libtiff: MAXCODE(12) + 1024 entries */
 
 typedef struct {
-    uint16_t prev;  /* entry of the string without its last byte (0xffff: none) */
-    uint16_t len;   /* string length */
-    uint8_t last, first;
+    uint16_t len;   /* string length (0: never filled) */
+    uint8_t first;  /* its first byte */
     size_t off;     /* where its string already stands whole in out (entries >= 258, once added) */
 } sg_lzw_entry;
 
@@ -35,8 +34,8 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
-    for (int i = 0; i < 256; i++) t[i].prev = 0xffff, t[i].len = 1, t[i].last = t[i].first = (uint8_t)i;
-    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].prev = 0xffff, t[i].len = 0, t[i].last = t[i].first = 0, t[i].off = 0;
+    for (int i = 0; i < 256; i++) t[i].len = 1, t[i].first = (uint8_t)i, t[i].off = 0;
+    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].first = 0, t[i].off = 0;
     uint64_t bits_left = (uint64_t)n * 8, pos = 0;
     uint32_t acc = 0;
     int accbits = 0, nbits = 9, rc = -1;
@@ -75,9 +74,8 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         }
         /* a literal or a table code: a new entry is old's string plus the first byte of code's string */
         if (free_ent < 0 || (int)code > free_ent) goto bad;
-        uint8_t first = (int)code == free_ent ? t[old].first : t[code].first;
-        t[free_ent].prev = (uint16_t)old, t[free_ent].len = (uint16_t)(t[old].len + 1);
-        t[free_ent].first = t[old].first, t[free_ent].last = first;
+        t[free_ent].len = (uint16_t)(t[old].len + 1);
+        t[free_ent].first = t[old].first;
         t[free_ent].off = old_off; /* old's string, then the first byte of code's, which follows it in out */
         if (++free_ent > maxcode) {
             if (++nbits > 12) nbits = 12;
@@ -98,8 +96,8 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         } else {
             const uint8_t *f = out + t[code].off;
             uint8_t *d = out + o;
-            if (t[code].off + k <= o) memcpy(d, f, k);
-            else for (size_t i = 0; i < k; i++) d[i] = f[i];
+            if (k > 16 && t[code].off + k <= o) memcpy(d, f, k);
+            else for (size_t i = 0; i < k; i++) d[i] = f[i]; /* short, or overlapping: forward */
         }
         o += k;
         if (o == occ) { rc = 0; goto done; }
