@@ -671,6 +671,7 @@ int sg_pre_decode_tiff(const uint8_t *d, size_t len, const sg_preprocess_opts *o
         return sg_pre_err(err, errlen, "TIFF: Compression, FillOrder, PlanarConfiguration or Predictor of a non-integer type is not read here");
     if (!t->e[T_PHOTO].set || (!s.p12 && t->e[T_PHOTO].count > 1)) photo = 0;
     else if (sg_tif_one(t, T_PHOTO, 0, &photo)) return sg_pre_err(err, errlen, "TIFF: PhotometricInterpretation of a non-integer type is not read here");
+    if (comp == 7) return sg_pre_decode_tiff_jpeg(d, len, opts, out, orientation, err, errlen); /* decode_tiff_jpeg.c */
     if (comp != 1 && comp != 5 && comp != 8 && comp != 32946 && comp != 32773) {
         const char *name = comp >= 0 && comp < 65536 ? sg_tif_comp_name((uint32_t)comp) : NULL;
         if (name) return sg_pre_err(err, errlen, "TIFF: %s compression is not supported (supported: none, LZW, Deflate, PackBits)", name);
