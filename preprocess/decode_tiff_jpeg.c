@@ -139,7 +139,9 @@ typedef struct {
     sg_tj_src src;
     jmp_buf jump;
     char msg[JMSG_LENGTH_MAX + 64];
-    int created, rc;
+    int created, rc, in_finish, again, tables_read;
+    int warned; /* a libjpeg warning in this strip or tile */
+    uint64_t start; /* the strip or tile to go on from after an error in jpeg_finish_decompress */
     uint64_t ci; /* the strip or tile being decoded, for messages */
     uint8_t *row;
 } sg_tj_state;
@@ -168,7 +170,9 @@ static void sg_tj_on_error(j_common_ptr c) {
     (*c->err->format_message)(c, st->msg);
     longjmp(st->jump, 1);
 }
-static void sg_tj_on_message(j_common_ptr c, int level) { (void)c, (void)level; } /* warnings: silenced by Pillow */
+static void sg_tj_on_message(j_common_ptr c, int level) { /* warnings: silenced by Pillow; noted for the check below */
+    if (level < 0 && c->err->msg_code == JWRN_JPEG_EOF) ((sg_tj_state *)c)->warned = 1;
+}
 static void sg_tj_on_progress(j_common_ptr c) {
     sg_tj_state *st = (sg_tj_state *)c;
     if (c->is_decompressor && ((j_decompress_ptr)c)->input_scan_number >= SG_TJ_MAX_SCANS) {
@@ -220,6 +224,13 @@ static void sg_tj_fixup_subsampling(const uint8_t *p, size_t n, uint32_t spp, ui
     }
 }
 
+/* Strip or tile i's byte count as libtiff reads it: the tag's (or libtiff's estimate, est), a huge one trimmed. */
+static uint64_t sg_tj_count(const sg_tj_ifd *t, const sg_tj_entry *be, uint64_t i, int estimate, uint64_t est, uint64_t chunk_bytes) {
+    uint64_t bc = estimate ? est : sg_tj_val(t, be, (uint32_t)i);
+    if (bc > 1024 * 1024 && (bc - 4096) / 10 > chunk_bytes) bc = chunk_bytes * 10 + 4096;
+    return bc;
+}
+
 /* What the decode loop needs, fixed before it starts. */
 typedef struct {
     const sg_tj_ifd *t;
@@ -227,7 +238,8 @@ typedef struct {
     uint64_t across, down;
     int tiled;
     uint32_t hs, vs;
-    uint64_t chunk_bytes;
+    uint64_t chunk_bytes, est;
+    int estimate;
     const sg_tj_entry *oe, *be;
     uint8_t *rgb;
 } sg_tj_job;
@@ -240,21 +252,23 @@ static int sg_tj_decode_all(sg_tj_state *st, const sg_tj_job *j, char *err, size
     const uint64_t across = j->across, down = j->down, chunk_bytes = j->chunk_bytes;
     const int tiled = j->tiled;
     const sg_tj_entry *oe = j->oe, *be = j->be;
-    if (tp->e[J_TABLES].set) {
+    if (tp->e[J_TABLES].set && !st->tables_read) {
+        st->tables_read = 1;
         sg_tj_set_src(st, tp->e[J_TABLES].v, tp->e[J_TABLES].count);
         if (jpeg_read_header(&st->d, FALSE) != JPEG_HEADER_TABLES_ONLY)
             return sg_pre_err(err, errlen, "TIFF: the JPEGTables tag holds more than tables (libtiff: bogus JPEGTables field)");
     }
-    st->row = malloc((size_t)cw * spp + 16);
+    if (!st->row) st->row = malloc((size_t)cw * spp + 16);
     if (!st->row) return sg_pre_err(err, errlen, "TIFF: out of memory for a row of %u pixels", cw);
     for (uint64_t cy = 0; cy < down; cy++)
         for (uint64_t cx = 0; cx < across; cx++) {
             uint64_t ci = st->ci = cy * across + cx;
-            uint64_t off = sg_tj_val(tp, oe, (uint32_t)ci), bc = sg_tj_val(tp, be, (uint32_t)ci);
-            if (bc > 1024 * 1024 && (bc - 4096) / 10 > chunk_bytes) bc = chunk_bytes * 10 + 4096;
+            if (ci < st->start) continue;
+            uint64_t off = sg_tj_val(tp, oe, (uint32_t)ci), bc = sg_tj_count(tp, be, ci, j->estimate, j->est, chunk_bytes);
             uint32_t x0 = (uint32_t)(cx * cw), y0 = (uint32_t)(cy * ch);
             uint32_t seg_h = tiled ? ch : (h - y0 < ch ? h - y0 : ch); /* rows libtiff expects */
             jpeg_abort_decompress(&st->d);
+            st->warned = 0;
             sg_tj_set_src(st, d + off, (size_t)bc);
             jpeg_read_header(&st->d, TRUE);
             JDIMENSION jw = st->d.image_width, jh = st->d.image_height;
@@ -299,7 +313,14 @@ static int sg_tj_decode_all(sg_tj_state *st, const sg_tj_job *j, char *err, size
                     else for (int c = 0; c < 3; c++) q[c] = sg_cmyk2rgb_channel(s[c], 255 - s[3]);
                 }
             }
-            if (st->d.output_scanline >= st->d.output_height) jpeg_finish_decompress(&st->d);
+            if (st->d.progressive_mode && st->warned)
+                return sg_pre_err(err, errlen, "TIFF: JPEG %s %llu is progressive and damaged or cut short: libjpeg's block smoothing of the missing "
+                                  "coefficients differs between libjpeg-turbo versions (2.1 here, 3.x in Pillow): not reproduced", tiled ? "tile" : "strip", (unsigned long long)ci);
+            if (st->d.output_scanline >= st->d.output_height) { /* libtiff takes an error here for success */
+                st->in_finish = 1;
+                jpeg_finish_decompress(&st->d);
+                st->in_finish = 0;
+            }
         }
     return 0;
 }
@@ -308,9 +329,20 @@ static int sg_tj_run(const sg_tj_job *j, char *err, size_t errlen) {
     sg_tj_state *st = calloc(1, sizeof *st);
     if (!st) return sg_pre_err(err, errlen, "TIFF: out of memory");
     st->rc = -1;
-    if (setjmp(st->jump)) {
-        sg_pre_err(err, errlen, "TIFF: JPEG %s %llu: %s (libtiff fails; Pillow: decoder error -2)", j->tiled ? "tile" : "strip", (unsigned long long)st->ci, st->msg);
-    } else {
+    do {
+        st->again = 0;
+        if (setjmp(st->jump)) {
+            if (st->in_finish) { /* TIFFjpeg_finish_decompress's -1 is true: libtiff aborts and goes on */
+                st->in_finish = 0;
+                jpeg_abort((j_common_ptr)&st->d);
+                st->start = st->ci + 1, st->again = 1;
+            } else {
+                sg_pre_err(err, errlen, "TIFF: JPEG %s %llu: %s (libtiff fails; Pillow: decoder error -2)", j->tiled ? "tile" : "strip",
+                           (unsigned long long)st->ci, st->msg);
+            }
+        } else if (st->created) {
+            st->rc = sg_tj_decode_all(st, j, err, errlen);
+        } else {
         st->d.err = jpeg_std_error(&st->jerr);
         st->jerr.error_exit = sg_tj_on_error;
         st->jerr.emit_message = sg_tj_on_message;
@@ -325,7 +357,8 @@ static int sg_tj_run(const sg_tj_job *j, char *err, size_t errlen) {
         st->src.pub.term_source = sg_tj_term;
         st->d.src = &st->src.pub;
         st->rc = sg_tj_decode_all(st, j, err, errlen);
-    }
+        }
+    } while (st->again);
     int rc = st->rc;
     if (st->created) jpeg_destroy_decompress(&st->d);
     free(st->row);
@@ -364,7 +397,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
     /* strips or tiles */
     int tiled = t.e[J_TW].set || t.e[J_TOFF].set;
     if (tiled ? !t.e[J_TW].set || !t.e[J_TL].set || !t.e[J_TOFF].set || !t.e[J_TBC].set || t.e[J_SOFF].set
-              : !t.e[J_SOFF].set || !t.e[J_SBC].set)
+              : !t.e[J_SOFF].set)
         return sg_pre_err(err, errlen, "TIFF: JPEG-compressed %s without their offsets and byte counts, or with both strips and tiles (not read here)", tiled ? "tiles" : "strips");
     uint32_t cw, ch;
     if (tiled) {
@@ -378,14 +411,32 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
     }
     uint64_t across = ((uint64_t)w + cw - 1) / cw, down = ((uint64_t)h + ch - 1) / ch, nchunks = across * down;
     const sg_tj_entry *oe = &t.e[tiled ? J_TOFF : J_SOFF], *be = &t.e[tiled ? J_TBC : J_SBC];
-    if (oe->count < nchunks || be->count < nchunks)
+    /* libtiff estimates the byte count of a single strip when StripByteCounts is missing or 0 (with an offset):
+     * the file's size less the header and the directory, cut at the end of the file */
+    int estimate = !tiled && nchunks == 1 && oe->count >= 1 && (!be->set || (sg_tj_val(&t, be, 0) == 0 && sg_tj_val(&t, oe, 0) != 0));
+    uint64_t est = 0;
+    if (!tiled && !be->set && !estimate) return sg_pre_err(err, errlen, "TIFF: no StripByteCounts for %llu strips (libtiff: missing required field)", (unsigned long long)nchunks);
+    if (estimate) {
+        uint32_t ifd = sg_tj32(&t, d + 4), n = sg_tj16(&t, d + ifd);
+        uint64_t space = 8 + 2 + 12ull * n + 4;
+        for (uint32_t i = 0; i < n; i++) {
+            const uint8_t *e = d + ifd + 2 + 12ull * i;
+            unsigned u = sg_tj_unit(sg_tj16(&t, e + 2));
+            if (!u) return sg_pre_err(err, errlen, "TIFF: an entry of unknown type while StripByteCounts must be estimated (libtiff fails)");
+            uint64_t ds = (uint64_t)u * sg_tj32(&t, e + 4);
+            space += ds > 4 ? ds : 0;
+        }
+        uint64_t off = sg_tj_val(&t, oe, 0);
+        est = len < space ? len : len - space;
+        if (off > len - est) est = off >= len ? 0 : len - off;
+    }
+    if (oe->count < nchunks || (!estimate && be->count < nchunks))
         return sg_pre_err(err, errlen, "TIFF: %llu %s, %u offsets and %u byte counts (libtiff cannot read the file)", (unsigned long long)nchunks,
-                          tiled ? "tiles" : "strips", oe->count, be->count);
+                          tiled ? "tiles" : "strips", oe->count, be->set ? be->count : 0);
     uint64_t chunk_bytes = (uint64_t)cw * ch * spp; /* TIFFStripSize / TIFFTileSize (upsampled for YCbCr) */
     size_t maxbc = 0;
     for (uint64_t i = 0; i < nchunks; i++) {
-        uint64_t off = sg_tj_val(&t, oe, (uint32_t)i), bc = sg_tj_val(&t, be, (uint32_t)i);
-        if (bc > 1024 * 1024 && (bc - 4096) / 10 > chunk_bytes) bc = chunk_bytes * 10 + 4096; /* libtiff trims it */
+        uint64_t off = sg_tj_val(&t, oe, (uint32_t)i), bc = sg_tj_count(&t, be, i, estimate, est, chunk_bytes);
         if (bc == 0) return sg_pre_err(err, errlen, "TIFF: %s %llu has no data (libtiff: invalid byte count 0)", tiled ? "tile" : "strip", (unsigned long long)i);
         if (bc > len || off > len - bc)
             return sg_pre_err(err, errlen, "TIFF: the file is truncated: %s %llu needs bytes %llu..%llu, the file has %zu (libtiff: read error)",
@@ -401,7 +452,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
             hs = sg_tj_val(&t, e, 0), vs = sg_tj_val(&t, e, 1);
         } else {
             hs = vs = 2;
-            uint64_t off = sg_tj_val(&t, oe, 0), bc = sg_tj_val(&t, be, 0);
+            uint64_t off = sg_tj_val(&t, oe, 0), bc = estimate ? est : sg_tj_val(&t, be, 0);
             if (off != 0 && off < len) sg_tj_fixup_subsampling(d + off, (size_t)(bc < len - off ? bc : len - off), spp, &hs, &vs);
         }
     }
@@ -409,7 +460,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
     if (*orientation < 1) *orientation = 1;
     if (sg_pre_alloc(out, (int)w, (int)h, err, errlen)) return -1;
 
-    sg_tj_job job = {&t, w, h, photo, spp, cw, ch, across, down, tiled, hs, vs, chunk_bytes, oe, be, out->rgb};
+    sg_tj_job job = {&t, w, h, photo, spp, cw, ch, across, down, tiled, hs, vs, chunk_bytes, est, estimate, oe, be, out->rgb};
     if (sg_tj_run(&job, err, errlen)) return sg_rgb_image_free(out), -1;
     return 0;
 }
