@@ -42,7 +42,8 @@
  *     exif_transpose is called or not (and exif_transpose then finds no tag left): so it is applied here with
  *     --no-exif-rotate too (sg_decode_rgb), read by sg_exif_orientation from the file itself (Pillow's
  *     getexif() reads IFD0). Image.open(f).convert("RGB"), what --no-exif-rotate matches, rotates a TIFF.
- *   - Refused with a reason: JPEG (6, 7), CCITT, other compressions, YCbCr, Lab, float, 32-bit, signed 16-bit,
+ *   - JPEG compression (7) goes to decode_tiff_jpeg.c, which reads the directory again for itself.
+ *   - Refused with a reason: old-style JPEG (6), CCITT, other compressions, YCbCr, Lab, float, 32-bit, signed 16-bit,
  *     12-bit, BigTIFF, and what OPEN_INFO does not list. Damaged files: a truncated uncompressed tile is refused
  *     as Pillow refuses it; compressed data is decoded with libtiff's verdicts (tiff_codecs.c).
  * Every read is bounds-checked; the data a decode needs is checked to be in the file (or, compressed, able to

@@ -32,9 +32,15 @@
  *   - Verdicts: libjpeg warnings are tolerated (libtiff turns them into TIFF warnings, which Pillow silences):
  *     corrupt entropy data and data that ends early decode (a strip cut short is finished from a fake EOI, grey
  *     blocks after the cut), as Pillow decodes them; a libjpeg error (bad marker, no SOI, bad Huffman table, ...)
- *     fails the strip, so Pillow refuses the file (decoder error -2). jpeg_finish_decompress runs when every row
- *     of the JPEG was read, and its error is one too. A strip or tile whose byte count is 0, or whose bytes run
- *     past the end of the file, is refused (libtiff's read error).
+ *     in jpeg_read_header, jpeg_start_decompress or a scanline fails the strip, so Pillow refuses the file
+ *     (decoder error -2). jpeg_finish_decompress runs when every row of the JPEG was read; an error there is
+ *     taken for success by libtiff (TIFFjpeg_finish_decompress returns -1, which reads as true): libjpeg is
+ *     aborted and the next strip decoded. One exception, refused here: a progressive strip whose data ran out
+ *     (libjpeg's block smoothing fills the missing coefficients, and libjpeg-turbo 2.1, linked here, and 3.x, in
+ *     Pillow's wheels, were seen to give different pixels: scripts/tiff_differential.py --jpeg). A strip or tile
+ *     whose byte count is 0, or whose bytes run past the end of the file, is refused (libtiff's read error); a
+ *     single strip whose StripByteCounts is missing or 0 gets libtiff's estimate (the file's size less the header
+ *     and the directory, cut at the end of the file).
  *   - Placement as Pillow's _decodeStrip / _decodeTile: rows of each strip in order, tiles clipped at the right
  *     and bottom edges. Orientation as the rest of the TIFF decoder (sg_exif_orientation on the file).
  * The declared size is checked against the pixel cap, every strip's and tile's offset and count against the
