@@ -865,7 +865,7 @@ def write_tiff_jpeg_goldens(rgb, files):
         for k in range(struct.unpack("<H", body[ent_at:ent_at + 2])[0]):
             e = ent_at + 2 + 12 * k
             if struct.unpack("<H", body[e:e + 2])[0] == tag:
-                at = struct.unpack("<L", body[e + 8:e + 12])[0]
+                at = struct.unpack("<L", body[e + 8:e + 12])[0] if struct.unpack("<L", body[e + 4:e + 8])[0] > 1 else e + 8 - 4 * i
                 body[at + 4 * i:at + 4 * i + 4] = struct.pack("<L", value)
 
     def cut_count(body, offs, counts):
@@ -887,6 +887,13 @@ def write_tiff_jpeg_goldens(rgb, files):
                extra_tags={530: (3, [2, 2])}, post=flip)
     write_tiff("tiff_jpeg_strip_bad_marker.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
                extra_tags={530: (3, [2, 2])}, post=bad_marker)
+    def no_eoi(body, offs, counts):  # a bad marker where the first strip's EOI was: libtiff ignores
+        body[offs[0] + counts[0] - 1] = 0x0D  # jpeg_finish_decompress's error
+
+    write_tiff("tiff_jpeg_finish_error.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=no_eoi)
+    write_tiff("tiff_jpeg_one_strip_count0.tif", files, w, h, c3, 6, 8, 3, comp=7, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=lambda body, offs, counts: patch(body, 279, 0, 0))
     write_tiff("refused/tiff_jpeg_no_soi.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
                extra_tags={530: (3, [2, 2])}, post=no_soi)
     write_tiff("refused/tiff_jpeg_wrong_subsampling_tag.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16,
