@@ -40,11 +40,12 @@
  *     Pillow's wheels, were seen to give different pixels: scripts/tiff_differential.py --jpeg). A strip or tile
  *     whose byte count is 0, or whose bytes run past the end of the file, is refused (libtiff's read error); a
  *     single strip whose StripByteCounts is missing or 0 gets libtiff's estimate (the file's size less the header
- *     and the directory, cut at the end of the file).
+ *     and the directory, cut at the end of the file). Pillow 13's libtiff (4.7.2, not Pillow 12's 4.7.1) refuses a
+ *     strip or tile of more than 100,000,000 bytes decoded whose byte count is under a thousandth of that.
  *   - Placement as Pillow's _decodeStrip / _decodeTile: rows of each strip in order, tiles clipped at the right
  *     and bottom edges. Orientation as the rest of the TIFF decoder (sg_exif_orientation on the file).
- * The declared size is checked against the pixel cap, every strip's and tile's offset and count against the
- * file, before the image is allocated; libjpeg then only allocates for JPEGs whose size was checked to be the
+ * The declared size (and a tile's) is checked against the pixel cap, a strip's or tile's bytes against Pillow's
+ * INT_MAX, every strip's and tile's offset and count against the file, before the image is allocated; libjpeg then only allocates for JPEGs whose size was checked to be the
  * strip's or tile's.
  */
 #include "preprocess/internal.h"
@@ -440,6 +441,10 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
         return sg_pre_err(err, errlen, "TIFF: %llu %s, %u offsets and %u byte counts (libtiff cannot read the file)", (unsigned long long)nchunks,
                           tiled ? "tiles" : "strips", oe->count, be->set ? be->count : 0);
     uint64_t chunk_bytes = (uint64_t)cw * ch * spp; /* TIFFStripSize / TIFFTileSize (upsampled for YCbCr) */
+    if (chunk_bytes > 0x7ffffffeu) /* Pillow's _decodeStrip / _decodeTile: more than INT_MAX - 1 bytes */
+        return sg_pre_err(err, errlen, "TIFF: a %s of %llu bytes (Pillow: decoder error, out of memory)", tiled ? "tile" : "strip", (unsigned long long)chunk_bytes);
+    if (tiled && (uint64_t)cw * ch > opts->max_pixels) /* each tile is decoded whole: the cap holds for it too */
+        return sg_pre_err(err, errlen, "TIFF: JPEG tiles of %u x %u exceed the cap of %llu pixels", cw, ch, (unsigned long long)opts->max_pixels);
     size_t maxbc = 0;
     for (uint64_t i = 0; i < nchunks; i++) {
         uint64_t off = sg_tj_val(&t, oe, (uint32_t)i), bc = sg_tj_count(&t, be, i, estimate, est, chunk_bytes);
@@ -447,6 +452,12 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
         if (bc > len || off > len - bc)
             return sg_pre_err(err, errlen, "TIFF: the file is truncated: %s %llu needs bytes %llu..%llu, the file has %zu (libtiff: read error)",
                               tiled ? "tile" : "strip", (unsigned long long)i, (unsigned long long)off, (unsigned long long)(off + bc), len);
+        if (opts->pillow_major != 12 && chunk_bytes > 100000000 && bc < chunk_bytes / 1000) /* libtiff 4.7.2 (Pillow 13) */
+            return sg_pre_err(err, errlen, "TIFF: %s %llu of %llu bytes has %llu compressed bytes (libtiff 4.7.2: likely invalid byte count; Pillow 13: decoder error -2)",
+                              tiled ? "tile" : "strip", (unsigned long long)i, (unsigned long long)chunk_bytes, (unsigned long long)bc);
+        if (bc < 2 || d[off] != 0xFF || d[off + 1] != 0xD8) /* libjpeg's first_marker, checked before allocating */
+            return sg_pre_err(err, errlen, "TIFF: JPEG %s %llu does not start with SOI (libjpeg: not a JPEG file; Pillow: decoder error -2)",
+                              tiled ? "tile" : "strip", (unsigned long long)i);
         if (bc > maxbc) maxbc = (size_t)bc;
     }
     /* YCbCrSubsampling: the tag, else 2,2 fixed up from the first strip's SOF */

@@ -273,6 +273,19 @@ def main():
         (256, 4, 1, 16), (257, 4, 1, 16), (258, 3, 1, 8), (259, 3, 1, 8), (262, 3, 1, 1), (322, 4, 1, 16384),
         (323, 4, 1, 16384), (324, 4, 1, 122), (325, 4, 1, 16)]) + b"\0" * 4 + b"\x78\x9c" + b"\0" * 14,
         "exceed the cap of")
+    # JPEG-compressed: 9000 x 9000 in one strip of 20 bytes that are not a JPEG, and a 1 x 1 image of 65520 x
+    # 65520 tiles (Pillow: more than INT_MAX bytes a tile): both refused before anything is allocated
+    put("tiff_jpeg_huge_tiny.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 9000), (257, 4, 1, 9000), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (273, 4, 1, 98),
+        (279, 4, 1, 20)]) + b"\0" * 4 + b"\0" * 20, "does not start with SOI")
+    put("tiff_jpeg_huge_tiles.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 10) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 1), (257, 4, 1, 1), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (277, 3, 1, 1),
+        (322, 4, 1, 65520), (323, 4, 1, 65520), (324, 4, 1, 134), (325, 4, 1, 4)]) + b"\0" * 4 + b"\xff\xd8\xff\xd9",
+        "a tile of")
+    # 12000 x 9000 grey in one JPEG strip of 20 bytes: libtiff 4.7.2 (Pillow 13) calls the byte count likely invalid
+    put("tiff_jpeg_strip_ratio.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 12000), (257, 4, 1, 9000), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (273, 4, 1, 98),
+        (279, 4, 1, 20)]) + b"\0" * 4 + b"\xff\xd8" + b"\0" * 18, "likely invalid byte count")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
     put("svg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "unsupported format")
     # inputs the fuzzer found (tests/fuzz/README.md), committed as they were found, not regenerated here
