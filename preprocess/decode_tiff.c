@@ -37,7 +37,15 @@
  *     raw mode's row) are made. Planar 2 copies plane p into band p (8 or 16 bits); RGBA with associated alpha
  *     is then divided out. Where libtiff's directory reading is more lenient than this file (a tag with the wrong
  *     type or count, a duplicated tag, missing StripByteCounts, old-style LZW, a ColorMap of the wrong size at
- *     8 bits, ...) the file is refused here with a reason.
+ *     8 bits, ...) the file is refused here with a reason. libtiff reads the directory as written, not Pillow's
+ *     view of it (sg_tif_lt_entry): ImageWidth/Length, PlanarConfiguration, RowsPerStrip, TileWidth/Length of
+ *     a count other than 1 fail it even where Pillow skipped the entry, and PlanarConfiguration other than 1 or
+ *     2; an entry of a type neither knows for Photometric, FillOrder, Orientation, SamplesPerPixel or Predictor
+ *     is ignored by both; offsets and byte counts are read from the entry, only as many values as there are
+ *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and with four or fewer
+ *     strips or tiles a list of another length is refused (libtiff 4.7's deferred loading, observed). Pillow
+ *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9). A PlanarConfiguration of bytes or a string
+ *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
  *   - Orientation (tag 274) is applied by Pillow when the image is loaded (TiffImageFile.load_end), whether
  *     exif_transpose is called or not (and exif_transpose then finds no tag left): so it is applied here with
  *     --no-exif-rotate too (sg_decode_rgb), read by sg_exif_orientation from the file itself (Pillow's
@@ -463,14 +471,39 @@ static int sg_tif_decode_chunk(sg_tiff *s, const uint8_t *in, uint64_t n, uint8_
     return sg_tiff_deflate(in, n, out, occ);
 }
 
+/* libtiff's own view of tag k: the first entry in IFD0 as written, whatever Pillow made of it (Pillow 13 skips an
+ * entry whose out-of-line data would pass the file's size; libtiff reads the entry and fails, or for offsets and
+ * byte counts reads only the values it needs). e->v is NULL when the first `want` values are not in the file
+ * (count values, or want when fewer: libtiff's read with a limit, inline when they fit in 4 bytes). */
+static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *e) {
+    memset(e, 0, sizeof *e);
+    uint32_t ifd = sg_t32(t, t->d + 4), n = sg_t16(t, t->d + ifd); /* checked by the caller */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = t->d + ifd + 2 + 12ull * i;
+        if (sg_t16(t, p) != sg_tif_tags[k]) continue;
+        e->set = 1, e->typ = (int)sg_t16(t, p + 2), e->count = sg_t32(t, p + 4);
+        uint64_t size = (uint64_t)(e->count < want ? e->count : want) * sg_tif_unit((uint32_t)e->typ);
+        uint32_t off = sg_t32(t, p + 8);
+        e->v = size <= 4 ? p + 8 : off <= t->len && size <= t->len - off ? t->d + off : NULL;
+        return 1;
+    }
+    return 0;
+}
+
 static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     sg_tif *t = &s->t;
-    int tiled = t->e[T_TW].set || t->e[T_TOFF].set;
+    sg_tif_entry lte;
+    {
+        uint32_t ifd = sg_t32(t, t->d + 4);
+        if (ifd > t->len - 2 || (uint64_t)sg_t16(t, t->d + ifd) * 12 > t->len - ifd - 2)
+            return sg_pre_err(err, errlen, "TIFF: the directory runs past the end of the file (libtiff cannot read it)");
+    }
+    int tiled = t->e[T_TW].set || t->e[T_TOFF].set || sg_tif_lt_entry(t, T_TOFF, 0, &lte);
     int koff = tiled ? T_TOFF : T_SOFF, kbc = tiled ? T_TBC : T_SBC;
     for (int k = 0; k < T_N; k++)
         if (t->e[k].dup) return sg_pre_err(err, errlen, "TIFF: tag %u appears twice (libtiff's reading of it is not reproduced)", sg_tif_tags[k]);
     if (tiled && t->e[T_SOFF].set) return sg_pre_err(err, errlen, "TIFF: both strips and tiles (libtiff's reading of it is not reproduced)");
-    if (!t->e[koff].set || (tiled && !t->e[kbc].set))
+    if (!sg_tif_lt_entry(t, koff, 0, &lte) || (tiled && !sg_tif_lt_entry(t, kbc, 0, &lte)))
         return sg_pre_err(err, errlen, "TIFF: compressed data without %s (libtiff: missing required field)", tiled ? "TileOffsets and TileByteCounts" : "StripOffsets");
     { /* libtiff reads the whole directory, and these tags only as integers */
         uint32_t ifd = sg_t32(t, t->d + 4);
@@ -480,6 +513,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         for (uint32_t i = 0; i < n; i++) {
             const uint8_t *e = t->d + ifd + 2 + 12ull * i;
             uint32_t tag = sg_t16(t, e), typ = sg_t16(t, e + 2);
+            /* a type neither knows: Pillow skips the entry; libtiff ignores these tags with a warning (the others
+             * of this list fail its directory) */
+            if (!sg_tif_unit(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 277 || tag == 317)) continue;
             for (int k = 0; k < T_N; k++)
                 if (sg_tif_tags[k] == tag && typ != 3 && typ != 4)
                     return sg_pre_err(err, errlen, "TIFF: tag %u of type %u (libtiff's reading of it is not reproduced)", tag, typ);
@@ -491,7 +527,12 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         if (e->set && (e->count != 1 || (e->typ != 3 && e->typ != 4)))
             return sg_pre_err(err, errlen, "TIFF: tag %u with %u values of type %d (libtiff's reading of it is not reproduced)", sg_tif_tags[one[i]], e->count, e->typ);
     }
-    if ((t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
+    static const int first[] = {T_W, T_H, T_PLANAR, T_RPS, T_TW, T_TL};
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (sg_tif_lt_entry(t, first[i], 1, &lte) && lte.count != 1)
+            return sg_pre_err(err, errlen, "TIFF: tag %u with %u values (libtiff: incorrect count)", sg_tif_tags[first[i]], lte.count);
+    if (s->planar != 1 && s->planar != 2) return sg_pre_err(err, errlen, "TIFF: PlanarConfiguration %u (libtiff: bad value)", s->planar);
+    if ((t->e[koff].set && t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
     if (t->e[T_BPS].set && t->e[T_BPS].typ != 3) return sg_pre_err(err, errlen, "TIFF: BitsPerSample of type %d (libtiff's reading of it is not reproduced)", t->e[T_BPS].typ);
     if (s->pred != 1 && s->pred != 2) return sg_pre_err(err, errlen, "TIFF: Predictor %u is not supported (libtiff reads 1 and 2 for integer samples)", s->pred);
@@ -518,6 +559,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     } else {
         cw = s->w;
         sg_tif_one(t, T_RPS, -1, &ch);
+        if (ch >= (1ll << 31) && ch != 0xffffffffll) /* Pillow's strip loop holds it in an int */
+            return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of %lld (Pillow: decoder error -9)", (long long)ch);
         if (ch == 0) return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of 0 (libtiff cannot read the file)");
         if (ch < 0 || ch > s->h) ch = s->h;
     }
@@ -528,7 +571,21 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         return sg_pre_err(err, errlen, "TIFF: libtiff's %s size does not match the mode %s (Pillow: decoder error -2)", tiled ? "tile" : "strip", s->raw);
     uint64_t across = tiled ? (s->w + (uint64_t)cw - 1) / (uint64_t)cw : 1, down = (s->h + (uint64_t)ch - 1) / (uint64_t)ch;
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
-    const sg_tif_entry *oe = &t->e[koff], *be = &t->e[kbc];
+    /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry); with four or fewer strips or tiles,
+     * a list of another length fails (observed with libtiff 4.7: its deferred strile loading finds the counts
+     * inconsistent); with more, the first values are used (fewer: refused below, as libtiff pads them with 0) */
+    sg_tif_entry oel, bel;
+    sg_tif_lt_entry(t, koff, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &oel);
+    sg_tif_lt_entry(t, kbc, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &bel);
+    if (bel.set && bel.count == 0) bel.set = 0; /* an entry of no values: Pillow skips it, libtiff estimates */
+    const sg_tif_entry *oe = &oel, *be = &bel;
+    if ((oe->set && !oe->v) || (be->set && !be->v))
+        return sg_pre_err(err, errlen, "TIFF: the strip or tile offsets or byte counts run past the end of the file (libtiff: IO error)");
+    if ((oe->set && (oe->typ != 3 && oe->typ != 4)) || (be->set && be->typ != 3 && be->typ != 4))
+        return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
+    if (nchunks <= 4 && (oe->count != nchunks || (be->set && be->count != nchunks)))
+        return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
+                          oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
     /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single
      * strip's count is 0: the file's size less the directory, per plane, the last strip cut at the end */
     uint64_t est = 0;
@@ -658,6 +715,9 @@ int sg_pre_decode_tiff(const uint8_t *d, size_t len, const sg_preprocess_opts *o
     if (!t->e[T_W].set || !t->e[T_H].set) return sg_pre_err(err, errlen, "TIFF: no ImageWidth or ImageLength (Pillow: missing dimensions)");
     if (sg_tif_one(t, T_W, 0, &w) || sg_tif_one(t, T_H, 0, &h) || t->e[T_W].typ == 1)
         return sg_pre_err(err, errlen, "TIFF: ImageWidth or ImageLength is not an integer (Pillow: invalid dimensions)");
+    int planar_bytes = t->e[T_PLANAR].set && (t->e[T_PLANAR].typ == 1 || t->e[T_PLANAR].typ == 2 || t->e[T_PLANAR].typ == 7);
+    if (planar_bytes) t->e[T_PLANAR].set = 0; /* bytes or a string: never == 2 in Pillow, so contiguous (libtiff
+                                                * fails on the type: sg_tif_libtiff refuses it) */
     if (sg_tif_one(t, T_COMP, 1, &comp) || sg_tif_one(t, T_FILL, 1, &fill) || sg_tif_one(t, T_PLANAR, 1, &planar) ||
         sg_tif_one(t, T_PRED, 1, &pred))
         return sg_pre_err(err, errlen, "TIFF: Compression, FillOrder, PlanarConfiguration or Predictor of a non-integer type is not read here");
