@@ -40,10 +40,11 @@
  *     8 bits, ...) the file is refused here with a reason. libtiff reads the directory as written, not Pillow's
  *     view of it (sg_tif_lt_entry): ImageWidth/Length, PlanarConfiguration, RowsPerStrip, TileWidth/Length of
  *     a count other than 1 fail it even where Pillow skipped the entry, and PlanarConfiguration other than 1 or
- *     2; an entry of a type neither knows for Photometric, FillOrder, Orientation, SamplesPerPixel or Predictor
+ *     2; an entry of a type neither knows for Photometric, FillOrder, Orientation or Predictor
  *     is ignored by both; offsets and byte counts are read from the entry, only as many values as there are
- *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and with four or fewer
- *     strips or tiles a list of another length is refused (libtiff 4.7's deferred loading, observed). Pillow
+ *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
+ *     fewer values with the other of more is refused (libtiff 4.7's deferred loading, observed); BitsPerSample,
+ *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory. Pillow
  *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9). A PlanarConfiguration of bytes or a string
  *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
  *   - Orientation (tag 274) is applied by Pillow when the image is loaded (TiffImageFile.load_end), whether
@@ -474,7 +475,7 @@ static int sg_tif_decode_chunk(sg_tiff *s, const uint8_t *in, uint64_t n, uint8_
 /* libtiff's own view of tag k: the first entry in IFD0 as written, whatever Pillow made of it (Pillow 13 skips an
  * entry whose out-of-line data would pass the file's size; libtiff reads the entry and fails, or for offsets and
  * byte counts reads only the values it needs). e->v is NULL when the first `want` values are not in the file
- * (count values, or want when fewer: libtiff's read with a limit, inline when they fit in 4 bytes). */
+ * (count values, or want when fewer: libtiff's read with a limit; inline when all count values fit in 4 bytes). */
 static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *e) {
     memset(e, 0, sizeof *e);
     uint32_t ifd = sg_t32(t, t->d + 4), n = sg_t16(t, t->d + ifd); /* checked by the caller */
@@ -482,9 +483,9 @@ static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *
         const uint8_t *p = t->d + ifd + 2 + 12ull * i;
         if (sg_t16(t, p) != sg_tif_tags[k]) continue;
         e->set = 1, e->typ = (int)sg_t16(t, p + 2), e->count = sg_t32(t, p + 4);
-        uint64_t size = (uint64_t)(e->count < want ? e->count : want) * sg_tif_unit((uint32_t)e->typ);
+        uint64_t unit = sg_tif_unit((uint32_t)e->typ), size = (uint64_t)(e->count < want ? e->count : want) * unit;
         uint32_t off = sg_t32(t, p + 8);
-        e->v = size <= 4 ? p + 8 : off <= t->len && size <= t->len - off ? t->d + off : NULL;
+        e->v = (uint64_t)e->count * unit <= 4 ? p + 8 : off <= t->len && size <= t->len - off ? t->d + off : NULL;
         return 1;
     }
     return 0;
@@ -515,7 +516,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
             uint32_t tag = sg_t16(t, e), typ = sg_t16(t, e + 2);
             /* a type neither knows: Pillow skips the entry; libtiff ignores these tags with a warning (the others
              * of this list fail its directory) */
-            if (!sg_tif_unit(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 277 || tag == 317)) continue;
+            if (!sg_tif_unit(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 317)) continue;
             for (int k = 0; k < T_N; k++)
                 if (sg_tif_tags[k] == tag && typ != 3 && typ != 4)
                     return sg_pre_err(err, errlen, "TIFF: tag %u of type %u (libtiff's reading of it is not reproduced)", tag, typ);
@@ -527,6 +528,10 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         if (e->set && (e->count != 1 || (e->typ != 3 && e->typ != 4)))
             return sg_pre_err(err, errlen, "TIFF: tag %u with %u values of type %d (libtiff's reading of it is not reproduced)", sg_tif_tags[one[i]], e->count, e->typ);
     }
+    static const int whole[] = {T_BPS, T_SFMT, T_EXTRA}; /* read whole: values past the end fail the directory */
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        if (sg_tif_lt_entry(t, whole[i], UINT32_MAX, &lte) && !lte.v)
+            return sg_pre_err(err, errlen, "TIFF: tag %u's values run past the end of the file (libtiff: IO error)", sg_tif_tags[whole[i]]);
     static const int first[] = {T_W, T_H, T_PLANAR, T_RPS, T_TW, T_TL};
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
         if (sg_tif_lt_entry(t, first[i], 1, &lte) && lte.count != 1)
@@ -571,9 +576,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         return sg_pre_err(err, errlen, "TIFF: libtiff's %s size does not match the mode %s (Pillow: decoder error -2)", tiled ? "tile" : "strip", s->raw);
     uint64_t across = tiled ? (s->w + (uint64_t)cw - 1) / (uint64_t)cw : 1, down = (s->h + (uint64_t)ch - 1) / (uint64_t)ch;
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
-    /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry); with four or fewer strips or tiles,
-     * a list of another length fails (observed with libtiff 4.7: its deferred strile loading finds the counts
-     * inconsistent); with more, the first values are used (fewer: refused below, as libtiff pads them with 0) */
+    /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry): the first values are used (fewer:
+     * refused below, as libtiff pads them with 0); one list of four or fewer values and the other of more fails
+     * (observed with libtiff 4.7: its deferred strile loading finds the counts inconsistent) */
     sg_tif_entry oel, bel;
     sg_tif_lt_entry(t, koff, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &oel);
     sg_tif_lt_entry(t, kbc, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &bel);
@@ -583,7 +588,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         return sg_pre_err(err, errlen, "TIFF: the strip or tile offsets or byte counts run past the end of the file (libtiff: IO error)");
     if ((oe->set && (oe->typ != 3 && oe->typ != 4)) || (be->set && be->typ != 3 && be->typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
-    if (nchunks <= 4 && (oe->count != nchunks || (be->set && be->count != nchunks)))
+    if (be->set && (oe->count <= 4) != (be->count <= 4))
         return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
                           oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
     /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single
