@@ -43,7 +43,7 @@
  *     2; an entry of a type neither knows for Photometric, FillOrder, Orientation or Predictor
  *     is ignored by both; offsets and byte counts are read from the entry, only as many values as there are
  *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
- *     fewer values with the other of more is refused (libtiff 4.7's deferred loading, observed); BitsPerSample,
+ *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
  *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory. Pillow
  *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9). A PlanarConfiguration of bytes or a string
  *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
@@ -578,7 +578,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
     /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry): the first values are used (fewer:
      * refused below, as libtiff pads them with 0); one list of four or fewer values and the other of more fails
-     * (observed with libtiff 4.7: its deferred strile loading finds the counts inconsistent) */
+     * (observed with libtiff 4.7.2, Pillow 13's: its deferred strile loading finds the counts inconsistent;
+     * Pillow 12's libtiff 4.7.1 reads them) */
     sg_tif_entry oel, bel;
     sg_tif_lt_entry(t, koff, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &oel);
     sg_tif_lt_entry(t, kbc, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &bel);
@@ -588,7 +589,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         return sg_pre_err(err, errlen, "TIFF: the strip or tile offsets or byte counts run past the end of the file (libtiff: IO error)");
     if ((oe->set && (oe->typ != 3 && oe->typ != 4)) || (be->set && be->typ != 3 && be->typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
-    if (be->set && (oe->count <= 4) != (be->count <= 4))
+    if (!s->p12 && be->set && (oe->count <= 4) != (be->count <= 4))
         return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
                           oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
     /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single
