@@ -7,7 +7,8 @@
  *     here). IFD0 is read as ImageFileDirectory_v2.load reads it: 12-byte entries until one cannot be read or
  *     its out-of-line data runs past the end (the entries before count); entries of types Pillow does not know
  *     or of no values are skipped; Pillow 13 keeps a tag's first entry and skips entries whose out-of-line data
- *     would take the total past the file's size, Pillow 12 keeps the last entry. The tags this decoder reads must
+ *     would take the total past the file's size, Pillow 12 keeps the last entry (libtiff the first: a
+ *     tag repeated with other values is refused on the libtiff path; repeated with the same values it is read). The tags this decoder reads must
  *     hold integers (SHORT, LONG, ...); other types are refused here (Pillow makes odd things of them).
  *   - Pillow's _setup: Compression (default 1) must be one Pillow names; Photometric defaults to 0 (Pillow 13
  *     takes a Photometric with several values as absent, 12 the first value); for one-value tags the first of
@@ -114,7 +115,8 @@ static void sg_tif_read_ifd(sg_tif *t, uint32_t ifd, int p12) {
         seen[tag >> 3] |= (uint8_t)(1u << (tag & 7));
         for (int k = 0; k < T_N; k++)
             if (sg_tif_tags[k] == tag) {
-                t->e[k].dup |= t->e[k].set;
+                const sg_tif_entry *o = &t->e[k]; /* a repeat of the same values reads alike, first or last */
+                t->e[k].dup |= o->set && !(o->typ == (int)typ && o->count == count && memcmp(o->v, v, (size_t)size) == 0);
                 t->e[k].set = 1, t->e[k].typ = (int)typ, t->e[k].count = count, t->e[k].v = v;
             }
     }

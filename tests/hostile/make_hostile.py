@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 IMAGES = os.path.join(os.path.dirname(HERE), "images")
 rnd = random.Random(20261121)
 # (file, expected error): fuzzer findings, without libFuzzer's leading option byte
-# TIFFs scripts/tiff_differential.py wrote (seed 2), committed as they were found, each refused by Pillow 13 through
+# TIFFs scripts/tiff_differential.py wrote (seed 2 unless named), committed as they were found, each refused by Pillow 13 through
 # libtiff while Pillow's own reading of the directory accepts it: SamplesPerPixel of an unknown type (libtiff
 # fails, it does not ignore it); BitsPerSample whose 3604481 values run past the end (Pillow 13 skips the entry;
 # libtiff: IO error); planar 2 with 5 strip offsets and 4 byte counts (libtiff's deferred loading: inconsistent
@@ -28,6 +28,9 @@ TIFF_DIFFERENTIAL_FOUND = [
     # and one Pillow decodes: one strip, 2 offsets (out of line: libtiff reads the first from there, not from the
     # entry) and 1 byte count
     ("tiff_diff_2_offsets_1_count.tif", "OK"),
+    # (seed 4, --pillow12) ImageLength written twice with the same value, LZW: Pillow 12 keeps the last entry,
+    # libtiff the first, both decode it (test_preprocess_hostile also checks it with pillow_major 12)
+    ("tiff_diff_repeated_length.tif", "OK"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
