@@ -29,7 +29,7 @@
  *     runs past the end of the file is refused (Pillow: image file is truncated). Opened from a path, a single
  *     tile whose raw mode is the image mode (L, P, RGBA, CMYK, I;16) is memory-mapped instead, with the image's
  *     size after the Orientation swap (5..8 exchange width and height): the data is then read as an image of
- *     height x width before it is rotated. This is what Image.open(path) gives, and what this decoder gives.
+ *     height x width before it is rotated, its rows at the tile's stride or at that width if longer. This is what Image.open(path) gives, and what this decoder gives.
  *   - Compressed (libtiff): LZW (5), Deflate (8, 32946), PackBits (32773); Predictor 2 on 8- and 16-bit samples
  *     for LZW and Deflate. Strips and tiles are read as libtiff reads them: StripByteCounts bytes from each
  *     offset (a count of 0 is refused, one past the end of the file too, a huge one is first cut to ten times
@@ -417,8 +417,10 @@ static int sg_tif_raw(sg_tiff *s, int orient, char *err, size_t errlen) {
         uint64_t mw = s->w, mh = s->h;
         if (orient >= 5 && orient <= 8) mw = s->h, mh = s->w;
         uint64_t ps = s->mode == M_L || s->mode == M_P ? 1 : s->mode == M_I16 ? 2 : 4;
-        uint64_t stride = tiles[0].stride ? tiles[0].stride : mw * ps, chk = tiles[0].stride > mw * ps ? tiles[0].stride : mw * ps;
-        if (tiles[0].off <= t->len && mh * chk <= t->len - tiles[0].off) {
+        /* rows at the tile's stride, or the mapped image's own row size where that is longer (Pillow 13 and 12:
+         * a tile narrower than the rotated image's width is read at the width) */
+        uint64_t stride = tiles[0].stride > mw * ps ? tiles[0].stride : mw * ps;
+        if (tiles[0].off <= t->len && mh * stride <= t->len - tiles[0].off) {
             if (mw * mh * 4 > SIZE_MAX / 2 || !(s->px = calloc((size_t)(mw * mh), 4))) { free(tiles); return sg_pre_err(err, errlen, "out of memory"); }
             for (uint64_t r = 0; r < mh; r++) sg_tif_unpack(s->raw, s->px + r * mw * 4, t->d + tiles[0].off + r * stride, (uint32_t)mw);
             s->w = (uint32_t)mw, s->h = (uint32_t)mh;
