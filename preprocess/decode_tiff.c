@@ -548,10 +548,12 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     int use_pred = s->pred == 2 && s->comp != 32773;
     if (use_pred && s->bps != 8 && s->bps != 16)
         return sg_pre_err(err, errlen, "TIFF: Predictor 2 on %u-bit samples (libtiff: horizontal differencing is not supported)", s->bps);
-    uint32_t fspp = s->spp; /* libtiff's SamplesPerPixel (the tag's, not Pillow's reduced count) */
-    {
-        int64_t v;
-        sg_tif_one(t, T_SPP, 1, &v);
+    uint32_t fspp = 1; /* libtiff's SamplesPerPixel: its own entry's (not Pillow's reduced count, nor its view) */
+    if (sg_tif_lt_entry(t, T_SPP, 1, &lte)) {
+        if (lte.count != 1 || !lte.v || (lte.typ != 3 && lte.typ != 4))
+            return sg_pre_err(err, errlen, "TIFF: SamplesPerPixel with %u values of type %d (libtiff's reading of it is not reproduced)", lte.count, lte.typ);
+        int64_t v = sg_tif_val(t, &lte, 0);
+        if (v < 1 || v > 0xffff) return sg_pre_err(err, errlen, "TIFF: SamplesPerPixel %lld (libtiff cannot read the file)", (long long)v);
         fspp = (uint32_t)v;
     }
     if (s->mode == M_P && s->bps < 8 && t->e[T_CMAP].count != 3u << s->bps)
@@ -581,7 +583,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t across = tiled ? (s->w + (uint64_t)cw - 1) / (uint64_t)cw : 1, down = (s->h + (uint64_t)ch - 1) / (uint64_t)ch;
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
     /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry): the first values are used (fewer:
-     * refused below, as libtiff pads them with 0); one list of four or fewer values and the other of more fails
+     * refused below, as libtiff pads them with 0); one list of four or fewer values (an absent one counts 0) and
+     * the other of more fails
      * (observed with libtiff 4.7.2, Pillow 13's: its deferred strile loading finds the counts inconsistent;
      * Pillow 12's libtiff 4.7.1 reads them) */
     sg_tif_entry oel, bel;
@@ -593,7 +596,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         return sg_pre_err(err, errlen, "TIFF: the strip or tile offsets or byte counts run past the end of the file (libtiff: IO error)");
     if ((oe->set && (oe->typ != 3 && oe->typ != 4)) || (be->set && be->typ != 3 && be->typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
-    if (!s->p12 && be->set && (oe->count <= 4) != (be->count <= 4))
+    if (!s->p12 && (oe->count <= 4) != ((be->set ? be->count : 0) <= 4))
         return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
                           oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
     /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single

@@ -31,6 +31,11 @@ TIFF_DIFFERENTIAL_FOUND = [
     # (seed 4, --pillow12) ImageLength written twice with the same value, LZW: Pillow 12 keeps the last entry,
     # libtiff the first, both decode it (test_preprocess_hostile also checks it with pillow_major 12)
     ("tiff_diff_repeated_length.tif", "OK"),
+    # (seed 4) planar 2, 5 strip offsets and no StripByteCounts: Pillow 13's libtiff finds the counts inconsistent
+    # (Pillow 12's estimates them and decodes: checked with pillow_major 12); SamplesPerPixel 2 after an entry
+    # whose offsets run past the end, where Pillow's directory stops (it reads 1 sample, libtiff 2: strip size)
+    ("tiff_diff_planar_5_offsets_no_counts.tif", "5 offsets and 0 byte counts"),
+    ("tiff_diff_spp_beyond_pillows_view.tif", "strip size does not match"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
