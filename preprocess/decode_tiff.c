@@ -46,7 +46,8 @@
  *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
  *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
  *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory. Pillow
- *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9). A PlanarConfiguration of bytes or a string
+ *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9); Pillow 12 a compressed tile whose rows do
+ *     not end on a byte (1, 2 or 4 bits a pixel, a width not a multiple of 8, 4 or 2). A PlanarConfiguration of bytes or a string
  *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
  *   - Orientation (tag 274) is applied by Pillow when the image is loaded (TiffImageFile.load_end), whether
  *     exif_transpose is called or not (and exif_transpose then finds no tag left): so it is applied here with
@@ -580,6 +581,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t chunk = rowbytes * (uint64_t)ch;
     if (tiled ? chunk != unpack_row * (uint64_t)ch || unpack_row > rowbytes : chunk > unpack_row * (uint64_t)ch || unpack_row > rowbytes)
         return sg_pre_err(err, errlen, "TIFF: libtiff's %s size does not match the mode %s (Pillow: decoder error -2)", tiled ? "tile" : "strip", s->raw);
+    if (s->p12 && tiled && (uint64_t)cw * rawbits % 8) /* Pillow 12 sizes a tile's rows as width * bits / 8 */
+        return sg_pre_err(err, errlen, "TIFF: tiles %lld pixels wide at %u bits (Pillow 12: decoder error -2)", (long long)cw, rawbits);
     uint64_t across = tiled ? (s->w + (uint64_t)cw - 1) / (uint64_t)cw : 1, down = (s->h + (uint64_t)ch - 1) / (uint64_t)ch;
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
     /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry): the first values are used (fewer:
