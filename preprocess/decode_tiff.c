@@ -45,7 +45,9 @@
  *     is ignored by both; offsets and byte counts are read from the entry, only as many values as there are
  *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
  *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
- *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory. Pillow
+ *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory; SamplesPerPixel,
+ *     RowsPerStrip, TileWidth/Length, FillOrder and Predictor are libtiff's own entries' (Pillow 12's directory
+ *     stops at an entry whose data runs past the end; libtiff reads the rest). Pillow
  *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9); Pillow 12 a compressed tile whose rows do
  *     not end on a byte (1, 2 or 4 bits a pixel, a width not a multiple of 8, 4 or 2). A PlanarConfiguration of bytes or a string
  *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
@@ -496,6 +498,14 @@ static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *
     return 0;
 }
 
+/* libtiff's value of a one-value tag: its own entry's (count 1, SHORT or LONG), else def (absent, or an entry
+ * libtiff ignores) */
+static int64_t sg_tif_lt_one(const sg_tif *t, int k, int64_t def) {
+    sg_tif_entry e;
+    if (!sg_tif_lt_entry(t, k, 1, &e) || e.count != 1 || (e.typ != 3 && e.typ != 4)) return def;
+    return sg_tif_val(t, &e, 0);
+}
+
 static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     sg_tif *t = &s->t;
     sg_tif_entry lte;
@@ -545,6 +555,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     if ((t->e[koff].set && t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
     if (t->e[T_BPS].set && t->e[T_BPS].typ != 3) return sg_pre_err(err, errlen, "TIFF: BitsPerSample of type %d (libtiff's reading of it is not reproduced)", t->e[T_BPS].typ);
+    /* FillOrder and Predictor as libtiff has them (Pillow 12's directory may stop before them) */
+    int64_t lfill = sg_tif_lt_one(t, T_FILL, 1), lpred = sg_tif_lt_one(t, T_PRED, 1);
+    s->fill = lfill == 2 ? 2 : 1, s->pred = lpred < 0 || lpred > 0xffff ? 0xffff : (uint32_t)lpred;
     if (s->pred != 1 && s->pred != 2) return sg_pre_err(err, errlen, "TIFF: Predictor %u is not supported (libtiff reads 1 and 2 for integer samples)", s->pred);
     int use_pred = s->pred == 2 && s->comp != 32773;
     if (use_pred && s->bps != 8 && s->bps != 16)
@@ -566,11 +579,12 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t sbits = s->planar == 2 ? s->bps : (uint64_t)s->bps * fspp; /* bits per pixel of one strip's samples */
     int64_t cw, ch; /* chunk (strip or tile) width and height */
     if (tiled) {
-        if (sg_tif_one(t, T_TW, 0, &cw) || sg_tif_one(t, T_TL, 0, &ch) || cw <= 0 || ch <= 0)
+        cw = sg_tif_lt_one(t, T_TW, 0), ch = sg_tif_lt_one(t, T_TL, 0);
+        if (cw <= 0 || ch <= 0)
             return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld (libtiff cannot read them)", (long long)cw, (long long)ch);
     } else {
         cw = s->w;
-        sg_tif_one(t, T_RPS, -1, &ch);
+        ch = sg_tif_lt_one(t, T_RPS, -1);
         if (ch >= (1ll << 31) && ch != 0xffffffffll) /* Pillow's strip loop holds it in an int */
             return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of %lld (Pillow: decoder error -9)", (long long)ch);
         if (ch == 0) return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of 0 (libtiff cannot read the file)");

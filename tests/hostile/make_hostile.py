@@ -39,6 +39,12 @@ TIFF_DIFFERENTIAL_FOUND = [
     # (seed 4, --pillow12) 1-bit LZW tiles 17 pixels wide: Pillow 13 decodes them, Pillow 12 fails (its tile rows
     # are width * bits / 8 bytes); checked with pillow_major 12 too
     ("tiff_diff_1bit_tile_17_wide.tif", "OK"),
+    # (seed 4, --pillow12) entries after one whose data runs past the end, where Pillow 12's directory stops:
+    # libtiff still reads them (FillOrder 2 and Predictor 2 after a Photometric of 13762561 values, decoded by
+    # both; 65 strip offsets for 3 strips, RowsPerStrip after them: Pillow 12 decodes, Pillow 13's libtiff finds
+    # the lists inconsistent); both checked with pillow_major 12 too
+    ("tiff_diff_fill2_pred2_after_long_photometric.tif", "OK"),
+    ("tiff_diff_65_offsets_3_counts.tif", "65 offsets and 3 byte counts"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
