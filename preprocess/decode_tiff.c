@@ -593,7 +593,12 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t rowbytes = ((uint64_t)cw * sbits + 7) / 8;
     uint64_t unpack_row = ((uint64_t)cw * rawbits / planes + 7) / 8;
     uint64_t chunk = rowbytes * (uint64_t)ch;
-    if (tiled ? chunk != unpack_row * (uint64_t)ch || unpack_row > rowbytes : chunk > unpack_row * (uint64_t)ch || unpack_row > rowbytes)
+    /* Pillow 13 wants a tile of exactly the raw mode's rows; Pillow 12, as for strips, one no larger, or for
+     * planar tiles any (planar RGBaX: the raw mode's 40 bits over 4 planes are 10 a sample, libtiff's 8), each
+     * plane's rows then read at libtiff's row size */
+    int exact = tiled && !s->p12;
+    if (exact ? chunk != unpack_row * (uint64_t)ch || unpack_row > rowbytes
+              : chunk > unpack_row * (uint64_t)ch || (unpack_row > rowbytes && !(s->p12 && tiled && planes > 1)))
         return sg_pre_err(err, errlen, "TIFF: libtiff's %s size does not match the mode %s (Pillow: decoder error -2)", tiled ? "tile" : "strip", s->raw);
     if (s->p12 && tiled && (uint64_t)cw * rawbits % 8) /* Pillow 12 sizes a tile's rows as width * bits / 8 */
         return sg_pre_err(err, errlen, "TIFF: tiles %lld pixels wide at %u bits (Pillow 12: decoder error -2)", (long long)cw, rawbits);
