@@ -47,7 +47,8 @@
  *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
  *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory; SamplesPerPixel,
  *     RowsPerStrip, TileWidth/Length, FillOrder and Predictor are libtiff's own entries' (Pillow 12's directory
- *     stops at an entry whose data runs past the end; libtiff reads the rest). Pillow
+ *     stops at an entry whose data runs past the end; libtiff reads the rest). A ColorMap before BitsPerSample
+ *     is ignored by libtiff: below 8 bits it then misses it. Pillow
  *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9); Pillow 12 a compressed tile whose rows do
  *     not end on a byte (1, 2 or 4 bits a pixel, a width not a multiple of 8, 4 or 2). A PlanarConfiguration of bytes or a string
  *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
@@ -498,6 +499,14 @@ static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *
     return 0;
 }
 
+/* The position of tag k's first entry in IFD0, or -1 */
+static int64_t sg_tif_lt_index(const sg_tif *t, int k) {
+    uint32_t ifd = sg_t32(t, t->d + 4), n = sg_t16(t, t->d + ifd); /* checked by the caller */
+    for (uint32_t i = 0; i < n; i++)
+        if (sg_t16(t, t->d + ifd + 2 + 12ull * i) == sg_tif_tags[k]) return i;
+    return -1;
+}
+
 /* libtiff's value of a one-value tag: its own entry's (count 1, SHORT or LONG), else def (absent, or an entry
  * libtiff ignores) */
 static int64_t sg_tif_lt_one(const sg_tif *t, int k, int64_t def) {
@@ -570,6 +579,10 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         if (v < 1 || v > 0xffff) return sg_pre_err(err, errlen, "TIFF: SamplesPerPixel %lld (libtiff cannot read the file)", (long long)v);
         fspp = (uint32_t)v;
     }
+    /* libtiff ignores a ColorMap written before BitsPerSample (or without one), then lacks it below 8 bits */
+    int64_t icmap = sg_tif_lt_index(t, T_CMAP), ibps = sg_tif_lt_index(t, T_BPS);
+    if (s->mode == M_P && s->bps < 8 && (ibps < 0 || icmap < ibps))
+        return sg_pre_err(err, errlen, "TIFF: ColorMap before BitsPerSample (libtiff ignores it: missing required Colormap)");
     if (s->mode == M_P && s->bps < 8 && t->e[T_CMAP].count != 3u << s->bps)
         return sg_pre_err(err, errlen, "TIFF: ColorMap of %u values for %u-bit indices (libtiff ignores it and cannot read the file)", t->e[T_CMAP].count, s->bps);
     int bands = s->mode == M_RGB ? 3 : s->mode == M_RGBA || s->mode == M_CMYK ? 4 : s->mode == M_LA || s->mode == M_PA ? 2 : 1;

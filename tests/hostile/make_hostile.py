@@ -48,6 +48,9 @@ TIFF_DIFFERENTIAL_FOUND = [
     # (seed 4, --pillow12) planar RGBaX in LZW tiles (5 samples, extra samples 1 and 0): Pillow 13 refuses the tile
     # size, Pillow 12 decodes it (checked with pillow_major 12)
     ("tiff_diff_planar_rgbax_tiles.tif", "tile size does not match"),
+    # (seed 4) a 1-bit palette file whose ColorMap entry comes first (and again last): libtiff ignores a ColorMap
+    # read before BitsPerSample, then misses it
+    ("tiff_diff_colormap_before_bps.tif", "ColorMap before BitsPerSample"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
