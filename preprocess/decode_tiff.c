@@ -46,7 +46,8 @@
  *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
  *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
  *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory; SamplesPerPixel,
- *     RowsPerStrip, TileWidth/Length, FillOrder and Predictor are libtiff's own entries' (Pillow 12's directory
+ *     RowsPerStrip, TileWidth/Length, FillOrder, Predictor, PlanarConfiguration and ExtraSamples (planar
+ *     premultiplied alpha) are libtiff's own entries' (Pillow 12's directory
  *     stops at an entry whose data runs past the end; libtiff reads the rest). A ColorMap before BitsPerSample
  *     is ignored by libtiff: below 8 bits it then misses it. Pillow
  *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9); Pillow 12 a compressed tile whose rows do
@@ -560,6 +561,10 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
         if (sg_tif_lt_entry(t, first[i], 1, &lte) && lte.count != 1)
             return sg_pre_err(err, errlen, "TIFF: tag %u with %u values (libtiff: incorrect count)", sg_tif_tags[first[i]], lte.count);
+    { /* the layout is libtiff's (Pillow's decoder asks libtiff), whatever Pillow's own directory holds */
+        int64_t v = sg_tif_lt_one(t, T_PLANAR, 1);
+        s->planar = v < 0 || v > 0xffff ? 0xffff : (uint32_t)v;
+    }
     if (s->planar != 1 && s->planar != 2) return sg_pre_err(err, errlen, "TIFF: PlanarConfiguration %u (libtiff: bad value)", s->planar);
     if ((t->e[koff].set && t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
@@ -735,8 +740,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
                 }
             }
     if (!rc && planes > 3 && s->mode == M_RGBA) { /* planar RGBa: divided out after the planes */
-        const sg_tif_entry *e = &t->e[T_EXTRA];
-        int64_t e0 = e->set && sg_tif_int_type(e->typ) ? sg_tif_val(t, e, 0) : -1;
+        sg_tif_entry ex;
+        int64_t e0 = sg_tif_lt_entry(t, T_EXTRA, 1, &ex) && ex.v && sg_tif_int_type(ex.typ) ? sg_tif_val(t, &ex, 0) : -1;
+        const sg_tif_entry *e = &ex; /* libtiff's ExtraSamples */
         if (!e->set || e0 == 0 || e0 == 1) /* none (libtiff: an unspecified extra sample) or 0 / 1; not 2 or 999 */
             for (size_t i = 0; i < (size_t)s->w * s->h; i++) {
                 uint8_t *q = s->px + 4 * i;
