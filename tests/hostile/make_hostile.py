@@ -58,6 +58,9 @@ TIFF_DIFFERENTIAL_FOUND = [
     # (seed 7, --pillow12) 2-bit LZW tiles of 19 x 1: rows not ending on a byte, but one row a tile, so Pillow 12's
     # tile size (all bits rounded up once) is libtiff's: both decode it (checked with pillow_major 12)
     ("tiff_diff_2bit_tile_19x1.tif", "OK"),
+    # (seed 11) a Deflate strip whose stream has a length and a distance too far back right after the strip's
+    # last byte: zlib leaves at the copy, with no room, without checking the distance; libtiff has its bytes
+    ("tiff_diff_deflate_bad_distance_past_strip.tif", "OK"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
