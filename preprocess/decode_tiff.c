@@ -530,8 +530,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     for (int k = 0; k < T_N; k++)
         if (t->e[k].dup) return sg_pre_err(err, errlen, "TIFF: tag %u appears twice (libtiff's reading of it is not reproduced)", sg_tif_tags[k]);
     if (tiled && t->e[T_SOFF].set) return sg_pre_err(err, errlen, "TIFF: both strips and tiles (libtiff's reading of it is not reproduced)");
-    if (!sg_tif_lt_entry(t, koff, 0, &lte) || (tiled && !sg_tif_lt_entry(t, kbc, 0, &lte)))
-        return sg_pre_err(err, errlen, "TIFF: compressed data without %s (libtiff: missing required field)", tiled ? "TileOffsets and TileByteCounts" : "StripOffsets");
+    if (!sg_tif_lt_entry(t, koff, 0, &lte))
+        return sg_pre_err(err, errlen, "TIFF: compressed data without %s (libtiff: missing required field)", tiled ? "TileOffsets" : "StripOffsets");
     { /* libtiff reads the whole directory, and these tags only as integers */
         uint32_t ifd = sg_t32(t, t->d + 4);
         if (ifd > t->len - 2 || (uint64_t)sg_t16(t, t->d + ifd) * 12 > t->len - ifd - 2)
@@ -643,17 +643,18 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     if (!s->p12 && (oe->count <= 4) != ((be->set ? be->count : 0) <= 4))
         return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
                           oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
-    /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single
-     * strip's count is 0: the file's size less the directory, per plane, the last strip cut at the end */
+    /* libtiff estimates StripByteCounts (TileByteCounts) when the tag is missing (one strip or tile, or one per
+     * plane) or when a single strip's count is 0: the file's size less the directory, per plane, the last strip
+     * or tile cut at the end */
     uint64_t est = 0;
     int estimate = 0;
-    if (!tiled) {
+    {
         uint64_t ns = nchunks, off0 = oe->count ? (uint64_t)sg_tif_val(t, oe, 0) : 0;
         if (!be->set) {
             if ((s->planar != 2 && ns > 1) || (s->planar == 2 && ns != fspp))
-                return sg_pre_err(err, errlen, "TIFF: no StripByteCounts for %llu strips (libtiff: missing required field)", (unsigned long long)ns);
+                return sg_pre_err(err, errlen, "TIFF: no byte counts for %llu strips or tiles (libtiff: missing required field)", (unsigned long long)ns);
             estimate = 1;
-        } else if (ns == 1 && off0 != 0 && sg_tif_val(t, be, 0) == 0) {
+        } else if (!tiled && ns == 1 && off0 != 0 && sg_tif_val(t, be, 0) == 0) {
             estimate = 1;
         }
         if (estimate) {
