@@ -29,7 +29,8 @@
  *     runs past the end of the file is refused (Pillow: image file is truncated). Opened from a path, a single
  *     tile whose raw mode is the image mode (L, P, RGBA, CMYK, I;16) is memory-mapped instead, with the image's
  *     size after the Orientation swap (5..8 exchange width and height): the data is then read as an image of
- *     height x width before it is rotated, its rows at the tile's stride or at that width if longer. This is what Image.open(path) gives, and what this decoder gives.
+ *     height x width before it is rotated, its rows at the tile's stride or at that width if longer. Pillow 12
+ *     refuses a file too short for that mapping unless the tile's own stride (0 for strips) already fails. This is what Image.open(path) gives, and what this decoder gives.
  *   - Compressed (libtiff): LZW (5), Deflate (8, 32946), PackBits (32773); Predictor 2 on 8- and 16-bit samples
  *     for LZW and Deflate. Strips and tiles are read as libtiff reads them: StripByteCounts bytes from each
  *     offset (a count of 0 is refused, one past the end of the file too, a huge one is first cut to ten times
@@ -428,7 +429,14 @@ static int sg_tif_raw(sg_tiff *s, int orient, char *err, size_t errlen) {
         /* rows at the tile's stride, or the mapped image's own row size where that is longer (Pillow 13 and 12:
          * a tile narrower than the rotated image's width is read at the width) */
         uint64_t stride = tiles[0].stride > mw * ps ? tiles[0].stride : mw * ps;
-        if (tiles[0].off <= t->len && mh * stride <= t->len - tiles[0].off) {
+        int fits = tiles[0].off <= t->len && mh * stride <= t->len - tiles[0].off;
+        /* Pillow 12 first checks the tile's own stride (0 for strips), falling back to decoding when that fails;
+         * when only the mapping's own check fails, its ValueError refuses the file */
+        if (s->p12 && !fits && tiles[0].off <= t->len && mh * tiles[0].stride <= t->len - tiles[0].off) {
+            free(tiles);
+            return sg_pre_err(err, errlen, "TIFF: the file is too short for the memory-mapped image (Pillow 12: buffer is not large enough)");
+        }
+        if (fits) {
             if (mw * mh * 4 > SIZE_MAX / 2 || !(s->px = calloc((size_t)(mw * mh), 4))) { free(tiles); return sg_pre_err(err, errlen, "out of memory"); }
             for (uint64_t r = 0; r < mh; r++) sg_tif_unpack(s->raw, s->px + r * mw * 4, t->d + tiles[0].off + r * stride, (uint32_t)mw);
             s->w = (uint32_t)mw, s->h = (uint32_t)mh;
