@@ -115,6 +115,7 @@ static int sg_z_codes(sg_inflater *z, const sg_huffman *lit, const sg_huffman *d
         if (sym > 29) return SG_Z_BAD; /* fixed codes 30, 31 */
         if ((rc = sg_z_bits(z, dext[sym], &e))) return rc;
         size_t d = (size_t)dbase[sym] + e;
+        if (z->stop_full && z->n == z->max) return SG_Z_FULL; /* zlib leaves at the copy with no room, unchecked */
         if (d > z->n) return SG_Z_BAD; /* too far back */
         for (size_t i = 0; i < n; i++)
             if ((rc = sg_z_put(z, z->out[z->n - d]))) return rc;

@@ -1007,6 +1007,9 @@ def write_tiff_goldens(rgb, a, files):
     write_tiff("tiff_orient3_packbits.tif", files, w, h, contig(rgb), 2, 8, 3, comp=32773, orient=3)
     # the memory-map quirk: one uncompressed L strip, orientation 6: read as an h x w image, then rotated
     write_tiff("tiff_orient6_mmap_l.tif", files, w, h, contig(grey), 1, 8, 1, orient=6)
+    # the same for one tile narrower than the rotated width (30 x 37, a 32 x 48 tile, orientation 8): the mapped
+    # 37 x 30 image's rows are 37 bytes apart, not the tile's 32
+    write_tiff("tiff_orient8_mmap_narrow_tile.tif", files, 30, h, contig(grey[:, :30]), 1, 8, 1, tiles=(32, 48), orient=8)
 
 
 def pil_rgb(path, exif):
