@@ -7,7 +7,8 @@
  *     here). IFD0 is read as ImageFileDirectory_v2.load reads it: 12-byte entries until one cannot be read or
  *     its out-of-line data runs past the end (the entries before count); entries of types Pillow does not know
  *     or of no values are skipped; Pillow 13 keeps a tag's first entry and skips entries whose out-of-line data
- *     would take the total past the file's size, Pillow 12 keeps the last entry. The tags this decoder reads must
+ *     would take the total past the file's size, Pillow 12 keeps the last entry (libtiff the first: a
+ *     tag repeated with other values is refused on the libtiff path; repeated with the same values it is read). The tags this decoder reads must
  *     hold integers (SHORT, LONG, ...); other types are refused here (Pillow makes odd things of them).
  *   - Pillow's _setup: Compression (default 1) must be one Pillow names; Photometric defaults to 0 (Pillow 13
  *     takes a Photometric with several values as absent, 12 the first value); for one-value tags the first of
@@ -28,7 +29,8 @@
  *     runs past the end of the file is refused (Pillow: image file is truncated). Opened from a path, a single
  *     tile whose raw mode is the image mode (L, P, RGBA, CMYK, I;16) is memory-mapped instead, with the image's
  *     size after the Orientation swap (5..8 exchange width and height): the data is then read as an image of
- *     height x width before it is rotated. This is what Image.open(path) gives, and what this decoder gives.
+ *     height x width before it is rotated, its rows at the tile's stride or at that width if longer. Pillow 12
+ *     refuses a file too short for that mapping unless the tile's own stride (0 for strips) already fails. This is what Image.open(path) gives, and what this decoder gives.
  *   - Compressed (libtiff): LZW (5), Deflate (8, 32946), PackBits (32773); Predictor 2 on 8- and 16-bit samples
  *     for LZW and Deflate. Strips and tiles are read as libtiff reads them: StripByteCounts bytes from each
  *     offset (a count of 0 is refused, one past the end of the file too, a huge one is first cut to ten times
@@ -37,12 +39,30 @@
  *     raw mode's row) are made. Planar 2 copies plane p into band p (8 or 16 bits); RGBA with associated alpha
  *     is then divided out. Where libtiff's directory reading is more lenient than this file (a tag with the wrong
  *     type or count, a duplicated tag, missing StripByteCounts, old-style LZW, a ColorMap of the wrong size at
- *     8 bits, ...) the file is refused here with a reason.
+ *     8 bits, ...) the file is refused here with a reason. libtiff reads the directory as written, not Pillow's
+ *     view of it (sg_tif_lt_entry): ImageWidth/Length, PlanarConfiguration, RowsPerStrip, TileWidth/Length of
+ *     a count other than 1 fail it even where Pillow skipped the entry, and PlanarConfiguration other than 1 or
+ *     2; an entry of a type neither knows for Photometric, FillOrder, Orientation or Predictor
+ *     is ignored by both; offsets and byte counts are read from the entry, only as many values as there are
+ *     strips or tiles (so a list whose out-of-line data Pillow skipped still decodes), and one list of four or
+ *     fewer values with the other of more is refused (Pillow 13's libtiff 4.7.2, observed; not for 12); BitsPerSample,
+ *     SampleFormat or ExtraSamples whose values are not in the file fail libtiff's directory; SamplesPerPixel,
+ *     RowsPerStrip, TileWidth/Length, FillOrder, Predictor, PlanarConfiguration and ExtraSamples (planar
+ *     premultiplied alpha) are libtiff's own entries' (Pillow 12's directory
+ *     stops at an entry whose data runs past the end; libtiff reads the rest). A ColorMap before BitsPerSample
+ *     is ignored by libtiff: below 8 bits it then misses it. Pillow
+ *     refuses a RowsPerStrip from 2^31 to 2^32 - 2 (decoder error -9); Pillow 12 a compressed tile whose rows do
+ *     not end on a byte (1, 2 or 4 bits a pixel, a width not a multiple of 8, 4 or 2) when the padding of its
+ *     rows adds up to a byte. This is an approximation: it matches the differential's files of seeds 4 and 7,
+ *     but Pillow 12's verdict on such tiles also depends on their length in ways not worked out (synthetic
+ *     1-bit tiles 5 wide decode 4, 5, 9 or 10 rows long and fail 6 to 8 or 11 and more). A PlanarConfiguration of bytes or a string
+ *     (BYTE, ASCII, UNDEFINED) is never 2 to Pillow: the raw path reads the file as contiguous.
  *   - Orientation (tag 274) is applied by Pillow when the image is loaded (TiffImageFile.load_end), whether
  *     exif_transpose is called or not (and exif_transpose then finds no tag left): so it is applied here with
  *     --no-exif-rotate too (sg_decode_rgb), read by sg_exif_orientation from the file itself (Pillow's
  *     getexif() reads IFD0). Image.open(f).convert("RGB"), what --no-exif-rotate matches, rotates a TIFF.
- *   - Refused with a reason: JPEG (6, 7), CCITT, other compressions, YCbCr, Lab, float, 32-bit, signed 16-bit,
+ *   - JPEG compression (7) goes to decode_tiff_jpeg.c, which reads the directory again for itself.
+ *   - Refused with a reason: old-style JPEG (6), CCITT, other compressions, YCbCr, Lab, float, 32-bit, signed 16-bit,
  *     12-bit, BigTIFF, and what OPEN_INFO does not list. Damaged files: a truncated uncompressed tile is refused
  *     as Pillow refuses it; compressed data is decoded with libtiff's verdicts (tiff_codecs.c).
  * Every read is bounds-checked; the data a decode needs is checked to be in the file (or, compressed, able to
@@ -105,7 +125,8 @@ static void sg_tif_read_ifd(sg_tif *t, uint32_t ifd, int p12) {
         seen[tag >> 3] |= (uint8_t)(1u << (tag & 7));
         for (int k = 0; k < T_N; k++)
             if (sg_tif_tags[k] == tag) {
-                t->e[k].dup |= t->e[k].set;
+                const sg_tif_entry *o = &t->e[k]; /* a repeat of the same values reads alike, first or last */
+                t->e[k].dup |= o->set && !(o->typ == (int)typ && o->count == count && memcmp(o->v, v, (size_t)size) == 0);
                 t->e[k].set = 1, t->e[k].typ = (int)typ, t->e[k].count = count, t->e[k].v = v;
             }
     }
@@ -407,8 +428,17 @@ static int sg_tif_raw(sg_tiff *s, int orient, char *err, size_t errlen) {
         uint64_t mw = s->w, mh = s->h;
         if (orient >= 5 && orient <= 8) mw = s->h, mh = s->w;
         uint64_t ps = s->mode == M_L || s->mode == M_P ? 1 : s->mode == M_I16 ? 2 : 4;
-        uint64_t stride = tiles[0].stride ? tiles[0].stride : mw * ps, chk = tiles[0].stride > mw * ps ? tiles[0].stride : mw * ps;
-        if (tiles[0].off <= t->len && mh * chk <= t->len - tiles[0].off) {
+        /* rows at the tile's stride, or the mapped image's own row size where that is longer (Pillow 13 and 12:
+         * a tile narrower than the rotated image's width is read at the width) */
+        uint64_t stride = tiles[0].stride > mw * ps ? tiles[0].stride : mw * ps;
+        int fits = tiles[0].off <= t->len && mh * stride <= t->len - tiles[0].off;
+        /* Pillow 12 first checks the tile's own stride (0 for strips), falling back to decoding when that fails;
+         * when only the mapping's own check fails, its ValueError refuses the file */
+        if (s->p12 && !fits && tiles[0].off <= t->len && mh * tiles[0].stride <= t->len - tiles[0].off) {
+            free(tiles);
+            return sg_pre_err(err, errlen, "TIFF: the file is too short for the memory-mapped image (Pillow 12: buffer is not large enough)");
+        }
+        if (fits) {
             if (mw * mh * 4 > SIZE_MAX / 2 || !(s->px = calloc((size_t)(mw * mh), 4))) { free(tiles); return sg_pre_err(err, errlen, "out of memory"); }
             for (uint64_t r = 0; r < mh; r++) sg_tif_unpack(s->raw, s->px + r * mw * 4, t->d + tiles[0].off + r * stride, (uint32_t)mw);
             s->w = (uint32_t)mw, s->h = (uint32_t)mh;
@@ -464,15 +494,56 @@ static int sg_tif_decode_chunk(sg_tiff *s, const uint8_t *in, uint64_t n, uint8_
     return sg_tiff_deflate(in, n, out, occ);
 }
 
+/* libtiff's own view of tag k: the first entry in IFD0 as written, whatever Pillow made of it (Pillow 13 skips an
+ * entry whose out-of-line data would pass the file's size; libtiff reads the entry and fails, or for offsets and
+ * byte counts reads only the values it needs). e->v is NULL when the first `want` values are not in the file
+ * (count values, or want when fewer: libtiff's read with a limit; inline when all count values fit in 4 bytes). */
+static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *e) {
+    memset(e, 0, sizeof *e);
+    uint32_t ifd = sg_t32(t, t->d + 4), n = sg_t16(t, t->d + ifd); /* checked by the caller */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = t->d + ifd + 2 + 12ull * i;
+        if (sg_t16(t, p) != sg_tif_tags[k]) continue;
+        e->set = 1, e->typ = (int)sg_t16(t, p + 2), e->count = sg_t32(t, p + 4);
+        uint64_t unit = sg_tif_unit((uint32_t)e->typ), size = (uint64_t)(e->count < want ? e->count : want) * unit;
+        uint32_t off = sg_t32(t, p + 8);
+        e->v = (uint64_t)e->count * unit <= 4 ? p + 8 : off <= t->len && size <= t->len - off ? t->d + off : NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* The position of tag k's first entry in IFD0, or -1 */
+static int64_t sg_tif_lt_index(const sg_tif *t, int k) {
+    uint32_t ifd = sg_t32(t, t->d + 4), n = sg_t16(t, t->d + ifd); /* checked by the caller */
+    for (uint32_t i = 0; i < n; i++)
+        if (sg_t16(t, t->d + ifd + 2 + 12ull * i) == sg_tif_tags[k]) return i;
+    return -1;
+}
+
+/* libtiff's value of a one-value tag: its own entry's (count 1, SHORT or LONG), else def (absent, or an entry
+ * libtiff ignores) */
+static int64_t sg_tif_lt_one(const sg_tif *t, int k, int64_t def) {
+    sg_tif_entry e;
+    if (!sg_tif_lt_entry(t, k, 1, &e) || e.count != 1 || (e.typ != 3 && e.typ != 4)) return def;
+    return sg_tif_val(t, &e, 0);
+}
+
 static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     sg_tif *t = &s->t;
-    int tiled = t->e[T_TW].set || t->e[T_TOFF].set;
+    sg_tif_entry lte;
+    {
+        uint32_t ifd = sg_t32(t, t->d + 4);
+        if (ifd > t->len - 2 || (uint64_t)sg_t16(t, t->d + ifd) * 12 > t->len - ifd - 2)
+            return sg_pre_err(err, errlen, "TIFF: the directory runs past the end of the file (libtiff cannot read it)");
+    }
+    int tiled = t->e[T_TW].set || t->e[T_TOFF].set || sg_tif_lt_entry(t, T_TOFF, 0, &lte);
     int koff = tiled ? T_TOFF : T_SOFF, kbc = tiled ? T_TBC : T_SBC;
     for (int k = 0; k < T_N; k++)
         if (t->e[k].dup) return sg_pre_err(err, errlen, "TIFF: tag %u appears twice (libtiff's reading of it is not reproduced)", sg_tif_tags[k]);
     if (tiled && t->e[T_SOFF].set) return sg_pre_err(err, errlen, "TIFF: both strips and tiles (libtiff's reading of it is not reproduced)");
-    if (!t->e[koff].set || (tiled && !t->e[kbc].set))
-        return sg_pre_err(err, errlen, "TIFF: compressed data without %s (libtiff: missing required field)", tiled ? "TileOffsets and TileByteCounts" : "StripOffsets");
+    if (!sg_tif_lt_entry(t, koff, 0, &lte))
+        return sg_pre_err(err, errlen, "TIFF: compressed data without %s (libtiff: missing required field)", tiled ? "TileOffsets" : "StripOffsets");
     { /* libtiff reads the whole directory, and these tags only as integers */
         uint32_t ifd = sg_t32(t, t->d + 4);
         if (ifd > t->len - 2 || (uint64_t)sg_t16(t, t->d + ifd) * 12 > t->len - ifd - 2)
@@ -481,6 +552,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         for (uint32_t i = 0; i < n; i++) {
             const uint8_t *e = t->d + ifd + 2 + 12ull * i;
             uint32_t tag = sg_t16(t, e), typ = sg_t16(t, e + 2);
+            /* a type neither knows: Pillow skips the entry; libtiff ignores these tags with a warning (the others
+             * of this list fail its directory) */
+            if (!sg_tif_unit(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 317)) continue;
             for (int k = 0; k < T_N; k++)
                 if (sg_tif_tags[k] == tag && typ != 3 && typ != 4)
                     return sg_pre_err(err, errlen, "TIFF: tag %u of type %u (libtiff's reading of it is not reproduced)", tag, typ);
@@ -492,19 +566,41 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         if (e->set && (e->count != 1 || (e->typ != 3 && e->typ != 4)))
             return sg_pre_err(err, errlen, "TIFF: tag %u with %u values of type %d (libtiff's reading of it is not reproduced)", sg_tif_tags[one[i]], e->count, e->typ);
     }
-    if ((t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
+    static const int whole[] = {T_BPS, T_SFMT, T_EXTRA}; /* read whole: values past the end fail the directory */
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        if (sg_tif_lt_entry(t, whole[i], UINT32_MAX, &lte) && !lte.v)
+            return sg_pre_err(err, errlen, "TIFF: tag %u's values run past the end of the file (libtiff: IO error)", sg_tif_tags[whole[i]]);
+    static const int first[] = {T_W, T_H, T_PLANAR, T_RPS, T_TW, T_TL};
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (sg_tif_lt_entry(t, first[i], 1, &lte) && lte.count != 1)
+            return sg_pre_err(err, errlen, "TIFF: tag %u with %u values (libtiff: incorrect count)", sg_tif_tags[first[i]], lte.count);
+    { /* the layout is libtiff's (Pillow's decoder asks libtiff), whatever Pillow's own directory holds */
+        int64_t v = sg_tif_lt_one(t, T_PLANAR, 1);
+        s->planar = v < 0 || v > 0xffff ? 0xffff : (uint32_t)v;
+    }
+    if (s->planar != 1 && s->planar != 2) return sg_pre_err(err, errlen, "TIFF: PlanarConfiguration %u (libtiff: bad value)", s->planar);
+    if ((t->e[koff].set && t->e[koff].typ != 3 && t->e[koff].typ != 4) || (t->e[kbc].set && t->e[kbc].typ != 3 && t->e[kbc].typ != 4))
         return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
     if (t->e[T_BPS].set && t->e[T_BPS].typ != 3) return sg_pre_err(err, errlen, "TIFF: BitsPerSample of type %d (libtiff's reading of it is not reproduced)", t->e[T_BPS].typ);
+    /* FillOrder and Predictor as libtiff has them (Pillow 12's directory may stop before them) */
+    int64_t lfill = sg_tif_lt_one(t, T_FILL, 1), lpred = sg_tif_lt_one(t, T_PRED, 1);
+    s->fill = lfill == 2 ? 2 : 1, s->pred = lpred < 0 || lpred > 0xffff ? 0xffff : (uint32_t)lpred;
     if (s->pred != 1 && s->pred != 2) return sg_pre_err(err, errlen, "TIFF: Predictor %u is not supported (libtiff reads 1 and 2 for integer samples)", s->pred);
     int use_pred = s->pred == 2 && s->comp != 32773;
     if (use_pred && s->bps != 8 && s->bps != 16)
         return sg_pre_err(err, errlen, "TIFF: Predictor 2 on %u-bit samples (libtiff: horizontal differencing is not supported)", s->bps);
-    uint32_t fspp = s->spp; /* libtiff's SamplesPerPixel (the tag's, not Pillow's reduced count) */
-    {
-        int64_t v;
-        sg_tif_one(t, T_SPP, 1, &v);
+    uint32_t fspp = 1; /* libtiff's SamplesPerPixel: its own entry's (not Pillow's reduced count, nor its view) */
+    if (sg_tif_lt_entry(t, T_SPP, 1, &lte)) {
+        if (lte.count != 1 || !lte.v || (lte.typ != 3 && lte.typ != 4))
+            return sg_pre_err(err, errlen, "TIFF: SamplesPerPixel with %u values of type %d (libtiff's reading of it is not reproduced)", lte.count, lte.typ);
+        int64_t v = sg_tif_val(t, &lte, 0);
+        if (v < 1 || v > 0xffff) return sg_pre_err(err, errlen, "TIFF: SamplesPerPixel %lld (libtiff cannot read the file)", (long long)v);
         fspp = (uint32_t)v;
     }
+    /* libtiff ignores a ColorMap written before BitsPerSample (or without one), then lacks it below 8 bits */
+    int64_t icmap = sg_tif_lt_index(t, T_CMAP), ibps = sg_tif_lt_index(t, T_BPS);
+    if (s->mode == M_P && s->bps < 8 && (ibps < 0 || icmap < ibps))
+        return sg_pre_err(err, errlen, "TIFF: ColorMap before BitsPerSample (libtiff ignores it: missing required Colormap)");
     if (s->mode == M_P && s->bps < 8 && t->e[T_CMAP].count != 3u << s->bps)
         return sg_pre_err(err, errlen, "TIFF: ColorMap of %u values for %u-bit indices (libtiff ignores it and cannot read the file)", t->e[T_CMAP].count, s->bps);
     int bands = s->mode == M_RGB ? 3 : s->mode == M_RGBA || s->mode == M_CMYK ? 4 : s->mode == M_LA || s->mode == M_PA ? 2 : 1;
@@ -514,7 +610,8 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
     uint64_t sbits = s->planar == 2 ? s->bps : (uint64_t)s->bps * fspp; /* bits per pixel of one strip's samples */
     int64_t cw, ch; /* chunk (strip or tile) width and height */
     if (tiled) {
-        if (sg_tif_one(t, T_TW, 0, &cw) || sg_tif_one(t, T_TL, 0, &ch) || cw <= 0 || ch <= 0)
+        cw = sg_tif_lt_one(t, T_TW, 0), ch = sg_tif_lt_one(t, T_TL, 0);
+        if (cw <= 0 || ch <= 0)
             return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld (libtiff cannot read them)", (long long)cw, (long long)ch);
         /* A tile is decoded whole into one buffer, whatever the image's size: a few compressed bytes could
          * otherwise declare a tile of gigabytes around a tiny image (Pillow and libtiff would allocate it) */
@@ -524,29 +621,58 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
                               (unsigned long long)s->max_pixels);
     } else {
         cw = s->w;
-        sg_tif_one(t, T_RPS, -1, &ch);
+        ch = sg_tif_lt_one(t, T_RPS, -1);
+        if (ch >= (1ll << 31) && ch != 0xffffffffll) /* Pillow's strip loop holds it in an int */
+            return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of %lld (Pillow: decoder error -9)", (long long)ch);
         if (ch == 0) return sg_pre_err(err, errlen, "TIFF: RowsPerStrip of 0 (libtiff cannot read the file)");
         if (ch < 0 || ch > s->h) ch = s->h;
     }
     uint64_t rowbytes = ((uint64_t)cw * sbits + 7) / 8;
     uint64_t unpack_row = ((uint64_t)cw * rawbits / planes + 7) / 8;
     uint64_t chunk = rowbytes * (uint64_t)ch;
-    if (tiled ? chunk != unpack_row * (uint64_t)ch || unpack_row > rowbytes : chunk > unpack_row * (uint64_t)ch || unpack_row > rowbytes)
+    /* Pillow 13 wants a tile of exactly the raw mode's rows; Pillow 12, as for strips, one no larger, or for
+     * planar tiles any (planar RGBaX: the raw mode's 40 bits over 4 planes are 10 a sample, libtiff's 8), each
+     * plane's rows then read at libtiff's row size */
+    int exact = tiled && !s->p12;
+    if (exact ? chunk != unpack_row * (uint64_t)ch || unpack_row > rowbytes
+              : chunk > unpack_row * (uint64_t)ch || (unpack_row > rowbytes && !(s->p12 && tiled && planes > 1)))
         return sg_pre_err(err, errlen, "TIFF: libtiff's %s size does not match the mode %s (Pillow: decoder error -2)", tiled ? "tile" : "strip", s->raw);
+    if (s->p12 && tiled) { /* Pillow 12 and rows not ending on a byte: an approximation (see the top comment) */
+        uint64_t pad = (8 - (uint64_t)cw * rawbits % 8) % 8; /* bits each row is padded with */
+        if (pad * (uint64_t)ch >= 8)
+            return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld pixels at %u bits (Pillow 12: decoder error -2)", (long long)cw, (long long)ch, rawbits);
+    }
     uint64_t across = tiled ? (s->w + (uint64_t)cw - 1) / (uint64_t)cw : 1, down = (s->h + (uint64_t)ch - 1) / (uint64_t)ch;
     uint64_t per_plane = across * down, nchunks = per_plane * (s->planar == 2 ? fspp : 1);
-    const sg_tif_entry *oe = &t->e[koff], *be = &t->e[kbc];
-    /* libtiff estimates StripByteCounts when the tag is missing (one strip, or one per plane) or when a single
-     * strip's count is 0: the file's size less the directory, per plane, the last strip cut at the end */
+    /* the offsets and byte counts as libtiff reads them (see sg_tif_lt_entry): the first values are used (fewer:
+     * refused below, as libtiff pads them with 0); one list of four or fewer values (an absent one counts 0) and
+     * the other of more fails
+     * (observed with libtiff 4.7.2, Pillow 13's: its deferred strile loading finds the counts inconsistent;
+     * Pillow 12's libtiff 4.7.1 reads them) */
+    sg_tif_entry oel, bel;
+    sg_tif_lt_entry(t, koff, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &oel);
+    sg_tif_lt_entry(t, kbc, nchunks > UINT32_MAX ? UINT32_MAX : (uint32_t)nchunks, &bel);
+    if (bel.set && bel.count == 0) bel.set = 0; /* an entry of no values: Pillow skips it, libtiff estimates */
+    const sg_tif_entry *oe = &oel, *be = &bel;
+    if ((oe->set && !oe->v) || (be->set && !be->v))
+        return sg_pre_err(err, errlen, "TIFF: the strip or tile offsets or byte counts run past the end of the file (libtiff: IO error)");
+    if ((oe->set && (oe->typ != 3 && oe->typ != 4)) || (be->set && be->typ != 3 && be->typ != 4))
+        return sg_pre_err(err, errlen, "TIFF: offsets or byte counts of an unusual type (libtiff's reading of it is not reproduced)");
+    if (!s->p12 && (oe->count <= 4) != ((be->set ? be->count : 0) <= 4))
+        return sg_pre_err(err, errlen, "TIFF: %u offsets and %u byte counts for %llu strips or tiles (libtiff: inconsistent counts)",
+                          oe->count, be->set ? be->count : 0, (unsigned long long)nchunks);
+    /* libtiff estimates StripByteCounts (TileByteCounts) when the tag is missing (one strip or tile, or one per
+     * plane) or when a single strip's count is 0: the file's size less the directory, per plane, the last strip
+     * or tile cut at the end */
     uint64_t est = 0;
     int estimate = 0;
-    if (!tiled) {
+    {
         uint64_t ns = nchunks, off0 = oe->count ? (uint64_t)sg_tif_val(t, oe, 0) : 0;
         if (!be->set) {
             if ((s->planar != 2 && ns > 1) || (s->planar == 2 && ns != fspp))
-                return sg_pre_err(err, errlen, "TIFF: no StripByteCounts for %llu strips (libtiff: missing required field)", (unsigned long long)ns);
+                return sg_pre_err(err, errlen, "TIFF: no byte counts for %llu strips or tiles (libtiff: missing required field)", (unsigned long long)ns);
             estimate = 1;
-        } else if (ns == 1 && off0 != 0 && sg_tif_val(t, be, 0) == 0) {
+        } else if (!tiled && ns == 1 && off0 != 0 && sg_tif_val(t, be, 0) == 0) {
             estimate = 1;
         }
         if (estimate) {
@@ -637,8 +763,9 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
                 }
             }
     if (!rc && planes > 3 && s->mode == M_RGBA) { /* planar RGBa: divided out after the planes */
-        const sg_tif_entry *e = &t->e[T_EXTRA];
-        int64_t e0 = e->set && sg_tif_int_type(e->typ) ? sg_tif_val(t, e, 0) : -1;
+        sg_tif_entry ex;
+        int64_t e0 = sg_tif_lt_entry(t, T_EXTRA, 1, &ex) && ex.v && sg_tif_int_type(ex.typ) ? sg_tif_val(t, &ex, 0) : -1;
+        const sg_tif_entry *e = &ex; /* libtiff's ExtraSamples */
         if (!e->set || e0 == 0 || e0 == 1) /* none (libtiff: an unspecified extra sample) or 0 / 1; not 2 or 999 */
             for (size_t i = 0; i < (size_t)s->w * s->h; i++) {
                 uint8_t *q = s->px + 4 * i;
@@ -666,11 +793,15 @@ int sg_pre_decode_tiff(const uint8_t *d, size_t len, const sg_preprocess_opts *o
     if (!t->e[T_W].set || !t->e[T_H].set) return sg_pre_err(err, errlen, "TIFF: no ImageWidth or ImageLength (Pillow: missing dimensions)");
     if (sg_tif_one(t, T_W, 0, &w) || sg_tif_one(t, T_H, 0, &h) || t->e[T_W].typ == 1)
         return sg_pre_err(err, errlen, "TIFF: ImageWidth or ImageLength is not an integer (Pillow: invalid dimensions)");
+    int planar_bytes = t->e[T_PLANAR].set && (t->e[T_PLANAR].typ == 1 || t->e[T_PLANAR].typ == 2 || t->e[T_PLANAR].typ == 7);
+    if (planar_bytes) t->e[T_PLANAR].set = 0; /* bytes or a string: never == 2 in Pillow, so contiguous (libtiff
+                                                * fails on the type: sg_tif_libtiff refuses it) */
     if (sg_tif_one(t, T_COMP, 1, &comp) || sg_tif_one(t, T_FILL, 1, &fill) || sg_tif_one(t, T_PLANAR, 1, &planar) ||
         sg_tif_one(t, T_PRED, 1, &pred))
         return sg_pre_err(err, errlen, "TIFF: Compression, FillOrder, PlanarConfiguration or Predictor of a non-integer type is not read here");
     if (!t->e[T_PHOTO].set || (!s.p12 && t->e[T_PHOTO].count > 1)) photo = 0;
     else if (sg_tif_one(t, T_PHOTO, 0, &photo)) return sg_pre_err(err, errlen, "TIFF: PhotometricInterpretation of a non-integer type is not read here");
+    if (comp == 7) return sg_pre_decode_tiff_jpeg(d, len, opts, out, orientation, err, errlen); /* decode_tiff_jpeg.c */
     if (comp != 1 && comp != 5 && comp != 8 && comp != 32946 && comp != 32773) {
         const char *name = comp >= 0 && comp < 65536 ? sg_tif_comp_name((uint32_t)comp) : NULL;
         if (name) return sg_pre_err(err, errlen, "TIFF: %s compression is not supported (supported: none, LZW, Deflate, PackBits)", name);

@@ -249,7 +249,8 @@ static int sg_z_codes(sg_inflater *z, const sg_huffman *lit, const sg_huffman *d
         if (sym > 29) return SG_Z_BAD; /* fixed codes 30, 31 */
         if ((rc = sg_z_bits(z, dext[sym], &e))) return rc;
         size_t d = (size_t)dbase[sym] + e;
-        if (d > z->n) return z->n == z->max ? sg_z_put(z, 0) : SG_Z_BAD; /* too far back (zlib: once there is room) */
+        /* no room: zlib leaves at the copy, the distance unchecked (exact mode: FULL; else the cap's verdict) */
+        if (d > z->n) return z->n == z->max ? sg_z_put(z, 0) : SG_Z_BAD; /* too far back */
         for (size_t i = 0; i < n; i++)
             if ((rc = sg_z_put(z, z->out[z->n - d]))) return rc;
     }

@@ -115,6 +115,10 @@ int sg_pre_decode_tga(const uint8_t *data, size_t len, const sg_preprocess_opts 
  * (decode_tiff.c; codecs in tiff_codecs.c). *orientation receives IFD0's Orientation (1 when none). */
 int sg_pre_decode_tiff(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                        int *orientation, char *err, size_t errlen);
+/* JPEG-compressed TIFF (Compression 7) as Pillow decodes it through libtiff's JPEG codec (decode_tiff_jpeg.c);
+ * called by sg_pre_decode_tiff, with its arguments. */
+int sg_pre_decode_tiff_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                            int *orientation, char *err, size_t errlen);
 /* TIFF strip / tile codecs with libtiff's verdicts (tiff_codecs.c): fill out[0, occ) from in[0, n); 0, or -1
  * where libtiff's codec fails. sg_tiff_unpredict undoes Predictor 2 per row on 8- or 16-bit samples. */
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ);

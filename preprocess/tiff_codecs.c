@@ -13,7 +13,7 @@
  *     what is left of occ is cut; input that ends before occ bytes is an error ("not enough data").
  *   - Deflate (tif_zip.c: zlib inflate with occ bytes of room): inflate.c's decoder, stopped where zlib stops:
  *     when a byte past occ would be written (a block end right after the last byte, and then the Adler-32, are
- *     still checked). A stream that ends, or whose input ends, before occ bytes is an error.
+ *     still checked; a length and distance read with no room left end it too, the distance unchecked). A stream that ends, or whose input ends, before occ bytes is an error.
  * Horizontal differencing (Predictor 2) is undone per row after decoding, on 8- or 16-bit samples.
  */
 #include "preprocess/internal.h"

@@ -18,6 +18,12 @@ Pillow starts reading a channel, damage to the data changes runs and their lengt
     corrupt SRC SEED NBYTES refused -     Pillow raises
     cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP, PSD, TGA, GIF): decoded, or
     cut SRC LEN refused -                 refused
+    dirdamage SRC SEED NBYTES ok|refused HASH   (TIFF) the damage below, in IFD0's entries instead
+
+TIFFs (preprocess/decode_tiff.c) get all three, their verdicts from Image.open(path) as the tool opens files
+(Pillow memory-maps a single uncompressed tile then): the damage of the data, damage of the directory's entries
+(tags, types, counts, values and offsets: byte ifd + 2 + x % (12 * entries)), and cuts, denser in the directory's
+region (at the end of the file but in Pillow's own uncompressed files, where it comes first).
 
 The damage: xorshift64 seeded with SEED, then NBYTES times: next state x; byte at len/3 + x % (len - len/3 - 2)
 (the last two thirds of the file: after a JPEG's headers; the end of a BMP's palette and its RLE data; a PSD's
@@ -41,6 +47,15 @@ SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg
 CUT_SOURCES = ["bmp_rle8.bmp", "bmp_rle4.bmp", "bmp_rle8_overrun.bmp", "psd_rgb_rle.psd", "psd_rgba.psd",
                "psd_rgb_5ch_rle.psd", "tga_rle.tga", "tga_32_rle_top_rtl_footer.tga", "tga_cm24_rle_first4.tga",
                "gif_p.gif", "gif_screen_0x0_offset_interlaced.gif"]
+# TIFFs (preprocess/decode_tiff.c), a few of each path: uncompressed strips (the directory first or last), tiles,
+# LZW, Deflate, PackBits (strips and tiles, predictor 2), planar 2. Damaged in the data (corrupt), in the
+# directory's entries (dirdamage) and cut short at many lengths, the directory's region more densely.
+TIFF_SOURCES = ["tiff_rgb_raw.tif", "tiff_l_raw.tif", "tiff_rgb_strips.tif", "tiff_p4_raw.tif", "tiff_cmyk_raw.tif",
+                "tiff_rgb_tiled_c1.tif", "tiff_rgb_raw_tiled_be.tif", "tiff_rgb_tiff_lzw.tif", "tiff_rgb_lzw_pred2.tif",
+                "tiff_rgb_tiled_c5.tif", "tiff_rgb_tiff_deflate.tif", "tiff_rgb_deflate_pred2_be.tif",
+                "tiff_rgb_tiled_c8.tif", "tiff_rgb_packbits.tif", "tiff_la_packbits.tif", "tiff_rgb_tiled_c32773.tif",
+                "tiff_rgb_planar_c1.tif", "tiff_rgb_planar_c5.tif", "tiff_rgb_planar_c8.tif",
+                "tiff_cmyk_planar_packbits.tif", "tiff_rgb_planar_raw_tiled.tif"]
 SEEDS = 40
 M = (1 << 64) - 1
 
@@ -64,10 +79,21 @@ def damage(data: bytes, seed: int, nbytes: int) -> bytes:
     return bytes(b)
 
 
-def pillow_verdict(data: bytes):
-    """("ok", HASH of the 224x224 bilinear pixels) when Pillow decodes data, else ("refused", "-")."""
+def pillow_verdict(data: bytes, path=False):
+    """("ok", HASH of the 224x224 bilinear pixels) when Pillow decodes data, else ("refused", "-"). path: the data
+    is opened from a file, as the tool opens it (a TIFF's single uncompressed tile is then memory-mapped)."""
     import io
+    import tempfile
+    import warnings
+    warnings.simplefilter("ignore")
     try:
+        if path:
+            with tempfile.NamedTemporaryFile(suffix=".tif") as f:
+                f.write(data)
+                f.flush()
+                im = Image.open(f.name)
+                im.load()
+                return "ok", fnv1a64(im.convert("RGB").resize((224, 224), Image.BILINEAR).tobytes())
         im = Image.open(io.BytesIO(data))
         im.load()
         return "ok", fnv1a64(im.convert("RGB").resize((224, 224), Image.BILINEAR).tobytes())
@@ -81,6 +107,53 @@ def psd_data_start(data: bytes) -> int:
     for _ in range(3):
         p += 4 + int.from_bytes(data[p:p + 4], "big")
     return p
+
+
+def tiff_dir(data: bytes):
+    """IFD0's offset and the end of its entries (the count, 12 bytes an entry)."""
+    be = data[:2] == b"MM"
+    ifd = int.from_bytes(data[4:8], "big" if be else "little")
+    n = int.from_bytes(data[ifd:ifd + 2], "big" if be else "little")
+    return ifd, ifd + 2 + 12 * n
+
+
+def damage_range(data: bytes, seed: int, nbytes: int, lo: int, hi: int) -> bytes:
+    """damage() within [lo, hi): byte lo + x % (hi - lo) set to (x >> 32) & 0xff."""
+    b = bytearray(data)
+    x = seed | 1
+    for _ in range(nbytes):
+        x ^= (x << 13) & M
+        x ^= x >> 7
+        x ^= (x << 17) & M
+        b[lo + x % (hi - lo)] = (x >> 32) & 0xFF
+    return bytes(b)
+
+
+def tiff_lines(counts):
+    lines = []
+    for src in TIFF_SOURCES:
+        data = open(os.path.join(IMAGES, src), "rb").read()
+        ifd, end = tiff_dir(data)
+        for seed in range(1, SEEDS + 1):
+            nbytes = 1 + seed % 4
+            s = seed * 0x9E3779B97F4A7C15 & M
+            verdict, h = pillow_verdict(damage(data, s, nbytes), path=True)
+            counts[verdict] += 1
+            lines.append(f"corrupt {src} {s} {nbytes} {verdict} {h}")
+        for seed in range(1, SEEDS + 1):
+            nbytes = 1 + seed % 2
+            s = seed * 0xD1B54A32D192ED03 & M
+            verdict, h = pillow_verdict(damage_range(data, s, nbytes, ifd + 2, end), path=True)
+            counts[verdict] += 1
+            lines.append(f"dirdamage {src} {s} {nbytes} {verdict} {h}")
+        cuts = {4, 8, 9, ifd, ifd + 1, ifd + 2} | {len(data) * k // 24 for k in range(1, 24)}
+        cuts |= {ifd + (len(data) - ifd) * k // 16 for k in range(1, 16)}
+        cuts |= {len(data) - k for k in range(1, 9)}
+        for n in sorted(c for c in cuts if 0 < c < len(data)):
+            verdict, h = pillow_verdict(data[:n], path=True)
+            counts[verdict] += 1
+            lines.append(f"cut {src} {n} {verdict} {h}")
+    return lines
 
 
 def main():
@@ -112,6 +185,7 @@ def main():
             verdict, h = pillow_verdict(data[:n])
             counts[verdict] += 1
             lines.append(f"cut {src} {n} {verdict} {h}")
+    lines += tiff_lines(counts)
     out = os.path.join(IMAGES, "goldens_corrupt.txt")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

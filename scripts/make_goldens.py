@@ -190,6 +190,7 @@ def make_images():
     write_bmp_rle_goldens(files)
     write_tga_goldens(files)
     write_tiff_goldens(rgb, a, files)
+    write_tiff_jpeg_goldens(rgb, files)
     return files
 
 
@@ -714,10 +715,12 @@ def write_psd_goldens(rgb, a, files):
 
 
 def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1, tiles=None, rps=None, be=False,
-               extras=(), cmap=None, orient=None, fill=1, pred=1, sfmt=None):
+               extras=(), cmap=None, orient=None, fill=1, pred=1, sfmt=None, jpeg=None, extra_tags=None, post=None):
     """A TIFF written byte by byte: chunks_for(plane, x0, y0, cw, ch) gives one strip's or tile's raw bytes (rows of
     (cw * bits * samples + 7) // 8), compressed here as libtiff writes them (LZW / Deflate / PackBits, predictor 2,
-    FillOrder 2 reversing the compressed bytes)."""
+    FillOrder 2 reversing the compressed bytes). comp=7: each strip or tile a JPEG of its own (jpeg_chunk with the
+    options in jpeg), the DQT / DHT tables moved to JPEGTables unless jpeg["tables"] is False; extra_tags: more
+    {tag: (type, values)}; post(bytearray, offsets, counts) may damage the file before it is written."""
     import tiff_differential as td
     E = ">" if be else "<"
     cw, ch = tiles if tiles else (w, rps or h)
@@ -731,7 +734,14 @@ def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1
                 rows = ch if tiles else min(ch, h - y0)
                 raw = chunks_for(p, x0, y0, cw, rows)
                 assert len(raw) == rowbytes * rows, (name, len(raw), rowbytes * rows)
-                if comp != 1:
+                if comp == 7:
+                    opts = dict(jpeg or {})
+                    if opts.pop("pad_last_only", False) and y0 + ch < h:
+                        opts.pop("pad_rows", None)
+                    raw, tables = jpeg_chunk(raw, cw, rows, spp, photo, **opts)
+                    if (jpeg or {}).get("tables", True):
+                        extra_tags = {**(extra_tags or {}), 347: (7, tables)}
+                elif comp != 1:
                     if pred == 2:
                         raw = td.predict(raw, rowbytes, 1 if planar == 2 else spp, bits, be)
                     raw = {5: td.lzw_encode, 8: lambda d: zlib.compress(d, 9), 32946: lambda d: zlib.compress(d, 6),
@@ -757,6 +767,7 @@ def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1
         tags[274] = (3, [orient])
     if cmap is not None:
         tags[320] = (3, list(cmap))
+    tags.update(extra_tags or {})
     if tiles:
         tags.update({322: (4, [cw]), 323: (4, [ch]), 324: (4, offs), 325: (4, counts)})
     else:
@@ -765,7 +776,7 @@ def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1
     data_at, ent, extra = ifd_at + 2 + 12 * n + 4, bytearray(), bytearray()
     for tag in sorted(tags):
         typ, vals = tags[tag]
-        payload = struct.pack(E + ("H" if typ == 3 else "L") * len(vals), *vals)
+        payload = bytes(vals) if typ == 7 else struct.pack(E + ("H" if typ == 3 else "L") * len(vals), *vals)
         if len(payload) <= 4:
             ent += struct.pack(E + "HHL", tag, typ, len(vals)) + payload.ljust(4, b"\0")
         else:
@@ -773,9 +784,127 @@ def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1
             extra += payload
     body += struct.pack(E + "H", n) + ent + struct.pack(E + "L", 0) + extra
     body[4:8] = struct.pack(E + "L", ifd_at)
+    if post:
+        post(body, offs, counts)
     path = os.path.join(OUT, name)
     open(path, "wb").write(bytes(body))
     files[name] = path
+
+
+def jpeg_chunk(raw, cw, rows, spp, photo, quality=75, subsampling=0, tables=True, pad_rows=0):  # noqa: PLR0913
+    """One strip's or tile's JPEG as libtiff's JPEG codec would store it, made with Pillow's JPEG encoder: YCbCr
+    (photometric 6) with the given subsampling, RGB kept as RGB (photometric 2), grey, CMYK; pad_rows more rows
+    (the last row repeated) make a JPEG taller than the strip. Returns (the stream without its DQT / DHT segments
+    when tables, else whole; JPEGTables: SOI, the DQT / DHT segments, EOI)."""
+    arr = np.frombuffer(raw, np.uint8).reshape(rows, cw, spp)
+    if pad_rows:
+        arr = np.concatenate([arr, np.repeat(arr[-1:], pad_rows, axis=0)])
+    mode = {1: "L", 3: "RGB", 4: "CMYK"}[spp]
+    img = Image.fromarray(arr[..., 0] if spp == 1 else arr, mode)
+    buf = io.BytesIO()
+    kw = {"keep_rgb": True} if photo == 2 else {}
+    img.save(buf, "JPEG", quality=quality, subsampling=subsampling, **kw)
+    data = buf.getvalue()
+    keep, tab, i = bytearray(data[:2]), bytearray(b"\xff\xd8"), 2
+    while data[i + 1] != 0xDA:
+        n = 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
+        (tab if data[i + 1] in (0xDB, 0xC4) else keep).extend(data[i:i + n])
+        i += n
+    keep += data[i:]
+    return (bytes(keep) if tables else data), bytes(tab + b"\xff\xd9")
+
+
+def write_tiff_jpeg_goldens(rgb, files):
+    """JPEG-compressed TIFFs (Compression 7, preprocess/decode_tiff_jpeg.c): Pillow's writer (libtiff: photometric
+    RGB, grey, CMYK, YCbCr 1x1; quality; strips of 16 rows) and byte-by-byte files (YCbCr 4:2:0 and 4:2:2 with
+    and without the YCbCrSubsampling tag, tiles with edge tiles, strips with a short last strip, a last strip
+    whose JPEG is taller, no JPEGTables, WhiteIsZero, big-endian, orientation), damaged ones Pillow still decodes
+    (strip data cut short, entropy bytes changed) and ones it refuses (refused/)."""
+    h, w = rgb.shape[:2]
+    im = Image.fromarray(rgb)
+
+    def save(name, img, **kw):
+        path = os.path.join(OUT, name)
+        img.save(path, **kw)
+        files[name] = path
+
+    save("tiff_jpeg_rgb.tif", im, compression="jpeg")
+    save("tiff_jpeg_rgb_q30_rps16.tif", im, compression="jpeg", quality=30, tiffinfo={278: 16})
+    save("tiff_jpeg_l.tif", im.convert("L"), compression="jpeg")
+    save("tiff_jpeg_cmyk.tif", im.convert("CMYK"), compression="jpeg", quality=90)
+    save("tiff_jpeg_ycbcr_pillow.tif", im.convert("YCbCr"), compression="jpeg")
+
+    def contig(arr):
+        def f(p, x0, y0, cw, ch):
+            pad = np.pad(arr, [(0, max(0, y0 + ch - arr.shape[0])), (0, max(0, x0 + cw - arr.shape[1]))] +
+                         [(0, 0)] * (arr.ndim - 2), mode="edge")
+            return np.ascontiguousarray(pad[y0:y0 + ch, x0:x0 + cw]).tobytes()
+        return f
+
+    c3, grey = contig(rgb), contig(rgb[..., 1])
+    write_tiff("tiff_jpeg_ycbcr420_rps10.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=10, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])})
+    write_tiff("tiff_jpeg_ycbcr422_tiled.tif", files, w, h, c3, 6, 8, 3, comp=7, tiles=(32, 16),
+               jpeg={"subsampling": 1, "quality": 85}, extra_tags={530: (3, [2, 1])})
+    write_tiff("tiff_jpeg_ycbcr422_no_subsampling_tag.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=24,
+               jpeg={"subsampling": 1})
+    write_tiff("tiff_jpeg_ycbcr420_no_tables_be.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=8, be=True,
+               jpeg={"subsampling": 2, "tables": False}, extra_tags={530: (3, [2, 2])})
+    write_tiff("tiff_jpeg_ycbcr420_last_strip_taller.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16,
+               jpeg={"subsampling": 2, "pad_rows": 11, "pad_last_only": True}, extra_tags={530: (3, [2, 2])})
+    write_tiff("tiff_jpeg_rgb_photometric2_tiled.tif", files, w, h, c3, 2, 8, 3, comp=7, tiles=(16, 32),
+               jpeg={"quality": 60})
+    write_tiff("tiff_jpeg_l_whiteiszero_rps5.tif", files, w, h, grey, 0, 8, 1, comp=7, rps=5)
+    write_tiff("tiff_jpeg_orient6.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, orient=6, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])})
+
+    # damaged: the second strip's byte count cut to 60% (libjpeg: premature end, a warning: Pillow decodes), some
+    # entropy-coded bytes changed (corrupt-data warnings), and what libtiff refuses
+    def patch(body, tag, i, value):  # value i of a LONG array tag (little-endian files)
+        ent_at = struct.unpack("<L", body[4:8])[0]
+        for k in range(struct.unpack("<H", body[ent_at:ent_at + 2])[0]):
+            e = ent_at + 2 + 12 * k
+            if struct.unpack("<H", body[e:e + 2])[0] == tag:
+                at = struct.unpack("<L", body[e + 8:e + 12])[0] if struct.unpack("<L", body[e + 4:e + 8])[0] > 1 else e + 8 - 4 * i
+                body[at + 4 * i:at + 4 * i + 4] = struct.pack("<L", value)
+
+    def cut_count(body, offs, counts):
+        patch(body, 279, 1, counts[1] * 6 // 10)
+
+    def flip(body, offs, counts):
+        for k in range(offs[0] + counts[0] // 2, offs[0] + counts[0] - 40, 37):
+            body[k] = (body[k] ^ 0x5A) if body[k] ^ 0x5A != 0xFF and body[k] != 0xFF and body[k - 1] != 0xFF else body[k]
+
+    def bad_marker(body, offs, counts):
+        body[offs[1] + counts[1] // 2:offs[1] + counts[1] // 2 + 2] = b"\xff\x01"  # a TEM marker inside the scan
+
+    def no_soi(body, offs, counts):
+        body[offs[0]:offs[0] + 2] = b"\x00\x00"
+
+    write_tiff("tiff_jpeg_strip_cut_short.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=cut_count)
+    write_tiff("tiff_jpeg_entropy_damaged.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=flip)
+    write_tiff("tiff_jpeg_strip_bad_marker.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=bad_marker)
+    def no_eoi(body, offs, counts):  # a bad marker where the first strip's EOI was: libtiff ignores
+        body[offs[0] + counts[0] - 1] = 0x0D  # jpeg_finish_decompress's error
+
+    write_tiff("tiff_jpeg_finish_error.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=no_eoi)
+    write_tiff("tiff_jpeg_one_strip_count0.tif", files, w, h, c3, 6, 8, 3, comp=7, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=lambda body, offs, counts: patch(body, 279, 0, 0))
+    write_tiff("refused/tiff_jpeg_no_soi.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=no_soi)
+    write_tiff("refused/tiff_jpeg_wrong_subsampling_tag.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16,
+               jpeg={"subsampling": 2}, extra_tags={530: (3, [1, 1])})
+    write_tiff("refused/tiff_jpeg_strip_taller_not_last.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16,
+               jpeg={"subsampling": 2, "pad_rows": 3}, extra_tags={530: (3, [2, 2])})
+    def cut_file(body, offs, counts):  # the last strip's bytes run past the end of the file (a cut file)
+        patch(body, 273, len(offs) - 1, len(body) - counts[-1] // 2)
+
+    write_tiff("refused/tiff_jpeg_file_cut.tif", files, w, h, c3, 6, 8, 3, comp=7, rps=16, jpeg={"subsampling": 2},
+               extra_tags={530: (3, [2, 2])}, post=cut_file)
 
 
 def write_tiff_goldens(rgb, a, files):
@@ -878,6 +1007,9 @@ def write_tiff_goldens(rgb, a, files):
     write_tiff("tiff_orient3_packbits.tif", files, w, h, contig(rgb), 2, 8, 3, comp=32773, orient=3)
     # the memory-map quirk: one uncompressed L strip, orientation 6: read as an h x w image, then rotated
     write_tiff("tiff_orient6_mmap_l.tif", files, w, h, contig(grey), 1, 8, 1, orient=6)
+    # the same for one tile narrower than the rotated width (30 x 37, a 32 x 48 tile, orientation 8): the mapped
+    # 37 x 30 image's rows are 37 bytes apart, not the tile's 32
+    write_tiff("tiff_orient8_mmap_narrow_tile.tif", files, 30, h, contig(grey[:, :30]), 1, 8, 1, tiles=(32, 48), orient=8)
 
 
 def pil_rgb(path, exif):

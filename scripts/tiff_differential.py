@@ -12,7 +12,8 @@ bytes changed, byte counts or offsets changed, StripByteCounts dropped, strips s
 file is decoded by Pillow (Image.open(path).convert("RGB"); Pillow applies the Orientation at load; any
 exception is a refusal) in the Python given by --python, and by DUMP (tests/fuzz/gif_dump.c, a generic
 sg_decode_rgb driver; an argument 12 sets pillow_major 12). Prints every file whose verdict, size or pixels
-differ, and a count. Usage: tiff_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12]
+differ, and a count. --jpeg writes JPEG-compressed TIFFs instead (make_jpeg). Usage:
+tiff_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12] [--jpeg]
 """
 import os
 import random
@@ -273,6 +274,123 @@ def make(rng):
     return bytes(body)
 
 
+JPEG_MODES = [(6, 3), (6, 3), (6, 3), (2, 3), (1, 1), (0, 1), (5, 4)]
+
+
+def make_jpeg(rng):
+    """--jpeg: a JPEG-compressed TIFF (Compression 7; its own random stream, so the other files of a seed stay
+    as they were): photometric YCbCr (subsampling 4:4:4 / 4:2:2 / 4:2:0, the YCbCrSubsampling tag right, absent or
+    wrong), RGB, grey, WhiteIsZero, CMYK; strips (any RowsPerStrip) or tiles; each strip or tile a JPEG made by
+    Pillow's encoder (quality, progressive now and then), its tables moved to JPEGTables or left in place; now and
+    then a last strip taller than the strip, a JPEG of the wrong size, 3 samples declared for grey, planar 2; then
+    damaged as make() damages files (byte counts, bytes changed, the file cut)."""
+    import io
+    from PIL import Image
+    be = rng.random() < 0.3
+    E = ">" if be else "<"
+    photo, spp = rng.choice(JPEG_MODES)
+    w, h = rng.randint(1, 70), rng.randint(1, 70)
+    tiled = rng.random() < 0.3
+    if tiled:
+        tw, th = rng.choice([16, 32, 48]), rng.choice([16, 16, 32])
+    else:
+        tw, th = w, rng.choice([h, rng.randint(1, h), rng.randint(1, 20), 8, 16, h + rng.randint(1, 5)])
+    sub = rng.choice([0, 1, 2]) if photo == 6 else 0
+    quality = rng.choice([5, 30, 75, 90, 100, rng.randint(1, 100)])
+    prog = rng.random() < 0.1
+    split = rng.random() < 0.8
+    odd = rng.random()
+    across, down = (w + tw - 1) // tw, (h + th - 1) // th
+    noise = rng.random() < 0.5
+    chunks, tables = [], b""
+    for cy in range(down):
+        for cx in range(across):
+            rows = th if tiled else min(th, h - cy * th)
+            jw, jh = tw, rows
+            if not tiled and cy == down - 1 and odd < 0.05:
+                jh = th  # the last strip's JPEG at the full strip height
+            elif odd < 0.08 and cy == 0 and cx == 0:
+                jw, jh = jw + rng.choice([0, 1, 8]), jh + rng.choice([-1, 0, 1, 8]) if jh > 1 else jh + 1
+            n = jw * max(jh, 1) * spp
+            if noise:
+                raw = bytes(rng.getrandbits(8) for _ in range(n))
+            else:
+                base = rng.randint(0, 255)
+                raw = bytes((base + (i // 5) * rng.randint(0, 2)) & 255 for i in range(n))
+            arr_mode = {1: "L", 3: "RGB", 4: "CMYK"}[spp]
+            img = Image.frombytes(arr_mode, (jw, max(jh, 1)), raw)
+            buf = io.BytesIO()
+            kw = {"keep_rgb": True} if photo == 2 else {}
+            img.save(buf, "JPEG", quality=quality, subsampling=sub if spp == 3 else 0, progressive=prog, **kw)
+            data = buf.getvalue()
+            if split:
+                keep, tab, i = bytearray(data[:2]), bytearray(b"\xff\xd8"), 2
+                while data[i + 1] != 0xDA:
+                    ln = 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
+                    (tab if data[i + 1] in (0xDB, 0xC4) else keep).extend(data[i:i + ln])
+                    i += ln
+                keep += data[i:]
+                data, tables = bytes(keep), bytes(tab + b"\xff\xd9")
+            chunks.append(data)
+    body = bytearray(b"MM\0*" if be else b"II*\0") + b"\0\0\0\0"
+    offs = []
+    for c in chunks:
+        offs.append(len(body))
+        body += c
+        if len(body) % 2:
+            body += b"\0"
+    counts = [len(c) for c in chunks]
+    tags = {256: (4, [w]), 257: (4, [h]), 258: (3, [8] * spp), 259: (3, [7]), 262: (3, [photo]), 277: (3, [spp])}
+    if odd > 0.97:
+        tags[277] = (3, [3 if spp == 1 else 1])
+        tags[258] = (3, [8] * tags[277][1][0])
+    elif odd > 0.95:
+        tags[284] = (3, [2])
+    if split:
+        tags[347] = (7, list(tables))
+    if photo == 6:
+        r = rng.random()
+        hv = [[1, 1], [2, 1], [2, 2]][sub]
+        if r < 0.7:
+            tags[530] = (3, hv)
+        elif r < 0.8:
+            tags[530] = (3, rng.choice([[1, 1], [2, 1], [2, 2], [4, 4]]))
+    if rng.random() < 0.2:
+        tags[274] = (3, [rng.randint(1, 8)])
+    if tiled:
+        tags.update({322: (4, [tw]), 323: (4, [th]), 324: (4, offs), 325: (4, counts)})
+    else:
+        tags.update({278: (4, [th]), 273: (4, offs), 279: (4, counts)})
+    damage = rng.random()
+    k = 279 if 279 in tags else 325
+    if damage < 0.1:
+        v = tags[k][1]
+        i = rng.randrange(len(v))
+        v[i] = rng.choice([0, 1, v[i] // 2, v[i] * 2 // 3, v[i] + rng.randint(1, 50)])
+    ent, extra = bytearray(), bytearray()
+    ifd_at = len(body)
+    data_at = ifd_at + 2 + 12 * len(tags) + 4
+    for tag in sorted(tags):
+        typ, vals = tags[tag]
+        payload = bytes(vals) if typ == 7 else struct.pack(E + {3: "H", 4: "L"}[typ] * len(vals), *vals)
+        if len(payload) <= 4:
+            ent += struct.pack(E + "HHL", tag, typ, len(vals)) + payload.ljust(4, b"\0")
+        else:
+            ent += struct.pack(E + "HHLL", tag, typ, len(vals), data_at + len(extra))
+            extra += payload
+            if len(extra) % 2:
+                extra += b"\0"
+    body += struct.pack(E + "H", len(tags)) + ent + struct.pack(E + "L", 0) + extra
+    body[4:8] = struct.pack(E + "L", ifd_at)
+    if rng.random() < 0.2:  # bytes changed in the strips' data
+        for _ in range(rng.randint(1, 6)):
+            i = rng.randrange(8, max(9, ifd_at))
+            body[i] = rng.getrandbits(8)
+    if rng.random() < 0.05:
+        body = body[:rng.randint(8, len(body))]
+    return bytes(body)
+
+
 def run(cmd, paths, stdin_text=None):
     r = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True)
     out = {}
@@ -289,6 +407,7 @@ def main():
         py = sys.argv[sys.argv.index("--python") + 1]
         args.remove(py)
     p12 = "--pillow12" in sys.argv
+    jpeg = "--jpeg" in sys.argv
     dump, outdir = args[0], args[1]
     n = int(args[2]) if len(args) > 2 else 1000
     seed = int(args[3]) if len(args) > 3 else 1
@@ -298,11 +417,11 @@ def main():
     for i in range(n):
         p = os.path.join(outdir, "t%05d.tif" % i)
         with open(p, "wb") as f:
-            f.write(make(rng))
+            f.write(make_jpeg(rng) if jpeg else make(rng))
         paths.append(p)
     ours = run([dump] + (["12"] if p12 else []), paths)
     theirs = run([py, "-c", ORACLE], paths)
-    diff = ok = refused = design = 0
+    diff = ok = refused = design = known = 0
     for p in paths:
         a, b = ours.get(p, "missing"), theirs.get(p, "missing")
         if a.startswith("OK"):
@@ -310,6 +429,9 @@ def main():
         same = a == b if a.startswith("OK") or b.startswith("OK") else True
         if not b.startswith("OK"):
             refused += 1
+        if not same and a.startswith("ERR") and ("rows it did not decode" in a or "block smoothing" in a):
+            known += 1  # JPEG: a strip smaller than libtiff expects (Pillow returns stale buffer bytes), or a cut
+            continue    # progressive strip (libjpeg-turbo 2.1 and 3.x smooth the missing coefficients differently)
         if not same and a.startswith("ERR") and ("is not supported" in a or "are not supported" in a):
             design += 1  # a mode or compression this decoder refuses by design (the message names it)
             continue
@@ -317,7 +439,8 @@ def main():
             diff += 1
             print("DIFF", p, "| ours:", a[:150], "| pillow:", b[:120])
     print("%d of %d differ (Pillow decodes %d, refuses %d; we decode %d; %d more that Pillow decodes are refused "
-          "by design: a mode or compression named as not supported)" % (diff, n, n - refused, refused, ok, design))
+          "by design: a mode or compression named as not supported; %d refused as not reproducible: JPEG strips "
+          "smaller than libtiff expects, cut progressive JPEG strips)" % (diff, n, n - refused, refused, ok, design, known))
     return 1 if diff else 0
 
 

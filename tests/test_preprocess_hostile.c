@@ -7,7 +7,7 @@
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
  * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
- * BMPs, PSDs, TGAs and GIFs, damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes
+ * BMPs, PSDs, TGAs, GIFs and TIFFs (also with a damaged directory), damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes
  * and what it refuses. TGA verdicts that differ between Pillow 12 and 13 are checked with pillow_major 12 and 13.
  */
 #include "preprocess/preprocess.h"
@@ -134,10 +134,12 @@ int main(void) {
     }
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
      * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs, TGAs, GIFs), and for RLE BMPs, PSDs, TGAs and
-     * GIFs cut short; both paths must give Pillow's answer. Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA, [4] GIF. */
+     * GIFs cut short; both paths must give Pillow's answer. TIFFs get the same, and damage to their directory's
+     * entries (dirdamage lines: bytes ifd + 2 + x % (12 * entries)). Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA,
+     * [4] GIF, [5] TIFF; dir[5] counts the directory damage. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt[5] = {0}, corrupt_ok[5] = {0}, refused[5] = {0}, ncut[5] = {0};
+    int ncorrupt[6] = {0}, corrupt_ok[6] = {0}, refused[6] = {0}, ncut[6] = {0}, ndir[6] = {0};
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
@@ -145,7 +147,8 @@ int main(void) {
         char name[256], verdict[16], hash[32];
         unsigned long long seed = 0, cut_len = 0;
         int nbytes = 0, cut = sscanf(line, "cut %255s %llu %15s %31s", name, &cut_len, verdict, hash) == 4;
-        if (!cut && sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
+        int dir = !cut && sscanf(line, "dirdamage %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) == 5;
+        if (!cut && !dir && sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
         if (strcmp(name, src_name) != 0) {
             free(src);
             snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
@@ -153,13 +156,22 @@ int main(void) {
             snprintf(src_name, sizeof src_name, "%s", name);
         }
         if (!src || src_len < 8 || cut_len > src_len) continue;
+        size_t lo = src_len / 3, span = src_len - src_len / 3 - 2; /* where the damage falls */
+        if (dir) { /* IFD0's entries (the source is a valid TIFF) */
+            int be = src[0] == 'M';
+            size_t ifd = be ? (size_t)src[4] << 24 | (size_t)src[5] << 16 | (size_t)src[6] << 8 | src[7]
+                            : (size_t)src[7] << 24 | (size_t)src[6] << 16 | (size_t)src[5] << 8 | src[4];
+            size_t ne = ifd + 2 <= src_len ? (be ? (size_t)src[ifd] << 8 | src[ifd + 1] : (size_t)src[ifd + 1] << 8 | src[ifd]) : 0;
+            if (ne == 0 || ifd + 2 + 12 * ne > src_len) continue;
+            lo = ifd + 2, span = 12 * ne;
+        }
         size_t bad_len = cut ? (size_t)cut_len : src_len;
         uint8_t *bad = malloc(bad_len ? bad_len : 1); /* exact size: ASan sees any read past a cut */
         memcpy(bad, src, bad_len);
         uint64_t s = seed | 1; /* the damage of make_corrupt_goldens.py */
         for (int b = 0; b < nbytes; b++) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            bad[src_len / 3 + (size_t)(s % (src_len - src_len / 3 - 2))] = (uint8_t)(s >> 32);
+            bad[lo + (size_t)(s % span)] = (uint8_t)(s >> 32);
         }
         int pillow_ok = strcmp(verdict, "ok") == 0, good = 1;
         for (int whole = 0; whole < 2; whole++) {
@@ -172,7 +184,7 @@ int main(void) {
             char got[32];
             snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a64(out, 224 * 224 * 3));
             int ok = pillow_ok ? rc == 0 && strcmp(got, hash) == 0 : rc == -1 && e[0];
-            if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, cut ? "cut at" : "seed",
+            if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, cut ? "cut at" : dir ? "directory seed" : "seed",
                             cut ? cut_len : seed, whole ? "whole-image" : "streamed",
                             pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
@@ -181,11 +193,13 @@ int main(void) {
                    : strstr(name, ".psd") ? 2
                    : strstr(name, ".tga") ? 3
                    : strstr(name, ".gif") ? 4
+                   : strstr(name, ".tif") ? 5
                                          : 0;
         corrupt_ok[kind] += good;
         refused[kind] += !pillow_ok;
         ncorrupt[kind]++;
         ncut[kind] += cut;
+        ndir[kind] += dir;
         free(bad);
     }
     free(src);
@@ -206,12 +220,24 @@ int main(void) {
     CHECK(ncorrupt[4] >= 80 && ncut[4] >= 50 && corrupt_ok[4] == ncorrupt[4] && refused[4] > 0,
           "corrupted and cut GIFs (%d cut): Pillow's verdict and pixels on %d of %d (%d of them Pillow refuses)",
           ncut[4], corrupt_ok[4], ncorrupt[4], refused[4]);
-    /* TGA and GIF verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps,
+    CHECK(ncorrupt[5] >= 2500 && ncut[5] >= 900 && ndir[5] >= 800 && corrupt_ok[5] == ncorrupt[5] && refused[5] > 0 &&
+              refused[5] < ncorrupt[5],
+          "corrupted, cut and directory-damaged TIFFs (%d cut, %d in the directory): Pillow's verdict and pixels on %d "
+          "of %d (%d of them Pillow refuses)", ncut[5], ndir[5], corrupt_ok[5], ncorrupt[5], refused[5]);
+    /* TGA, GIF and TIFF verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps,
      * Pillow 13 refuses an RGBA file of fewer than 26 bytes (its footer seek) and a GIF frame of width 0 at x 0
-     * (Pillow 12 decodes it as the whole image) */
+     * (Pillow 12 decodes it as the whole image); Pillow 13's libtiff 4.7.2 refuses 5 strip offsets with 4 byte
+     * counts or none, Pillow 12's 4.7.1 reads them; Pillow 12 refuses 1-bit tiles 17 pixels wide (not 2-bit
+     * tiles of 19 x 1)
+     * and reads what libtiff reads past an entry where its own directory stops, and planar RGBaX tiles, and
+     * refuses a one-strip file too short for its memory map; a TIFF tag repeated with the same value is read by both */
     static const struct { const char *file; int ok12, ok13; } pv[] = {
         {"images/tga_cm32_first4.tga", 0, 1}, {"hostile/tga_rgba_under_26_bytes.tga", 1, 0}, {"images/tga_32.tga", 1, 1},
-        {"images/refused/gif_frame_0_wide_at_x0.gif", 1, 0}};
+        {"images/refused/gif_frame_0_wide_at_x0.gif", 1, 0}, {"hostile/tiff_diff_planar_5_offsets_4_counts.tif", 1, 0},
+        {"hostile/tiff_diff_repeated_length.tif", 1, 1}, {"hostile/tiff_diff_planar_5_offsets_no_counts.tif", 1, 0},
+        {"hostile/tiff_diff_1bit_tile_17_wide.tif", 0, 1}, {"hostile/tiff_diff_fill2_pred2_after_long_photometric.tif", 1, 1},
+        {"hostile/tiff_diff_65_offsets_3_counts.tif", 1, 0}, {"hostile/tiff_diff_planar_rgbax_tiles.tif", 1, 0},
+        {"hostile/tiff_diff_2bit_tile_19x1.tif", 1, 1}, {"hostile/tiff_diff_mmap_too_short.tif", 0, 1}};
     for (size_t k = 0; k < sizeof pv / sizeof *pv; k++)
         for (int major = 12; major <= 13; major++) {
             snprintf(path, sizeof path, "%s/tests/%s", root, pv[k].file);

@@ -16,6 +16,57 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 IMAGES = os.path.join(os.path.dirname(HERE), "images")
 rnd = random.Random(20261121)
 # (file, expected error): fuzzer findings, without libFuzzer's leading option byte
+# TIFFs scripts/tiff_differential.py wrote (seed 2 unless named), committed as they were found, each refused by Pillow 13 through
+# libtiff while Pillow's own reading of the directory accepts it: SamplesPerPixel of an unknown type (libtiff
+# fails, it does not ignore it); BitsPerSample whose 3604481 values run past the end (Pillow 13 skips the entry;
+# libtiff: IO error); planar 2 with 5 strip offsets and 4 byte counts (libtiff's deferred loading: inconsistent
+# counts, then a byte count of 0)
+TIFF_DIFFERENTIAL_FOUND = [
+    ("tiff_diff_spp_type71.tif", "tag 277 of type 71"),
+    ("tiff_diff_bps_past_end.tif", "tag 258's values run past the end"),
+    ("tiff_diff_planar_5_offsets_4_counts.tif", "5 offsets and 4 byte counts"),
+    # and one Pillow decodes: one strip, 2 offsets (out of line: libtiff reads the first from there, not from the
+    # entry) and 1 byte count
+    ("tiff_diff_2_offsets_1_count.tif", "OK"),
+    # (seed 4, --pillow12) ImageLength written twice with the same value, LZW: Pillow 12 keeps the last entry,
+    # libtiff the first, both decode it (test_preprocess_hostile also checks it with pillow_major 12)
+    ("tiff_diff_repeated_length.tif", "OK"),
+    # (seed 4) planar 2, 5 strip offsets and no StripByteCounts: Pillow 13's libtiff finds the counts inconsistent
+    # (Pillow 12's estimates them and decodes: checked with pillow_major 12); SamplesPerPixel 2 after an entry
+    # whose offsets run past the end, where Pillow's directory stops (it reads 1 sample, libtiff 2: strip size)
+    ("tiff_diff_planar_5_offsets_no_counts.tif", "5 offsets and 0 byte counts"),
+    ("tiff_diff_spp_beyond_pillows_view.tif", "strip size does not match"),
+    # (seed 4, --pillow12) 1-bit LZW tiles 17 pixels wide: Pillow 13 decodes them, Pillow 12 fails (its tile rows
+    # are width * bits / 8 bytes); checked with pillow_major 12 too
+    ("tiff_diff_1bit_tile_17_wide.tif", "OK"),
+    # (seed 4, --pillow12) entries after one whose data runs past the end, where Pillow 12's directory stops:
+    # libtiff still reads them (FillOrder 2 and Predictor 2 after a Photometric of 13762561 values, decoded by
+    # both; 65 strip offsets for 3 strips, RowsPerStrip after them: Pillow 12 decodes, Pillow 13's libtiff finds
+    # the lists inconsistent); both checked with pillow_major 12 too
+    ("tiff_diff_fill2_pred2_after_long_photometric.tif", "OK"),
+    ("tiff_diff_65_offsets_3_counts.tif", "65 offsets and 3 byte counts"),
+    # (seed 4, --pillow12) planar RGBaX in LZW tiles (5 samples, extra samples 1 and 0): Pillow 13 refuses the tile
+    # size, Pillow 12 decodes it (checked with pillow_major 12)
+    ("tiff_diff_planar_rgbax_tiles.tif", "tile size does not match"),
+    # (seed 4) a 1-bit palette file whose ColorMap entry comes first (and again last): libtiff ignores a ColorMap
+    # read before BitsPerSample, then misses it
+    ("tiff_diff_colormap_before_bps.tif", "ColorMap before BitsPerSample"),
+    # (seed 7) planar PackBits RGBA whose PlanarConfiguration follows a StripByteCounts of 251 values running past
+    # the end: Pillow's directory stops there (contiguous RGBA to it), libtiff reads planar strips and Pillow's
+    # decoder takes its layout from libtiff
+    ("tiff_diff_planar_after_pillows_view.tif", "OK"),
+    # (seed 7, --pillow12) 2-bit LZW tiles of 19 x 1: rows not ending on a byte, but one row a tile, so Pillow 12's
+    # tile size (all bits rounded up once) is libtiff's: both decode it (checked with pillow_major 12)
+    ("tiff_diff_2bit_tile_19x1.tif", "OK"),
+    # (seed 11) a Deflate strip whose stream has a length and a distance too far back right after the strip's
+    # last byte: zlib leaves at the copy, with no room, without checking the distance; libtiff has its bytes
+    ("tiff_diff_deflate_bad_distance_past_strip.tif", "OK"),
+    # (seed 11) one PackBits tile and no TileByteCounts: libtiff estimates the count, as for a single strip
+    ("tiff_diff_tile_without_bytecounts.tif", "OK"),
+    # (seed 17, --pillow12) one uncompressed L strip of 13 rows in a 12 x 64781 image: Pillow 13 decodes the
+    # strip; Pillow 12 maps the whole image, and the file is too short (ValueError); checked with pillow_major 12
+    ("tiff_diff_mmap_too_short.tif", "OK"),
+]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
     # fuzzer's instrumentation; then refused as truncated before decoding. Its first bad packet is a run past a
@@ -273,10 +324,25 @@ def main():
         (256, 4, 1, 16), (257, 4, 1, 16), (258, 3, 1, 8), (259, 3, 1, 8), (262, 3, 1, 1), (322, 4, 1, 16384),
         (323, 4, 1, 16384), (324, 4, 1, 122), (325, 4, 1, 16)]) + b"\0" * 4 + b"\x78\x9c" + b"\0" * 14,
         "exceed the cap of")
+    # JPEG-compressed: 9000 x 9000 in one strip of 20 bytes that are not a JPEG, and a 1 x 1 image of 65520 x
+    # 65520 tiles (Pillow: more than INT_MAX bytes a tile): both refused before anything is allocated
+    put("tiff_jpeg_huge_tiny.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 9000), (257, 4, 1, 9000), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (273, 4, 1, 98),
+        (279, 4, 1, 20)]) + b"\0" * 4 + b"\0" * 20, "does not start with SOI")
+    put("tiff_jpeg_huge_tiles.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 10) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 1), (257, 4, 1, 1), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (277, 3, 1, 1),
+        (322, 4, 1, 65520), (323, 4, 1, 65520), (324, 4, 1, 134), (325, 4, 1, 4)]) + b"\0" * 4 + b"\xff\xd8\xff\xd9",
+        "a tile of")
+    # 12000 x 9000 grey in one JPEG strip of 20 bytes: libtiff 4.7.2 (Pillow 13) calls the byte count likely invalid
+    put("tiff_jpeg_strip_ratio.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 12000), (257, 4, 1, 9000), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (273, 4, 1, 98),
+        (279, 4, 1, 20)]) + b"\0" * 4 + b"\xff\xd8" + b"\0" * 18, "likely invalid byte count")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
     put("svg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "unsupported format")
     # inputs the fuzzer found (tests/fuzz/README.md), committed as they were found, not regenerated here
     for name, why in FUZZ_FOUND:
+        expect.append(f"{name}\t{why}")
+    for name, why in TIFF_DIFFERENTIAL_FOUND:
         expect.append(f"{name}\t{why}")
     open(os.path.join(HERE, "expect.txt"), "w").write(
         "# FILE<TAB>substring of the error (OK: must decode); made by tests/hostile/make_hostile.py\n" +
