@@ -25,24 +25,24 @@
 #define SG_LZW_CSIZE 5119 /* libtiff: MAXCODE(12) + 1024 entries */
 
 typedef struct {
-    uint16_t prev;  /* entry of the string without its last byte (0xffff: none) */
-    uint16_t len;   /* string length */
-    uint8_t last, first;
+    uint16_t len;   /* string length (0: never filled) */
+    uint8_t first;  /* its first byte */
+    size_t off;     /* where its string already stands whole in out (entries >= 258, once added) */
 } sg_lzw_entry;
 
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
-    for (int i = 0; i < 256; i++) t[i].prev = 0xffff, t[i].len = 1, t[i].last = t[i].first = (uint8_t)i;
-    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].prev = 0xffff, t[i].len = 0, t[i].last = t[i].first = 0;
+    for (int i = 0; i < 256; i++) t[i].len = 1, t[i].first = (uint8_t)i, t[i].off = 0;
+    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].first = 0, t[i].off = 0;
     uint64_t bits_left = (uint64_t)n * 8, pos = 0;
     uint32_t acc = 0;
     int accbits = 0, nbits = 9, rc = -1;
     int free_ent = -1;  /* -1: libtiff's "before the table" (no entry may be added) */
     int maxcode = 510;  /* the width grows when free_ent passes this: (1 << nbits) - 2 */
     int old = 0;        /* entry 0 at the start, as libtiff's dec_oldcodep */
-    size_t o = 0;
+    size_t o = 0, old_off = 0; /* old_off: where old's string was written */
     for (;;) {
         /* the next nbits-bit code, MSB first; the input ending first is "not terminated with EOI" */
         while (accbits < nbits) {
@@ -66,6 +66,7 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
             } while (code == 256);
             if (code == 257) goto done;
             if (code > 257) goto bad;
+            old_off = o;
             out[o++] = (uint8_t)code;
             old = (int)code;
             if (o == occ) { rc = 0; goto done; }
@@ -73,9 +74,9 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         }
         /* a literal or a table code: a new entry is old's string plus the first byte of code's string */
         if (free_ent < 0 || (int)code > free_ent) goto bad;
-        uint8_t first = (int)code == free_ent ? t[old].first : t[code].first;
-        t[free_ent].prev = (uint16_t)old, t[free_ent].len = (uint16_t)(t[old].len + 1);
-        t[free_ent].first = t[old].first, t[free_ent].last = first;
+        t[free_ent].len = (uint16_t)(t[old].len + 1);
+        t[free_ent].first = t[old].first;
+        t[free_ent].off = old_off; /* old's string, then the first byte of code's, which follows it in out */
         if (++free_ent > maxcode) {
             if (++nbits > 12) nbits = 12;
             maxcode = (1 << nbits) - 2;
@@ -84,11 +85,20 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         old = (int)code;
         uint32_t len = t[code].len;
         if (len == 0) goto bad; /* an entry never filled (libtiff zeroes them; cannot happen after the checks) */
-        /* write the string back to front, cut to what is left of occ (libtiff keeps the first bytes) */
-        size_t room = occ - o, k = len;
-        uint32_t e = code;
-        while (k > room) e = t[e].prev, k--;
-        for (size_t i = k; i-- > 0;) out[o + i] = t[e].last, e = t[e].prev;
+        /* the string, cut to what is left of occ (libtiff keeps the first bytes): copied from where it stands
+         * in out already (an entry's string is old's string followed by the first byte written after it, and
+         * nothing is cut before the end); the entry added just now reaches one byte into what is written here,
+         * the byte that is written first (its first byte), so that copy goes forward byte by byte */
+        size_t room = occ - o, k = len < room ? len : room;
+        old_off = o;
+        if (code < 256) {
+            out[o] = (uint8_t)code;
+        } else {
+            const uint8_t *f = out + t[code].off;
+            uint8_t *d = out + o;
+            if (k > 16 && t[code].off + k <= o) memcpy(d, f, k);
+            else for (size_t i = 0; i < k; i++) d[i] = f[i]; /* short, or overlapping: forward */
+        }
         o += k;
         if (o == occ) { rc = 0; goto done; }
     }
