@@ -25,13 +25,14 @@
 #define SG_LZW_CSIZE 5119 /* libtiff: MAXCODE(12) + 1024 entries */
 
 typedef struct {
+    uint32_t off;   /* where its string already stands whole in out (entries >= 258, once added) */
     uint16_t len;   /* string length (0: never filled) */
     uint8_t first;  /* its first byte */
-    size_t off;     /* where its string already stands whole in out (entries >= 258, once added) */
-} sg_lzw_entry;
+} sg_lzw_entry;     /* 8 bytes: the table (40 KB) stays close to L1 */
 
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
+    if (occ > UINT32_MAX) return -1; /* cannot happen: a strip or tile is held to the pixel cap (decode_tiff.c) */
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
     for (int i = 0; i < 256; i++) t[i].len = 1, t[i].first = (uint8_t)i, t[i].off = 0;
@@ -76,7 +77,7 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         if (free_ent < 0 || (int)code > free_ent) goto bad;
         t[free_ent].len = (uint16_t)(t[old].len + 1);
         t[free_ent].first = t[old].first;
-        t[free_ent].off = old_off; /* old's string, then the first byte of code's, which follows it in out */
+        t[free_ent].off = (uint32_t)old_off; /* old's string, then the first byte of code's, which follows it in out */
         if (++free_ent > maxcode) {
             if (++nbits > 12) nbits = 12;
             maxcode = (1 << nbits) - 2;
