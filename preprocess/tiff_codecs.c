@@ -32,7 +32,7 @@ typedef struct {
 
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
-    if (occ > UINT32_MAX) return -1; /* cannot happen: a strip or tile is held to the pixel cap (decode_tiff.c) */
+    if (occ > UINT32_MAX) return -1; /* past 4 GB a strip: only with --max-pixels raised far past its default */
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
     for (int i = 0; i < 256; i++) t[i].len = 1, t[i].first = (uint8_t)i, t[i].off = 0;
