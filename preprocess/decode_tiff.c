@@ -96,11 +96,6 @@ typedef struct {
 static uint32_t sg_t16(const sg_tif *t, const uint8_t *p) { return t->be ? sg_be16(p) : sg_le16(p); }
 static uint32_t sg_t32(const sg_tif *t, const uint8_t *p) { return t->be ? sg_be32(p) : sg_le32(p); }
 
-static unsigned sg_tif_unit(uint32_t typ) {
-    static const unsigned unit[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
-    return typ < 17 ? unit[typ] : 0;
-}
-
 /* ImageFileDirectory_v2.load on IFD0 (see the top comment) */
 static void sg_tif_read_ifd(sg_tif *t, uint32_t ifd, int p12) {
     if (ifd > t->len || t->len - ifd < 2) return;
@@ -113,7 +108,7 @@ static void sg_tif_read_ifd(sg_tif *t, uint32_t ifd, int p12) {
         const uint8_t *e = t->d + at;
         uint32_t tag = sg_t16(t, e), typ = sg_t16(t, e + 2), count = sg_t32(t, e + 4);
         if (!p12 && (seen[tag >> 3] >> (tag & 7) & 1)) continue;
-        uint64_t size = (uint64_t)count * sg_tif_unit(typ);
+        uint64_t size = (uint64_t)count * sg_tiff_type_size(typ);
         if (size == 0) continue;
         const uint8_t *v = e + 8;
         if (size > 4) {
@@ -135,7 +130,7 @@ static void sg_tif_read_ifd(sg_tif *t, uint32_t ifd, int p12) {
 /* Value i of an integer-typed entry; -1 when the type holds no integers (BYTE reads as bytes in Pillow). */
 static int sg_tif_int_type(int typ) { return typ == 3 || typ == 4 || typ == 6 || typ == 8 || typ == 9 || typ == 13 || typ == 16; }
 static int64_t sg_tif_val(const sg_tif *t, const sg_tif_entry *e, uint32_t i) {
-    const uint8_t *p = e->v + (size_t)i * sg_tif_unit((uint32_t)e->typ);
+    const uint8_t *p = e->v + (size_t)i * sg_tiff_type_size((uint32_t)e->typ);
     switch (e->typ) {
     case 3: return sg_t16(t, p);
     case 4: case 13: return sg_t32(t, p);
@@ -505,7 +500,7 @@ static int sg_tif_lt_entry(const sg_tif *t, int k, uint32_t want, sg_tif_entry *
         const uint8_t *p = t->d + ifd + 2 + 12ull * i;
         if (sg_t16(t, p) != sg_tif_tags[k]) continue;
         e->set = 1, e->typ = (int)sg_t16(t, p + 2), e->count = sg_t32(t, p + 4);
-        uint64_t unit = sg_tif_unit((uint32_t)e->typ), size = (uint64_t)(e->count < want ? e->count : want) * unit;
+        uint64_t unit = sg_tiff_type_size((uint32_t)e->typ), size = (uint64_t)(e->count < want ? e->count : want) * unit;
         uint32_t off = sg_t32(t, p + 8);
         e->v = (uint64_t)e->count * unit <= 4 ? p + 8 : off <= t->len && size <= t->len - off ? t->d + off : NULL;
         return 1;
@@ -554,7 +549,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
             uint32_t tag = sg_t16(t, e), typ = sg_t16(t, e + 2);
             /* a type neither knows: Pillow skips the entry; libtiff ignores these tags with a warning (the others
              * of this list fail its directory) */
-            if (!sg_tif_unit(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 317)) continue;
+            if (!sg_tiff_type_size(typ) && (tag == 262 || tag == 266 || tag == 274 || tag == 317)) continue;
             for (int k = 0; k < T_N; k++)
                 if (sg_tif_tags[k] == tag && typ != 3 && typ != 4)
                     return sg_pre_err(err, errlen, "TIFF: tag %u of type %u (libtiff's reading of it is not reproduced)", tag, typ);
@@ -680,7 +675,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
             uint64_t space = 8 + 2 + 12ull * n + 4;
             for (uint32_t i = 0; i < n; i++) {
                 const uint8_t *e = t->d + ifd + 2 + 12ull * i;
-                unsigned u = sg_tif_unit(sg_t16(t, e + 2));
+                unsigned u = sg_tiff_type_size(sg_t16(t, e + 2));
                 if (!u) return sg_pre_err(err, errlen, "TIFF: an entry of unknown type while StripByteCounts must be estimated (libtiff fails)");
                 uint64_t ds = (uint64_t)u * sg_t32(t, e + 4);
                 space += ds > 4 ? ds : 0;

@@ -80,11 +80,6 @@ typedef struct {
 static uint32_t sg_tj16(const sg_tj_ifd *t, const uint8_t *p) { return t->be ? sg_be16(p) : sg_le16(p); }
 static uint32_t sg_tj32(const sg_tj_ifd *t, const uint8_t *p) { return t->be ? sg_be32(p) : sg_le32(p); }
 
-static unsigned sg_tj_unit(uint32_t typ) {
-    static const unsigned unit[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
-    return typ < 17 ? unit[typ] : 0;
-}
-
 /* Value i of a SHORT or LONG entry. */
 static uint32_t sg_tj_val(const sg_tj_ifd *t, const sg_tj_entry *e, uint32_t i) {
     return e->typ == 3 ? sg_tj16(t, e->v + 2 * (size_t)i) : sg_tj32(t, e->v + 4 * (size_t)i);
@@ -101,7 +96,7 @@ static int sg_tj_read_ifd(sg_tj_ifd *t, char *err, size_t errlen) {
         uint32_t tag = sg_tj16(t, e), typ = sg_tj16(t, e + 2), count = sg_tj32(t, e + 4);
         int k = -1;
         for (int j = 0; j < J_N; j++) if (sg_tj_tags[j] == tag) k = j;
-        uint64_t size = (uint64_t)count * sg_tj_unit(typ);
+        uint64_t size = (uint64_t)count * sg_tiff_type_size(typ);
         if (k < 0 && size == 0) continue; /* skipped by Pillow, not read here */
         if (k >= 0 && size == 0) return sg_pre_err(err, errlen, "TIFF: tag %u of type %u with %u values (JPEG-compressed: not read here)", tag, typ, count);
         const uint8_t *v = e + 8;
@@ -428,7 +423,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
         uint64_t space = 8 + 2 + 12ull * n + 4;
         for (uint32_t i = 0; i < n; i++) {
             const uint8_t *e = d + ifd + 2 + 12ull * i;
-            unsigned u = sg_tj_unit(sg_tj16(&t, e + 2));
+            unsigned u = sg_tiff_type_size(sg_tj16(&t, e + 2));
             if (!u) return sg_pre_err(err, errlen, "TIFF: an entry of unknown type while StripByteCounts must be estimated (libtiff fails)");
             uint64_t ds = (uint64_t)u * sg_tj32(&t, e + 4);
             space += ds > 4 ? ds : 0;

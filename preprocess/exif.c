@@ -26,12 +26,6 @@ static uint64_t sg_rd64(const uint8_t *p, int be) {
     return be ? a << 32 | b : b << 32 | a;
 }
 
-/* Bytes per value of TIFF type typ as Pillow's _load_dispatch has it; 0 for a type Pillow skips. */
-static unsigned sg_tiff_unit(uint32_t typ) {
-    static const unsigned unit[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
-    return typ < 17 ? unit[typ] : 0;
-}
-
 /* exif_transpose's transpose for a number: 2..8 when it equals one of those integers, else 1 (none). */
 static int sg_orient_of(double v) { return v >= 2 && v <= 8 && v == floor(v) ? (int)v : 1; }
 
@@ -85,7 +79,7 @@ int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major) {
         if (e + 12 > len) break;                     /* a short read ends the IFD; entries read so far count */
         uint32_t tag = sg_rd16(tiff + e, be), typ = sg_rd16(tiff + e + 2, be);
         if (pillow_major != 12 && (stored[tag >> 3] >> (tag & 7) & 1)) continue;
-        uint64_t size = (uint64_t)sg_rd32(tiff + e + 4, be) * sg_tiff_unit(typ);
+        uint64_t size = (uint64_t)sg_rd32(tiff + e + 4, be) * sg_tiff_type_size(typ);
         if (size == 0) continue; /* an unsupported type or no values: skipped, as if absent */
         const uint8_t *v = tiff + e + 8;
         if (size > 4) {

@@ -11,6 +11,13 @@
 
 #include <stdarg.h>
 
+/* Bytes per value of a TIFF field type (1 BYTE .. 13 IFD, 16 LONG8) as Pillow's _load_dispatch has them, 0 for a
+ * type Pillow skips: the TIFF directory readers (decode_tiff.c, decode_tiff_jpeg.c) and EXIF's (exif.c). */
+static inline unsigned sg_tiff_type_size(uint32_t typ) {
+    static const unsigned size[17] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4, 0, 0, 8};
+    return typ < 17 ? size[typ] : 0;
+}
+
 /* The little-endian uint32 and uint16 at p (BMP headers and 16-bit pixels). */
 static inline uint32_t sg_le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
