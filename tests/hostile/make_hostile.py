@@ -66,6 +66,9 @@ TIFF_DIFFERENTIAL_FOUND = [
     # (seed 17, --pillow12) one uncompressed L strip of 13 rows in a 12 x 64781 image: Pillow 13 decodes the
     # strip; Pillow 12 maps the whole image, and the file is too short (ValueError); checked with pillow_major 12
     ("tiff_diff_mmap_too_short.tif", "OK"),
+    # (seed 23, N = 5000) planar LZW RGB with 2 extra samples whose BitsPerSample are 8, 8, 8, 8, 9224: Pillow's
+    # directory takes 8 bits, libtiff fails on values that differ per sample (Pillow: decoder error -2)
+    ("tiff_diff_bps_differ_per_sample.tif", "BitsPerSample differs between samples"),
 ]
 FUZZ_FOUND = [
     # 53x60833 RLE TGA cut short: stb padded it with zeros and the 60833-row resize timed out under the
@@ -318,6 +321,12 @@ def main():
     put("tiff_huge_tiny_raw.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 6) + b"".join(struct.pack("<HHLL", *e) for e in [
         (256, 4, 1, 13000), (257, 4, 1, 13000), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1), (273, 4, 1, 86)]) +
         b"\0" * 4 + b"\0" * 20, "the file is truncated")
+    # a 4 x 4 uncompressed TIFF listing 70,000 one-row strips (Pillow makes a tile of each: 40 M of them took it 11 GB
+    # and 5 minutes): far more than the image needs is refused
+    put("tiff_strips_bomb.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 4), (257, 4, 1, 4), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1), (273, 3, 70000, 98),
+        (278, 4, 1, 1)]) + b"\0" * 4 + struct.pack("<H", 60000) * 70000 + b"\x80" * 64,
+        "strips or tiles listed for an image that needs 4")
     # a 16 x 16 Deflate TIFF in one tile of 16384 x 16384: its buffer would be 805 MB (a 783 KB file of zeros fills
     # it, 1.7 GB of memory and 8 s for 256 pixels); a tile's area is held to the pixel cap like an image's
     put("tiff_tile_over_cap.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 9) + b"".join(struct.pack("<HHLL", *e) for e in [
