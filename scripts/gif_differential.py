@@ -17,21 +17,7 @@ import struct
 import subprocess
 import sys
 
-ORACLE = r"""
-import sys, warnings
-from PIL import Image
-warnings.simplefilter("ignore")
-for p in sys.stdin.read().split():
-    try:
-        im = Image.open(p).convert("RGB")
-        h = 1469598103934665603
-        for b in im.tobytes():
-            h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-        print(p, "OK", im.size[0], im.size[1], "%016x" % h)
-    except Exception as e:
-        print(p, "ERR", type(e).__name__, str(e)[:80].replace("\n", " "))
-"""
-
+from pillow_oracle import ORACLE, verdicts
 
 def lzw(rng, idx, bits, style):
     """Codes (value, width) for idx with Pillow's table rules; style adds damage."""
@@ -194,11 +180,6 @@ def gif(rng):
     return d
 
 
-def run(cmd, paths):
-    r = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True, check=True)
-    return {ln.split(" ", 1)[0]: ln.split(" ", 1)[1] for ln in r.stdout.splitlines()}
-
-
 def main():
     args = [a for a in sys.argv[1:]]
     py = sys.executable
@@ -219,7 +200,7 @@ def main():
         paths.append(p)
     major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
                            text=True, check=True).stdout.strip()
-    ours, theirs = run([dump, major], paths), run([py, "-c", ORACLE], paths)
+    ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE], paths)
     diff = 0
     for p in paths:
         a, b = ours.get(p, "missing"), theirs.get(p, "missing")

@@ -18,25 +18,10 @@ tiff_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12] [--jpeg]
 import os
 import random
 import struct
-import subprocess
 import sys
 import zlib
 
-ORACLE = r"""
-import sys, warnings
-from PIL import Image
-warnings.simplefilter("ignore")
-for p in sys.stdin.read().split():
-    try:
-        im = Image.open(p).convert("RGB")
-        h = 1469598103934665603
-        for b in im.tobytes():
-            h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-        print(p, "OK", im.size[0], im.size[1], "%016x" % h)
-    except Exception as e:
-        print(p, "ERR", type(e).__name__, str(e)[:80].replace("\n", " "))
-"""
-
+from pillow_oracle import ORACLE, verdicts
 
 def lzw_encode(data):
     """TIFF LZW as libtiff writes it: Clear first, codes MSB first, the width one code early, EOI last."""
@@ -391,15 +376,6 @@ def make_jpeg(rng):
     return bytes(body)
 
 
-def run(cmd, paths, stdin_text=None):
-    r = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True)
-    out = {}
-    for line in r.stdout.splitlines():
-        p, rest = line.split(" ", 1)
-        out[p] = rest
-    return out
-
-
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     py = sys.executable
@@ -419,8 +395,8 @@ def main():
         with open(p, "wb") as f:
             f.write(make_jpeg(rng) if jpeg else make(rng))
         paths.append(p)
-    ours = run([dump] + (["12"] if p12 else []), paths)
-    theirs = run([py, "-c", ORACLE], paths)
+    ours = verdicts([dump] + (["12"] if p12 else []), paths, check=False)
+    theirs = verdicts([py, "-c", ORACLE], paths, check=False)
     diff = ok = refused = design = known = 0
     for p in paths:
         a, b = ours.get(p, "missing"), theirs.get(p, "missing")

@@ -1,0 +1,30 @@
+"""scripts/pillow_oracle.py — the two sides of the differential scripts (gif_differential.py, tiff_differential.py).
+
+Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1A64" (the hash of the RGB bytes) or
+"PATH ERR REASON". Ours is a DUMP program (tests/fuzz/gif_dump.c, around sg_decode_rgb); Pillow's is ORACLE, run in
+a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal). verdicts() runs either (Pillow's
+as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}.
+"""
+import subprocess
+
+ORACLE = r"""
+import sys, warnings
+from PIL import Image
+warnings.simplefilter("ignore")
+for p in sys.stdin.read().split():
+    try:
+        im = Image.open(p).convert("RGB")
+        h = 1469598103934665603
+        for b in im.tobytes():
+            h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+        print(p, "OK", im.size[0], im.size[1], "%016x" % h)
+    except Exception as e:
+        print(p, "ERR", type(e).__name__, str(e)[:80].replace("\n", " "))
+"""
+
+
+def verdicts(cmd, paths, check=True):
+    """Runs cmd with the paths on stdin and returns its lines as {path: rest}; check: a non-zero exit raises."""
+    r = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True, check=check)
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines())
+
