@@ -29,6 +29,7 @@ import PIL
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import orient_cases  # noqa: E402
+import tiff_differential as td  # noqa: E402  (its TIFF encoders: LZW, PackBits, JPEG tables)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images")
@@ -721,7 +722,6 @@ def write_tiff(name, files, w, h, chunks_for, photo, bits, spp, comp=1, planar=1
     FillOrder 2 reversing the compressed bytes). comp=7: each strip or tile a JPEG of its own (jpeg_chunk with the
     options in jpeg), the DQT / DHT tables moved to JPEGTables unless jpeg["tables"] is False; extra_tags: more
     {tag: (type, values)}; post(bytearray, offsets, counts) may damage the file before it is written."""
-    import tiff_differential as td
     E = ">" if be else "<"
     cw, ch = tiles if tiles else (w, rps or h)
     nplanes = spp if planar == 2 else 1
@@ -805,13 +805,8 @@ def jpeg_chunk(raw, cw, rows, spp, photo, quality=75, subsampling=0, tables=True
     kw = {"keep_rgb": True} if photo == 2 else {}
     img.save(buf, "JPEG", quality=quality, subsampling=subsampling, **kw)
     data = buf.getvalue()
-    keep, tab, i = bytearray(data[:2]), bytearray(b"\xff\xd8"), 2
-    while data[i + 1] != 0xDA:
-        n = 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
-        (tab if data[i + 1] in (0xDB, 0xC4) else keep).extend(data[i:i + n])
-        i += n
-    keep += data[i:]
-    return (bytes(keep) if tables else data), bytes(tab + b"\xff\xd9")
+    stream, tab = td.split_jpeg_tables(data)
+    return (stream if tables else data), tab
 
 
 def write_tiff_jpeg_goldens(rgb, files):

@@ -262,6 +262,18 @@ def make(rng):
 JPEG_MODES = [(6, 3), (6, 3), (6, 3), (2, 3), (1, 1), (0, 1), (5, 4)]
 
 
+def split_jpeg_tables(data):
+    """A whole JPEG as libtiff's JPEG codec stores a strip: (the stream without its DQT / DHT segments, JPEGTables:
+    SOI, those segments, EOI)."""
+    keep, tab, i = bytearray(data[:2]), bytearray(b"\xff\xd8"), 2
+    while data[i + 1] != 0xDA:
+        ln = 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
+        (tab if data[i + 1] in (0xDB, 0xC4) else keep).extend(data[i:i + ln])
+        i += ln
+    keep += data[i:]
+    return bytes(keep), bytes(tab + b"\xff\xd9")
+
+
 def make_jpeg(rng):
     """--jpeg: a JPEG-compressed TIFF (Compression 7; its own random stream, so the other files of a seed stay
     as they were): photometric YCbCr (subsampling 4:4:4 / 4:2:2 / 4:2:0, the YCbCrSubsampling tag right, absent or
@@ -309,13 +321,7 @@ def make_jpeg(rng):
             img.save(buf, "JPEG", quality=quality, subsampling=sub if spp == 3 else 0, progressive=prog, **kw)
             data = buf.getvalue()
             if split:
-                keep, tab, i = bytearray(data[:2]), bytearray(b"\xff\xd8"), 2
-                while data[i + 1] != 0xDA:
-                    ln = 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
-                    (tab if data[i + 1] in (0xDB, 0xC4) else keep).extend(data[i:i + ln])
-                    i += ln
-                keep += data[i:]
-                data, tables = bytes(keep), bytes(tab + b"\xff\xd9")
+                data, tables = split_jpeg_tables(data)
             chunks.append(data)
     body = bytearray(b"MM\0*" if be else b"II*\0") + b"\0\0\0\0"
     offs = []
