@@ -68,15 +68,8 @@ def fnv1a64(b: bytes) -> str:
 
 
 def damage(data: bytes, seed: int, nbytes: int) -> bytes:
-    b = bytearray(data)
-    x = seed | 1
-    for _ in range(nbytes):
-        x ^= (x << 13) & M
-        x ^= x >> 7
-        x ^= (x << 17) & M
-        at = len(b) // 3 + x % (len(b) - len(b) // 3 - 2)
-        b[at] = (x >> 32) & 0xFF
-    return bytes(b)
+    """nbytes seeded bytes overwritten in the last two thirds of data (damage_range's xorshift)."""
+    return damage_range(data, seed, nbytes, len(data) // 3, len(data) - 2)
 
 
 def pillow_verdict(data: bytes, path=False):
@@ -118,7 +111,8 @@ def tiff_dir(data: bytes):
 
 
 def damage_range(data: bytes, seed: int, nbytes: int, lo: int, hi: int) -> bytes:
-    """damage() within [lo, hi): byte lo + x % (hi - lo) set to (x >> 32) & 0xff."""
+    """Seeded damage within [lo, hi): nbytes times, byte lo + x % (hi - lo) set to (x >> 32) & 0xff (the xorshift
+    tests/test_preprocess_hostile.c repeats)."""
     b = bytearray(data)
     x = seed | 1
     for _ in range(nbytes):
