@@ -368,11 +368,9 @@ int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
 
 int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n) {
     if (n == 0) return 0;
-    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = malloc(n), .cap = n};
-    if (!z.out) return -1;
+    /* straight into out: with cap = max = n the output is never grown (sg_z_put stops at max first, sg_z_room
+     * is asked for no more than max - n), so out is never reallocated; on failure it holds what was decoded */
+    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = out, .cap = n};
     int rc = sg_z_stream(&z);
-    int ok = z.n == n && (rc == SG_Z_FULL || rc == SG_Z_OK || rc == SG_Z_EOF);
-    if (ok) memcpy(out, z.out, n);
-    free(z.out);
-    return ok ? 0 : -1;
+    return z.n == n && (rc == SG_Z_FULL || rc == SG_Z_OK || rc == SG_Z_EOF) ? 0 : -1;
 }

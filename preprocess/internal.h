@@ -90,7 +90,8 @@ int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
 /* Inflates into n bytes as zlib's inflate with n bytes of room does: decoding goes on after the n-th byte until
  * another byte would be written (a block end, the next block's header and, after the last block, the Adler-32
  * are still checked; input ending there is no error). 0 with out filled, -1 when the stream is corrupt, or ends
- * (or its input ends) before n bytes. libtiff's Deflate decoding of a strip or tile (tiff_codecs.c). */
+ * (or its input ends) before n bytes (out then holds what was decoded). libtiff's Deflate decoding of a strip or
+ * tile (tiff_codecs.c). */
 int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n);
 
 /* GIF first frame with Pillow's rules for transparent pixels (palette colour, not black). */

@@ -173,7 +173,7 @@ def py_exact(s, n):
         o = b""
     if len(o) == n:
         return (0, n, fnv(o))
-    return (-1, n, fnv(b"\xa5" * n))
+    return (-1, n, 0)  # a failure's output is not compared (inflate_dump.c prints 0)
 
 
 def dump(i, rec):
