@@ -623,12 +623,7 @@ static int sg_tif_libtiff(sg_tiff *s, char *err, size_t errlen) {
         cw = sg_tif_lt_one(t, T_TW, 0), ch = sg_tif_lt_one(t, T_TL, 0);
         if (cw <= 0 || ch <= 0)
             return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld (libtiff cannot read them)", (long long)cw, (long long)ch);
-        /* A tile is decoded whole into one buffer, whatever the image's size: a few compressed bytes could
-         * otherwise declare a tile of gigabytes around a tiny image (Pillow and libtiff would allocate it) */
-        if ((uint64_t)cw * (uint64_t)ch > s->max_pixels)
-            return sg_pre_err(err, errlen, "TIFF: tiles of %lld x %lld = %llu pixels exceed the cap of %llu pixels (decompression bomb?)",
-                              (long long)cw, (long long)ch, (unsigned long long)cw * (unsigned long long)ch,
-                              (unsigned long long)s->max_pixels);
+        if (sg_pre_check_tile((uint64_t)cw, (uint64_t)ch, s->max_pixels, err, errlen)) return -1;
     } else {
         cw = s->w;
         ch = sg_tif_lt_one(t, T_RPS, -1);

@@ -438,8 +438,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
     uint64_t chunk_bytes = (uint64_t)cw * ch * spp; /* TIFFStripSize / TIFFTileSize (upsampled for YCbCr) */
     if (chunk_bytes > 0x7ffffffeu) /* Pillow's _decodeStrip / _decodeTile: more than INT_MAX - 1 bytes */
         return sg_pre_err(err, errlen, "TIFF: a %s of %llu bytes (Pillow: decoder error, out of memory)", tiled ? "tile" : "strip", (unsigned long long)chunk_bytes);
-    if (tiled && (uint64_t)cw * ch > opts->max_pixels) /* each tile is decoded whole: the cap holds for it too */
-        return sg_pre_err(err, errlen, "TIFF: JPEG tiles of %u x %u exceed the cap of %llu pixels", cw, ch, (unsigned long long)opts->max_pixels);
+    if (tiled && sg_pre_check_tile(cw, ch, opts->max_pixels, err, errlen)) return -1;
     size_t maxbc = 0;
     for (uint64_t i = 0; i < nchunks; i++) {
         uint64_t off = sg_tj_val(&t, oe, (uint32_t)i), bc = sg_tj_count(&t, be, i, estimate, est, chunk_bytes);

@@ -41,6 +41,9 @@ int sg_pre_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((fo
 /* Returns 0 when w x h is a positive size within max_pixels (and fits size_t as RGB), else -1 with a reason
  * naming fmt, the declared size and the cap. */
 int sg_pre_check_dims(const char *fmt, uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen);
+/* The pixel cap on a TIFF tile that is decoded whole into one buffer (a compressed tile, JPEG included): a few
+ * compressed bytes could otherwise declare a tile of gigabytes around a tiny image. 0, or -1 with a reason. */
+int sg_pre_check_tile(uint64_t tw, uint64_t th, uint64_t max_pixels, char *err, size_t errlen);
 
 /* Allocates img->rgb for w x h (checked by sg_pre_check_dims first). Returns 0 or -1 with a reason. */
 int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);

@@ -50,6 +50,14 @@ int sg_pre_check_dims(const char *fmt, uint64_t w, uint64_t h, uint64_t max_pixe
     return 0;
 }
 
+int sg_pre_check_tile(uint64_t tw, uint64_t th, uint64_t max_pixels, char *err, size_t errlen) {
+    if (tw * th > max_pixels) /* tw and th are 32-bit values: no overflow */
+        return sg_pre_err(err, errlen, "TIFF: tiles of %llu x %llu = %llu pixels exceed the cap of %llu pixels (decompression bomb?)",
+                          (unsigned long long)tw, (unsigned long long)th, (unsigned long long)(tw * th),
+                          (unsigned long long)max_pixels);
+    return 0;
+}
+
 int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen) {
     img->w = w, img->h = h;
     img->rgb = malloc((size_t)w * (size_t)h * 3);

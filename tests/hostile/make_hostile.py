@@ -342,6 +342,11 @@ def main():
         (256, 4, 1, 1), (257, 4, 1, 1), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (277, 3, 1, 1),
         (322, 4, 1, 65520), (323, 4, 1, 65520), (324, 4, 1, 134), (325, 4, 1, 4)]) + b"\0" * 4 + b"\xff\xd8\xff\xd9",
         "a tile of")
+    # a 1 x 1 image in one JPEG tile of 16384 x 16384 grey (268 MB, under Pillow's INT_MAX): over the pixel cap
+    put("tiff_jpeg_tile_over_cap.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 10) + b"".join(struct.pack("<HHLL", *e) for e in [
+        (256, 4, 1, 1), (257, 4, 1, 1), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (277, 3, 1, 1),
+        (322, 4, 1, 16384), (323, 4, 1, 16384), (324, 4, 1, 134), (325, 4, 1, 4)]) + b"\0" * 4 + b"\xff\xd8\xff\xd9",
+        "exceed the cap of")
     # 12000 x 9000 grey in one JPEG strip of 20 bytes: libtiff 4.7.2 (Pillow 13) calls the byte count likely invalid
     put("tiff_jpeg_strip_ratio.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
         (256, 4, 1, 12000), (257, 4, 1, 9000), (258, 3, 1, 8), (259, 3, 1, 7), (262, 3, 1, 1), (273, 4, 1, 98),
