@@ -372,8 +372,7 @@ int sg_pre_decode_tiff_jpeg(const uint8_t *d, size_t len, const sg_preprocess_op
                             int *orientation, char *err, size_t errlen) {
     sg_tj_ifd t;
     memset(&t, 0, sizeof t);
-    t.d = d, t.len = len, t.be = d[0] == 'M';
-    if (len < 8) return sg_pre_err(err, errlen, "TIFF: truncated header (%zu bytes of 8)", len);
+    t.d = d, t.len = len, t.be = d[0] == 'M'; /* the header's 8 bytes checked by sg_pre_decode_tiff */
     if (sg_tj_read_ifd(&t, err, errlen)) return -1;
     uint32_t w, h, photo, fill, spp, planar, rps, tw = 0, tl = 0;
     if (!t.e[J_W].set || !t.e[J_H].set) return sg_pre_err(err, errlen, "TIFF: no ImageWidth or ImageLength (Pillow: missing dimensions)");
