@@ -11,13 +11,11 @@ and by DUMP, a program that reads paths on stdin and prints "path OK w h fnv1a64
 tests/fuzz/gif_dump.c; its top comment has the build command). Prints every file whose verdict, size or pixels
 differ, and a count. Usage: gif_differential.py DUMP OUTDIR [N] [SEED] [--python PY]
 """
-import os
-import random
 import struct
 import subprocess
 import sys
 
-from pillow_oracle import ORACLE, verdicts
+from pillow_oracle import ORACLE, parse_args, verdicts, write_cases
 
 def lzw(rng, idx, bits, style):
     """Codes (value, width) for idx with Pillow's table rules; style adds damage."""
@@ -181,23 +179,8 @@ def gif(rng):
 
 
 def main():
-    args = [a for a in sys.argv[1:]]
-    py = sys.executable
-    if "--python" in args:
-        i = args.index("--python")
-        py = args[i + 1]
-        del args[i:i + 2]
-    dump, outdir = args[0], args[1]
-    n = int(args[2]) if len(args) > 2 else 1000
-    seed = int(args[3]) if len(args) > 3 else 1
-    os.makedirs(outdir, exist_ok=True)
-    rng = random.Random(seed)
-    paths = []
-    for i in range(n):
-        p = os.path.join(outdir, "r%05d.gif" % i)
-        with open(p, "wb") as f:
-            f.write(gif(rng))
-        paths.append(p)
+    dump, outdir, n, seed, py, _ = parse_args(sys.argv[1:])
+    paths = write_cases(outdir, n, seed, "r%05d.gif", gif)
     major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
                            text=True, check=True).stdout.strip()
     ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE], paths)

@@ -3,9 +3,13 @@
 Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1A64" (the hash of the RGB bytes) or
 "PATH ERR REASON". Ours is a DUMP program (tests/fuzz/gif_dump.c, around sg_decode_rgb); Pillow's is ORACLE, run in
 a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal). verdicts() runs either (Pillow's
-as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}.
+as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}; parse_args() and write_cases() are the
+scripts' shared command line and file writing.
 """
+import os
+import random
 import subprocess
+import sys
 
 ORACLE = r"""
 import sys, warnings
@@ -28,3 +32,28 @@ def verdicts(cmd, paths, check=True):
     r = subprocess.run(cmd, input="\n".join(paths) + "\n", capture_output=True, text=True, check=check)
     return dict(line.split(" ", 1) for line in r.stdout.splitlines())
 
+
+def parse_args(argv):
+    """DUMP OUTDIR [N] [SEED] [--python PY] [--flag ...]: (dump, outdir, n, seed, python, set of --flags)."""
+    args, flags, py, i = [], set(), sys.executable, 0
+    while i < len(argv):
+        if argv[i] == "--python":
+            py, i = argv[i + 1], i + 2
+            continue
+        (flags.add if argv[i].startswith("--") else args.append)(argv[i])
+        i += 1
+    n = int(args[2]) if len(args) > 2 else 1000
+    seed = int(args[3]) if len(args) > 3 else 1
+    return args[0], args[1], n, seed, py, flags
+
+
+def write_cases(outdir, n, seed, name, make):
+    """n files OUTDIR/(name % i), each make(rng) with one random.Random(seed) for all; returns their paths."""
+    os.makedirs(outdir, exist_ok=True)
+    rng, paths = random.Random(seed), []
+    for i in range(n):
+        p = os.path.join(outdir, name % i)
+        with open(p, "wb") as f:
+            f.write(make(rng))
+        paths.append(p)
+    return paths

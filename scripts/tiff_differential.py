@@ -15,13 +15,11 @@ sg_decode_rgb driver; an argument 12 sets pillow_major 12). Prints every file wh
 differ, and a count. --jpeg writes JPEG-compressed TIFFs instead (make_jpeg). Usage:
 tiff_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12] [--jpeg]
 """
-import os
-import random
 import struct
 import sys
 import zlib
 
-from pillow_oracle import ORACLE, verdicts
+from pillow_oracle import ORACLE, parse_args, verdicts, write_cases
 
 def lzw_encode(data):
     """TIFF LZW as libtiff writes it: Clear first, codes MSB first, the width one code early, EOI last."""
@@ -383,24 +381,9 @@ def make_jpeg(rng):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    py = sys.executable
-    if "--python" in sys.argv:
-        py = sys.argv[sys.argv.index("--python") + 1]
-        args.remove(py)
-    p12 = "--pillow12" in sys.argv
-    jpeg = "--jpeg" in sys.argv
-    dump, outdir = args[0], args[1]
-    n = int(args[2]) if len(args) > 2 else 1000
-    seed = int(args[3]) if len(args) > 3 else 1
-    os.makedirs(outdir, exist_ok=True)
-    rng = random.Random(seed)
-    paths = []
-    for i in range(n):
-        p = os.path.join(outdir, "t%05d.tif" % i)
-        with open(p, "wb") as f:
-            f.write(make_jpeg(rng) if jpeg else make(rng))
-        paths.append(p)
+    dump, outdir, n, seed, py, flags = parse_args(sys.argv[1:])
+    p12 = "--pillow12" in flags
+    paths = write_cases(outdir, n, seed, "t%05d.tif", make_jpeg if "--jpeg" in flags else make)
     ours = verdicts([dump] + (["12"] if p12 else []), paths, check=False)
     theirs = verdicts([py, "-c", ORACLE], paths, check=False)
     diff = ok = refused = design = known = 0
