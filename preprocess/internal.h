@@ -137,6 +137,31 @@ int sg_tiff_packbits(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
 int sg_tiff_deflate(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
 void sg_tiff_unpredict(uint8_t *buf, size_t rows, size_t rowbytes, int stride, int bits, int be);
 
+/* --- WebP: decode_webp.c (the RIFF container with the rules of libwebp 1.6's demuxer and WebPAnimDecoder, which
+ * Pillow's WebPImagePlugin decodes through: VP8X, ALPH, ANIM / ANMF first frame on its canvas, EXIF / XMP),
+ * decode_webp_vp8l.c (lossless), decode_webp_vp8.c (lossy). Each codec gives libwebp's pixels and fails where
+ * libwebp's decoder fails. -------------------------------------------------------------------------------- */
+/* A WebP file: the first frame's RGB channels as Pillow's convert("RGB") gives them. *orientation receives the
+ * EXIF orientation Pillow's getexif() finds (EXIF chunk, then XMP), 1 when none. */
+int sg_pre_decode_webp(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
+                       int *orientation, char *err, size_t errlen);
+/* VP8L (lossless) bitstream, data = the VP8L chunk's payload (signature byte 0x2f first). sg_vp8l_info reads its
+ * 5-byte header: 0 with the size, or -1 with a reason where libwebp's VP8LGetInfo refuses it. */
+int sg_vp8l_info(const uint8_t *data, size_t len, int *w, int *h, char *err, size_t errlen);
+/* Decodes the whole stream as libwebp's VP8L decoder does into argb[w*h] (0xAARRGGBB, row-major; the caller
+ * allocates it from sg_vp8l_info's size after its pixel cap). 0, or -1 with a reason where libwebp fails. */
+int sg_vp8l_decode(const uint8_t *data, size_t len, uint32_t *argb, char *err, size_t errlen);
+/* An ALPH chunk's lossless alpha (compression method 1): data is the headerless VP8L image stream of a w x h
+ * image (the bytes after the ALPH header byte), whose green channel is the alpha, written to alpha[w*h] before
+ * any unfiltering. 0, or -1 with a reason where libwebp's alpha decoder fails. */
+int sg_vp8l_decode_alpha(const uint8_t *data, size_t len, int w, int h, uint8_t *alpha, char *err, size_t errlen);
+/* VP8 (lossy) key frame, data = the "VP8 " chunk's payload. sg_vp8_info checks the frame header as libwebp's
+ * VP8GetInfo / VP8GetHeaders do: 0 with the size, or -1 with a reason. */
+int sg_vp8_info(const uint8_t *data, size_t len, int *w, int *h, char *err, size_t errlen);
+/* Decodes it into RGB exactly as libwebp's WebPDecode into MODE_RGBA gives (fancy upsampling of the chroma):
+ * w x h pixels of 3 bytes at rgb, rows stride bytes apart. 0, or -1 with a reason where libwebp fails. */
+int sg_vp8_decode_rgb(const uint8_t *data, size_t len, uint8_t *rgb, size_t stride, char *err, size_t errlen);
+
 /* BMP (but 16-bit and RLE) through stb_image, 8 bits per channel. fmt names the format for messages. */
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen);
