@@ -2,7 +2,8 @@
 
 Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1A64" (the hash of the RGB bytes) or
 "PATH ERR REASON". Ours is a DUMP program (tests/fuzz/gif_dump.c, around sg_decode_rgb); Pillow's is ORACLE, run in
-a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal). verdicts() runs either (Pillow's
+a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal; ORACLE_EXIF applies
+ImageOps.exif_transpose first, as the tool's default pipeline does). verdicts() runs either (Pillow's
 as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}; parse_args() and write_cases() are the
 scripts' shared command line and file writing.
 """
@@ -25,6 +26,8 @@ for p in sys.stdin.read().split():
     except Exception as e:
         print(p, "ERR", type(e).__name__, str(e)[:80].replace("\n", " "))
 """
+ORACLE_EXIF = ORACLE.replace("from PIL import Image", "from PIL import Image, ImageOps").replace(
+    "Image.open(p)", "ImageOps.exif_transpose(Image.open(p))")
 
 
 def verdicts(cmd, paths, check=True):
