@@ -192,7 +192,7 @@ def damage(rng, data):
         return bytes(d)
     if kind == 7 and len(cs) >= 2:  # two neighbouring chunks swapped
         i = rng.randrange(len(cs) - 1)
-        (p0, _, n0), (p1, _, n1) = cs[i], cs[i + 1]
+        (p0, _, _), (p1, _, n1) = cs[i], cs[i + 1]
         a, b = bytes(d[p0:p1]), bytes(d[p1:p1 + 8 + n1 + (n1 & 1)])
         d[p0:p0 + len(a) + len(b)] = b + a
         return bytes(d)
