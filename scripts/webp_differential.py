@@ -11,11 +11,12 @@ A share becomes an animation (webpmux: a first frame smaller than the canvas at 
 or gets an EXIF chunk with an Orientation (1..9, with or without the "Exif\\0\\0" prefix) or an XMP packet with
 one. A share of the files is then damaged: cut at a random length, random bytes changed (anywhere, or past the
 headers), the RIFF or a chunk's size changed, VP8X's flags or canvas changed, an unknown chunk inserted, two
-chunks swapped, bytes appended. Each file is decoded by Pillow (ImageOps.exif_transpose(Image.open(path))
+chunks swapped, bytes appended. With --photos DIR the files are real photos instead (DIR's JPEGs, cropped and
+resized by cwebp to the sizes of a photo folder, 500 x 375 to 4032 x 3024, lossy or lossless, undamaged). Each file is decoded by Pillow (ImageOps.exif_transpose(Image.open(path))
 .convert("RGB"), as the tool's default pipeline; any exception is a refusal) in the Python given by --python, and
 by DUMP (tests/fuzz/gif_dump.c, a generic sg_decode_rgb driver with the default options). Prints every file
 whose verdict, size or pixels differ, and a count. Usage:
-webp_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12]
+webp_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--pillow12] [--photos DIR]
 """
 import os
 import struct
@@ -199,6 +200,23 @@ def damage(rng, data):
     return bytes(d) + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 20)))  # bytes appended
 
 
+PHOTO_SIZES = [(500, 375), (800, 600), (1600, 1200), (2048, 1536), (4032, 3024)]
+
+
+def photo(rng, srcdir):
+    """A real photo from srcdir, cropped and resized by cwebp, lossy (-q 60..95) or now and then lossless."""
+    src = os.path.join(srcdir, rng.choice(sorted(f for f in os.listdir(srcdir) if f.lower().endswith(".jpg"))))
+    w, h = rng.choice(PHOTO_SIZES)
+    if rng.random() < 0.3:
+        w, h = h, w
+    flags = ["-lossless", "-z", "1"] if rng.random() < 0.1 else ["-q", str(rng.randrange(60, 96)), "-m", str(rng.randrange(7))]
+    out = os.path.join(TMP, "photo.webp")
+    subprocess.run(["cwebp", "-quiet", "-crop", str(rng.randrange(0, 200)), str(rng.randrange(0, 200)), "1000", "800",
+                    "-resize", str(w), str(h)] + flags + [src, "-o", out], check=True)
+    with open(out, "rb") as f:
+        return f.read()
+
+
 def make(rng):
     r = rng.random()
     data = animation(rng) if r < 0.12 else still(rng, *size(rng))
@@ -210,9 +228,13 @@ def make(rng):
 
 
 def main():
-    dump, outdir, n, seed, py, flags = parse_args(sys.argv[1:])
+    argv, photos = sys.argv[1:], None
+    if "--photos" in argv:
+        i = argv.index("--photos")
+        photos, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    dump, outdir, n, seed, py, flags = parse_args(argv)
     p12 = "--pillow12" in flags
-    paths = write_cases(outdir, n, seed, "w%05d.webp", make)
+    paths = write_cases(outdir, n, seed, "w%05d.webp", (lambda rng: photo(rng, photos)) if photos else make)
     ours = verdicts([dump] + (["12"] if p12 else []), paths, check=False)
     theirs = verdicts([py, "-c", ORACLE_EXIF], paths, check=False)
     diff = ok = refused = 0
