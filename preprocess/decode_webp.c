@@ -356,29 +356,55 @@ static int sg_webp_check_alpha(const uint8_t *a, size_t n, int w, int h, int dec
     return rc ? -1 : 0;
 }
 
-/* Decodes frame f (checked by the demuxer) onto the zeroed canvas img. 0, or -1 with a reason. */
-static int sg_webp_decode_frame(const uint8_t *d, const sg_webp_frame *f, sg_rgb_image *img, char *err, size_t errlen) {
-    const uint8_t *c = d + f->img_off, *payload = c + 8;
-    size_t n = f->img_size - 8; /* with the padding byte, as libwebp's io.data_size */
-    size_t stride = (size_t)img->w * 3;
-    uint8_t *at = img->rgb + (size_t)f->y * stride + (size_t)f->x * 3;
-    if (sg_tag(c, "VP8 ")) {
-        if (sg_vp8_decode_rgb(payload, n, at, stride, err, errlen)) return -1;
-        if (f->alpha_size) {
-            const uint8_t *a = d + f->alpha_off;
-            return sg_webp_check_alpha(a + 8, sg_le32(a + 4), f->w, f->h, 1, err, errlen);
+/* The canvas (cw x ch, zeroed unless the frame covers it) with rows of 3 bytes per pixel copied in from src
+ * (sw x sh at x, y; a pixel is 3 bytes at src, or 4 as 0xAARRGGBB when argb). */
+static int sg_webp_canvas(sg_rgb_image *img, int cw, int ch, const void *src, int argb, const sg_webp_frame *f,
+                          char *err, size_t errlen) {
+    if (sg_pre_alloc(img, cw, ch, err, errlen)) return -1;
+    size_t stride = (size_t)cw * 3;
+    if (f->w != cw || f->h != ch) memset(img->rgb, 0, stride * (size_t)ch);
+    for (int y = 0; y < f->h; y++) {
+        uint8_t *o = img->rgb + (size_t)(f->y + y) * stride + (size_t)f->x * 3;
+        if (!argb) {
+            memcpy(o, (const uint8_t *)src + (size_t)y * (size_t)f->w * 3, (size_t)f->w * 3);
+            continue;
         }
-        return 0;
-    }
-    uint32_t *argb = malloc((size_t)f->w * (size_t)f->h * 4);
-    if (!argb) return sg_pre_err(err, errlen, "WebP: out of memory for a %dx%d frame", f->w, f->h);
-    int rc = sg_vp8l_decode(payload, n, argb, err, errlen);
-    for (int y = 0; !rc && y < f->h; y++) {
-        const uint32_t *s = argb + (size_t)y * (size_t)f->w;
-        uint8_t *o = at + (size_t)y * stride;
+        const uint32_t *s = (const uint32_t *)src + (size_t)y * (size_t)f->w;
         for (int x = 0; x < f->w; x++, o += 3) o[0] = (uint8_t)(s[x] >> 16), o[1] = (uint8_t)(s[x] >> 8), o[2] = (uint8_t)s[x];
     }
-    free(argb);
+    return 0;
+}
+
+/* Decodes frame f (checked by the demuxer) and puts it on a cw x ch canvas in img. The frame is decoded before
+ * the canvas is allocated, except a VP8 frame that covers the canvas, which is decoded straight into it. 0, or
+ * -1 with a reason (img then holds nothing). */
+static int sg_webp_decode_frame(const uint8_t *d, const sg_webp_frame *f, int cw, int ch, sg_rgb_image *img,
+                                char *err, size_t errlen) {
+    const uint8_t *c = d + f->img_off, *payload = c + 8;
+    size_t n = f->img_size - 8; /* with the padding byte, as libwebp's io.data_size */
+    size_t npix = (size_t)f->w * (size_t)f->h;
+    int rc;
+    if (sg_tag(c, "VP8L")) {
+        uint32_t *argb = malloc(npix * 4);
+        if (!argb) return sg_pre_err(err, errlen, "WebP: out of memory for a %dx%d frame", f->w, f->h);
+        rc = sg_vp8l_decode(payload, n, argb, err, errlen) || sg_webp_canvas(img, cw, ch, argb, 1, f, err, errlen);
+        free(argb);
+        return rc ? -1 : 0;
+    }
+    if (f->w == cw && f->h == ch) { /* the common case: no copy */
+        rc = sg_pre_alloc(img, cw, ch, err, errlen) || sg_vp8_decode_rgb(payload, n, img->rgb, (size_t)cw * 3, err, errlen);
+    } else {
+        uint8_t *rgb = malloc(npix * 3);
+        if (!rgb) return sg_pre_err(err, errlen, "WebP: out of memory for a %dx%d frame", f->w, f->h);
+        rc = sg_vp8_decode_rgb(payload, n, rgb, (size_t)f->w * 3, err, errlen) ||
+             sg_webp_canvas(img, cw, ch, rgb, 0, f, err, errlen);
+        free(rgb);
+    }
+    if (!rc && f->alpha_size) { /* decoded with the frame in libwebp, which fails where it fails */
+        const uint8_t *a = d + f->alpha_off;
+        rc = sg_webp_check_alpha(a + 8, sg_le32(a + 4), f->w, f->h, 1, err, errlen);
+    }
+    if (rc) sg_rgb_image_free(img);
     return rc ? -1 : 0;
 }
 
@@ -414,12 +440,7 @@ int sg_pre_decode_webp(const uint8_t *data, size_t len, const sg_preprocess_opts
     if (!lossless && f->alpha_size &&
         sg_webp_check_alpha(data + f->alpha_off + 8, sg_le32(data + f->alpha_off + 4), fw, fh, 0, err, errlen))
         return -1;
-    if (sg_pre_alloc(out, m.cw, m.ch, err, errlen)) return -1;
-    memset(out->rgb, 0, (size_t)m.cw * (size_t)m.ch * 3);
-    if (sg_webp_decode_frame(data, f, out, err, errlen)) {
-        sg_rgb_image_free(out);
-        return -1;
-    }
+    if (sg_webp_decode_frame(data, f, m.cw, m.ch, out, err, errlen)) return -1;
     if (opts->exif_rotate) *orientation = sg_webp_orientation(data, &m, opts->pillow_major);
     if (*orientation == SG_EXIF_REFUSED) { /* only exif_transpose calls getexif(), after the frame is loaded */
         sg_rgb_image_free(out);
