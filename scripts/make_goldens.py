@@ -1173,7 +1173,7 @@ def main_pillow12():
 
 
 def check_hostile_verdicts():
-    """Pillow's verdict on the crafted TGA and GIF files of tests/hostile (tests/hostile/make_hostile.py, which
+    """Pillow's verdict on the crafted TGA, GIF, PNG and WebP files of tests/hostile (tests/hostile/make_hostile.py, which
     needs no Pillow): each file expect.txt says we refuse, Pillow must refuse too (opened by path, as Hugging
     Face's load_image opens it), and each it says we decode, Pillow must decode."""
     hostile = os.path.join(ROOT, "tests", "hostile")
@@ -1182,7 +1182,7 @@ def check_hostile_verdicts():
         if line.startswith("#") or "\t" not in line:
             continue
         name, why = line.rstrip("\n").split("\t")
-        if not name.startswith(("tga_", "gif_", "fuzz_tga_", "png_")):
+        if not name.startswith(("tga_", "gif_", "fuzz_tga_", "png_", "webp_")):
             continue
         try:
             Image.open(os.path.join(hostile, name)).convert("RGB")
