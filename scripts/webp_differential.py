@@ -70,12 +70,12 @@ def mutate(rng, data, spares, codec):
             n = struct.unpack_from("<I", c, 4)[0]
             n = (n + rng.choice([-17, -9, -2, -1, 1, 2, 3, 9, 1 << 30, -n - 1, -n + 5])) & 0xFFFFFFFF
             c[4:8] = struct.pack("<I", n)
-        elif k == 3 and c[:4] == b"VP8X":
+        elif k == 3 and c[:4] == b"VP8X" and len(c) > 8:
             c[8] = rng.choice([rng.randrange(256), c[8] ^ (1 << rng.randrange(8))])
-        elif k == 4 and c[:4] == b"VP8X":
+        elif k == 4 and c[:4] == b"VP8X" and len(c) >= 18:
             j = rng.choice([12, 13, 15, 16])
             c[j] = (c[j] + rng.choice([-2, -1, 1, 2, 64])) & 0xFF
-        elif k == 5 and c[:4] == b"ANMF":
+        elif k == 5 and c[:4] == b"ANMF" and len(c) >= 24:
             j = rng.randrange(8, 24)
             c[j] = (c[j] + rng.choice([-2, -1, 1, 2, 7, 128])) & 0xFF
         elif k == 6 and c[:4] == b"ALPH" and len(c) > 8:
@@ -99,7 +99,7 @@ def mutate(rng, data, spares, codec):
                 c[4:8] = struct.pack("<I", n - 1)
             elif n % 2 == 1:
                 c = c[:-1]
-        elif k == 13 and c[:4] in (b"VP8 ", b"VP8L"):
+        elif k == 13 and c[:4] in (b"VP8 ", b"VP8L") and len(c) > 8:
             j = rng.randrange(8, min(len(c), 18))
             c[j] ^= 1 << rng.randrange(8)
         elif k == 14:
