@@ -1066,7 +1066,7 @@ def write_webp_goldens(files):
     put("webp_exif_o6_xmp_o3.webp", wf.still_ext(ll, exif=exif_bytes(6), xmp=xmp % 3))
     put("webp_exif_o6_noflag.webp", wf.riff([wf.vp8x(0, 29, 19)] + wf.image_chunks(small) + [(b"EXIF", exif_bytes(6))]))
     put("webp_exif_two_o6_o3.webp", wf.still_ext(small, flags=0, exif=exif_bytes(3), after=[(b"EXIF", exif_bytes(6))]))
-    put("webp_exif_notiff.webp", wf.still_ext(small, flags=0, exif=b"not a TIFF header"))
+    put("refused/webp_exif_notiff.webp", wf.still_ext(small, flags=0, exif=b"not a TIFF header"))  # with exif_transpose
     put("webp_exif_pillow_o7.webp", wf.pillow_webp(Image.fromarray(wf.pattern(21, 13, 6)), quality=90, exif=exif_bytes(7)))
     # animations: frame 1 smaller than the canvas at an offset (the rest of the canvas is 0,0,0)
     f1, f1_ll = wf.cwebp(wf.pattern(23, 17, 7), "-q", "80"), wf.cwebp(wf.pattern(9, 7, 8, alpha=True), "-lossless")
