@@ -471,7 +471,10 @@ static int sg_l_read_entropy(sg_l_dec *d, int w, int h, int allow_meta, sg_l_ent
 
 static uint32_t *sg_l_read_subimage(sg_l_dec *d, int w, int h) {
     sg_l_entropy e = {0};
-    if (sg_l_read_entropy(d, w, h, 0, &e)) return NULL;
+    if (sg_l_read_entropy(d, w, h, 0, &e)) {
+        sg_l_entropy_free(&e);
+        return NULL;
+    }
     uint32_t *px = malloc((size_t)w * h * sizeof *px);
     uint32_t *cache = e.cache_bits ? calloc((size_t)1 << e.cache_bits, sizeof *cache) : NULL;
     if (!px || (e.cache_bits && !cache)) {
