@@ -32,10 +32,14 @@
  *   a row's last pixel is the row's own first pixel), cross-colour (signed 3.5 multipliers), add green, and
  *   colour indexing (palette entries past the palette are transparent black).
  * - Alpha: libwebp decodes a stream whose only transform is colour indexing, with no colour cache and only
- *   one-symbol red, blue and alpha codes, on an 8-bit path whose values are the same but whose end rule
- *   differs: it stops as soon as the stream has run out after a symbol and fails only when pixels are then
- *   missing, so a stream running out in its very last symbol gives that symbol from the wrapped window. Every
- *   other stream follows the image rule above.
+ *   one-symbol red, blue and alpha codes in every group it keeps, on an 8-bit path whose values are the same
+ *   but whose end rule differs: it stops once the stream has run out after a symbol and fails only if pixels
+ *   are then missing. So a stream that runs out inside its last symbol (or right before it) still decodes, that
+ *   symbol's bits taken from the window as it stands (zeros past the end, or the window's first bits when the
+ *   position sits exactly at 64). Every other alpha stream follows the image rule above.
+ * - Lengths: libwebp's VP8L decoder is given the frame to its end as the demuxer sizes it, i.e. the VP8L chunk's
+ *   payload plus its pad byte when the size is odd (that byte is read like any other); an ALPH stream is the
+ *   chunk's payload after its header byte, unpadded. Callers pass those lengths.
  * No global mutable state; allocations: the caller's output, transform data (about (w/4)*(h/4) each),
  * colour cache (<= 2048 words), prefix tables (up to about 5000 entries per group in use, as libwebp) and,
  * for alpha, a w*h word buffer.
