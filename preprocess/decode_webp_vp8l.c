@@ -32,10 +32,14 @@
  *   a row's last pixel is the row's own first pixel), cross-colour (signed 3.5 multipliers), add green, and
  *   colour indexing (palette entries past the palette are transparent black).
  * - Alpha: libwebp decodes a stream whose only transform is colour indexing, with no colour cache and only
- *   one-symbol red, blue and alpha codes, on an 8-bit path whose values are the same but whose end rule
- *   differs: it stops as soon as the stream has run out after a symbol and fails only when pixels are then
- *   missing, so a stream running out in its very last symbol gives that symbol from the wrapped window. Every
- *   other stream follows the image rule above.
+ *   one-symbol red, blue and alpha codes in every group it keeps, on an 8-bit path whose values are the same
+ *   but whose end rule differs: it stops once the stream has run out after a symbol and fails only if pixels
+ *   are then missing. So a stream that runs out inside its last symbol (or right before it) still decodes, that
+ *   symbol's bits taken from the window as it stands (zeros past the end, or the window's first bits when the
+ *   position sits exactly at 64). Every other alpha stream follows the image rule above.
+ * - Lengths: libwebp's VP8L decoder is given the frame to its end as the demuxer sizes it, i.e. the VP8L chunk's
+ *   payload plus its pad byte when the size is odd (that byte is read like any other); an ALPH stream is the
+ *   chunk's payload after its header byte, unpadded. Callers pass those lengths.
  * No global mutable state; allocations: the caller's output, transform data (about (w/4)*(h/4) each),
  * colour cache (<= 2048 words), prefix tables (up to about 5000 entries per group in use, as libwebp) and,
  * for alpha, a w*h word buffer.
@@ -471,7 +475,10 @@ static int sg_l_read_entropy(sg_l_dec *d, int w, int h, int allow_meta, sg_l_ent
 
 static uint32_t *sg_l_read_subimage(sg_l_dec *d, int w, int h) {
     sg_l_entropy e = {0};
-    if (sg_l_read_entropy(d, w, h, 0, &e)) return NULL;
+    if (sg_l_read_entropy(d, w, h, 0, &e)) {
+        sg_l_entropy_free(&e);
+        return NULL;
+    }
     uint32_t *px = malloc((size_t)w * h * sizeof *px);
     uint32_t *cache = e.cache_bits ? calloc((size_t)1 << e.cache_bits, sizeof *cache) : NULL;
     if (!px || (e.cache_bits && !cache)) {

@@ -658,6 +658,10 @@ def main():
             n = max(1, int(len(p) * frac))
             files[f"vp8l_cut_{base}_{n}.webp"] = (replace_chunk(d, b"VP8L", p[:n]), False)
         files[f"vp8l_cut_{base}_last.webp"] = (replace_chunk(d, b"VP8L", p[:-1]), False)
+        if len(p) % 2 == 0:  # the chunk one byte shorter, its pad byte the cut byte: libwebp reads the pad too
+            q = bytearray(replace_chunk(d, b"VP8L", p[:-1]))
+            q[-1] = p[-1]
+            files[f"vp8l_cut_{base}_padbyte.webp"] = (bytes(q), False)
         for k in range(3):
             q = bytearray(p)
             i = int(rng.integers(5, len(q)))
