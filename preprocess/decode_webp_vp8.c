@@ -11,9 +11,8 @@
  *     dimension is 0 (14 bits each; the two scale bits are read and ignored);
  *   - partitions: the size table (3 bytes each but the last) must fit; a declared size past the data is cut to
  *     what is left (no error); the last partition must have at least one byte;
- *   - the boolean decoder is libwebp's (VP8GetBit with its range-minus-one state, VP8GetSigned's own update for
- *     sign bits, 56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then
- *     nothing). Running out is fatal where libwebp checks it: the first partition after the segment and filter
+ *   - the boolean decoder is libwebp's (VP8GetBit with its range-minus-one state, VP8GetSigned for sign bits,
+ *     56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then nothing). Running out is fatal where libwebp checks it: the first partition after the segment and filter
  *     headers and after each macroblock row's modes, a token partition after each macroblock. A partition's
  *     size in the container counts the chunk's padding byte, so the caller passes the bytes the demuxer hands
  *     libwebp (the payload and, for an odd size, its pad byte when the file has it);
@@ -31,7 +30,7 @@
 /* --- boolean decoder (RFC 6386 section 7, libwebp's arithmetic) ---------------------------------------------- */
 typedef struct {
     uint64_t value;     /* undecoded bits; the next bit's window sits at bit position `bits` */
-    uint32_t range;     /* range - 1: 127..254 (255 right after a sign bit, as libwebp leaves it) */
+    uint32_t range;     /* range - 1: 127..254 */
     int bits;           /* bits left in value past the current 8-bit window (negative: load first) */
     const uint8_t *buf; /* next byte */
     const uint8_t *end;
@@ -58,6 +57,7 @@ static void br_load(vp8_bits *br) {
     }
 }
 
+/* range - 1 starts at 254; bits at -8 so that the first load leaves the first byte in the window. */
 static void br_init(vp8_bits *br, const uint8_t *p, size_t n) {
     br->value = 0, br->range = 254, br->bits = -8, br->eof = 0;
     br->buf = p, br->end = p + n;
@@ -84,8 +84,8 @@ static inline int br_bit(vp8_bits *br, int prob) {
     return bit;
 }
 
-/* A sign bit (probability 1/2) applied to v, with libwebp's VP8GetSigned update (which can leave range - 1 at
- * 255 instead of renormalising to 127: the next split then differs from a plain br_bit(br, 128)). */
+/* A sign bit (probability 1/2) applied to v, with libwebp's VP8GetSigned update: branch-free, and equal to
+ * br_bit(br, 0x80) for every range it meets (range - 1 <= 253 after any bit; only the initial 254 differs). */
 static inline int br_signed(vp8_bits *br, int v) {
     if (br->bits < 0) br_load(br);
     int pos = br->bits;
