@@ -390,8 +390,9 @@ static int nz_code(int nz, const int16_t *block) { return nz > 3 ? 3 : nz > 1 ? 
 
 /* Reads a macroblock's tokens into coeffs[384] (16 luma, 4 U, 4 V blocks) and codes[24]; returns 1 when every
  * code is 0 (nothing to add, no inner-edge filtering from the coefficients). */
-static int parse_residuals(const vp8_header *hd, vp8_bits *br, const vp8_mb_modes *m, vp8_nz *top, vp8_nz *left,
-                           int16_t *coeffs, uint8_t *codes) {
+static int parse_residuals(const vp8_header *hd, vp8_bits *token_br, const vp8_mb_modes *m, vp8_nz *top,
+                           vp8_nz *left, int16_t *coeffs, uint8_t *codes) {
+    vp8_bits local = *token_br, *br = &local; /* a local copy the compiler can keep in registers */
     const vp8_quant *q = &hd->dqm[m->segment];
     int first = 0, type = 3, any = 0;
     memset(coeffs, 0, 384 * sizeof *coeffs);
@@ -431,6 +432,7 @@ static int parse_residuals(const vp8_header *hd, vp8_bits *br, const vp8_mb_mode
             left->f[4 + 2 * ch + y] = (uint8_t)l;
         }
     }
+    *token_br = local;
     return !any;
 }
 
