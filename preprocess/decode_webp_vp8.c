@@ -12,14 +12,18 @@
  *   - partitions: the size table (3 bytes each but the last) must fit; a declared size past the data is cut to
  *     what is left (no error); the last partition must have at least one byte;
  *   - the boolean decoder is libwebp's (VP8GetBit with its range-minus-one state, VP8GetSigned for sign bits,
- *     56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then nothing). Running out is fatal where libwebp checks it: the first partition after the segment and filter
- *     headers and after each macroblock row's modes, a token partition after each macroblock. A partition's
- *     size in the container counts the chunk's padding byte, so the caller passes the bytes the demuxer hands
- *     libwebp (the payload and, for an odd size, its pad byte when the file has it);
+ *     56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then nothing).
+ *     Running out is fatal where libwebp checks it: the first partition after the segment and filter headers
+ *     and after each macroblock row's modes, a token partition after each macroblock; so a bit read past an end
+ *     never reaches a pixel. The last partition ends where the data ends, and libwebp's data is the chunk with
+ *     its padding byte (its demuxer hands the padded chunk), so the caller passes the payload and, for an odd
+ *     size, the pad byte when the file has it: that byte can decide whether the last partition runs out;
  *   - dequantised coefficients are stored in 16 bits (they wrap as libwebp's int16_t stores do);
  *   - dithering is off (Pillow's default options), so the token reader's dither bookkeeping is not kept.
- * Memory: the Y, U and V planes of the whole frame (padded to macroblocks, 1.5 bytes a pixel) and a few arrays
- * of one macroblock row; nothing is global but constant tables.
+ * Memory: the Y, U and V planes of the whole frame (padded to macroblocks, 1.5 bytes a pixel: at most ~0.75 MB
+ * over w x h x 1.5 for 14-bit sizes) and a few arrays of one macroblock row; nothing is global but constant tables.
+ * Work is bounded by the macroblock count (each reads at most a fixed number of symbols), so the caller's pixel
+ * cap bounds time as well as memory.
  */
 #include "preprocess/decode_webp_vp8.h"
 #include "preprocess/internal.h"

@@ -6,7 +6,8 @@ Writes tests/images/webp/vp8_*.webp and tests/images/webp/vp8_expected.txt. Each
 cwebp (quality 0..100, methods 0..6, 1..4 segments, filter strength / sharpness / simple or normal, SNS, sharp
 YUV, autofilter), by libwebp 1.2 through webp_vp8_encode.py (2, 4 and 8 token partitions, which cwebp cannot
 write) and by Pillow's save; then damaged copies: flipped bytes that still decode, random token bytes (large
-coefficients, 16-bit transform wrap), cuts, and one hand-made change each for every header check (not a key
+coefficients, 16-bit transform wrap), cuts, a pair differing only in the pad byte after an odd-sized chunk that
+Pillow decodes in one and refuses in the other, and one hand-made change each for every header check (not a key
 frame, profile, show bit, start code, zero size, scale bits, first partition too long, partition table too
 short, empty last partition, a partition cut). vp8_expected.txt has one line per file, "NAME OK W H FNV1A64"
 (FNV-1a 64 of Image.open(f).convert("RGB").tobytes(), as make_goldens.py writes it) or "NAME ERR reason"
@@ -94,6 +95,27 @@ def part0_len(p):
     return (p[0] | p[1] << 8 | p[2] << 16) >> 5
 
 
+def pillow_verdict(data):
+    try:
+        return fnv1a64(Image.open(io.BytesIO(data)).convert("RGB").tobytes())
+    except Exception:
+        return "ERR"
+
+
+def padbyte_pair(p):
+    """Two cuts of p to the same odd length whose pad bytes give Pillow different results: libwebp decodes the
+    padded chunk, so the pad byte is data for the last partition, read by the last tokens (whether they run out
+    can depend on its value). Found by trying lengths near the end and four pad values."""
+    for n in range(len(p) - 1 - (len(p) & 1), len(p) // 2, -2):
+        files = [(f"vp8_padbyte_{v:02x}", riff(p[:n], pad=bytes([v]))) for v in (0x00, 0x55, 0xAA, 0xFF)]
+        seen = {}
+        for name, data in files:
+            seen.setdefault(pillow_verdict(data), (name, data))
+        if len(seen) > 1:
+            return list(seen.values())[:2]
+    raise RuntimeError("no length where the pad byte matters")
+
+
 def cases():
     """(name, file bytes), in order."""
     out = []
@@ -106,9 +128,11 @@ def cases():
         out.append((f"vp8_m{m}", riff(cwebp(picture(31, 37, 29, 0), ["-q", "60", "-m", str(m)]))))
     for s in (1, 2, 3, 4):
         out.append((f"vp8_segments{s}", riff(cwebp(picture(32, 48, 32, 0), ["-q", "50", "-segments", str(s)]))))
-    filters = [("f0", ["-f", "0"]), ("f100_strong", ["-f", "100", "-strong"]), ("f60_simple", ["-f", "60", "-nostrong"]),
+    filters = [("f0", ["-f", "0"]), ("f100_strong", ["-f", "100", "-strong"]),
+               ("f60_simple", ["-f", "60", "-nostrong"]),
                ("f100_simple_sharp7", ["-f", "100", "-nostrong", "-sharpness", "7"]),
-               ("f80_sharp3", ["-f", "80", "-sharpness", "3", "-strong"]), ("f30_sharp5", ["-f", "30", "-sharpness", "5"]),
+               ("f80_sharp3", ["-f", "80", "-sharpness", "3", "-strong"]),
+               ("f30_sharp5", ["-f", "30", "-sharpness", "5"]),
                ("af", ["-af"]), ("sns0", ["-sns", "0"]), ("sns100", ["-sns", "100"]), ("sharp_yuv", ["-sharp_yuv"])]
     for name, args in filters:
         out.append((f"vp8_{name}", riff(cwebp(picture(33, 45, 35, 0), ["-q", "40"] + args))))
@@ -142,6 +166,7 @@ def cases():
     for frac in (0.99, 0.9, 0.5):
         out.append((f"vp8_cut_{int(frac * 100)}", riff(base[:int(len(base) * frac)])))
     out.append(("vp8_cut_padbyte", riff(base[:len(base) - 1 - (len(base) & 1)], pad=b"\x9b")))
+    out += padbyte_pair(base)
 
     # one header change each (a tiny flat picture, so the files stay small)
     tiny = cwebp(picture(90, 16, 16, 1), ["-q", "50"])
@@ -153,7 +178,8 @@ def cases():
     out.append(("vp8_hdr_startcode", riff(tiny[:3] + b"\x9d\x01\x2b" + tiny[6:])))
     out.append(("vp8_hdr_width0", riff(tiny[:6] + b"\x00\x00" + tiny[8:])))
     out.append(("vp8_hdr_height0", riff(tiny[:8] + b"\x00\xc0" + tiny[10:])))
-    out.append(("vp8_hdr_scale", riff(tiny[:6] + bytes([tiny[6], tiny[7] | 0xC0, tiny[8], tiny[9] | 0x40]) + tiny[10:])))
+    scaled = bytes([tiny[6], tiny[7] | 0xC0, tiny[8], tiny[9] | 0x40])  # the 2 scale bits of each dimension
+    out.append(("vp8_hdr_scale", riff(tiny[:6] + scaled + tiny[10:])))
     out.append(("vp8_hdr_part0_long", riff(set_tag(tiny, part0=len(tiny) - 9))))
     out.append(("vp8_hdr_part0_all", riff(set_tag(tiny, part0=len(tiny) - 10))))
     out.append(("vp8_hdr_part0_short", riff(set_tag(tiny, part0=max(1, part0_len(tiny) - 6)))))

@@ -5,8 +5,9 @@
  * Each file's "VP8 " chunk is found with a few lines of RIFF walking (the real container is decode_webp.c's) and
  * decoded with sg_vp8_info + sg_vp8_decode_rgb; the verdict, size and hash must be Pillow's. The fixtures span
  * sizes 1x1 .. 300x8, quality 0..100, 1..4 segments, simple / normal / no loop filter, sharpness, 1..8 token
- * partitions, damaged tokens that still decode (wrapping 16-bit transforms), cuts, and one change per header
- * check. Beyond the fixtures: a stride wider than the row leaves the bytes past each row alone and gives the
+ * partitions, damaged tokens that still decode (wrapping 16-bit transforms), cuts, one change per header check,
+ * and two files that differ only in the pad byte after an odd-sized chunk, which Pillow decodes in one and
+ * refuses in the other (libwebp's last partition ends after the pad byte). Beyond the fixtures: a stride wider than the row leaves the bytes past each row alone and gives the
  * same pixels; every prefix and a few thousand one-byte flips of a fixture decode or fail without touching
  * memory outside (the ASan build checks that); in-memory header edits (not a key frame, bad start code, first
  * partition past the data, 8 partitions without room for their size table) are refused by sg_vp8_info, as
@@ -161,8 +162,8 @@ static void check_robust(const char *root) {
         free(rgb);
         free(cut);
     }
-    CHECK(decoded >= 1 && failed >= 1, "every prefix of a %zu-byte payload: %d decode, %d fail, none crash", vn, decoded,
-          failed);
+    CHECK(decoded >= 1 && failed >= 1, "every prefix of a %zu-byte payload: %d decode, %d fail, none crash", vn,
+          decoded, failed);
     uint64_t s = 12345;
     decoded = failed = 0;
     uint8_t *m = malloc(vn);
