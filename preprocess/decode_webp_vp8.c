@@ -11,16 +11,19 @@
  *     dimension is 0 (14 bits each; the two scale bits are read and ignored);
  *   - partitions: the size table (3 bytes each but the last) must fit; a declared size past the data is cut to
  *     what is left (no error); the last partition must have at least one byte;
- *   - the boolean decoder is libwebp's (VP8GetBit with its range-minus-one state, VP8GetSigned's own update for
- *     sign bits, 56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then
- *     nothing). Running out is fatal where libwebp checks it: the first partition after the segment and filter
- *     headers and after each macroblock row's modes, a token partition after each macroblock. A partition's
- *     size in the container counts the chunk's padding byte, so the caller passes the bytes the demuxer hands
- *     libwebp (the payload and, for an odd size, its pad byte when the file has it);
+ *   - the boolean decoder is libwebp's (VP8GetBit with its range-minus-one state, VP8GetSigned for sign bits,
+ *     56-bit loads while 8 bytes remain, then byte loads, then one zero byte that sets "eof", then nothing).
+ *     Running out is fatal where libwebp checks it: the first partition after the segment and filter headers
+ *     and after each macroblock row's modes, a token partition after each macroblock; so a bit read past an end
+ *     never reaches a pixel. The last partition ends where the data ends, and libwebp's data is the chunk with
+ *     its padding byte (its demuxer hands the padded chunk), so the caller passes the payload and, for an odd
+ *     size, the pad byte when the file has it: that byte can decide whether the last partition runs out;
  *   - dequantised coefficients are stored in 16 bits (they wrap as libwebp's int16_t stores do);
  *   - dithering is off (Pillow's default options), so the token reader's dither bookkeeping is not kept.
- * Memory: the Y, U and V planes of the whole frame (padded to macroblocks, 1.5 bytes a pixel) and a few arrays
- * of one macroblock row; nothing is global but constant tables.
+ * Memory: the Y, U and V planes of the whole frame (padded to macroblocks, 1.5 bytes a pixel: at most ~0.75 MB
+ * over w x h x 1.5 for 14-bit sizes) and a few arrays of one macroblock row; nothing is global but constant tables.
+ * Work is bounded by the macroblock count (each reads at most a fixed number of symbols), so the caller's pixel
+ * cap bounds time as well as memory.
  */
 #include "preprocess/decode_webp_vp8.h"
 #include "preprocess/internal.h"
@@ -31,7 +34,7 @@
 /* --- boolean decoder (RFC 6386 section 7, libwebp's arithmetic) ---------------------------------------------- */
 typedef struct {
     uint64_t value;     /* undecoded bits; the next bit's window sits at bit position `bits` */
-    uint32_t range;     /* range - 1: 127..254 (255 right after a sign bit, as libwebp leaves it) */
+    uint32_t range;     /* range - 1: 127..254 */
     int bits;           /* bits left in value past the current 8-bit window (negative: load first) */
     const uint8_t *buf; /* next byte */
     const uint8_t *end;
@@ -58,6 +61,7 @@ static void br_load(vp8_bits *br) {
     }
 }
 
+/* range - 1 starts at 254; bits at -8 so that the first load leaves the first byte in the window. */
 static void br_init(vp8_bits *br, const uint8_t *p, size_t n) {
     br->value = 0, br->range = 254, br->bits = -8, br->eof = 0;
     br->buf = p, br->end = p + n;
@@ -84,8 +88,8 @@ static inline int br_bit(vp8_bits *br, int prob) {
     return bit;
 }
 
-/* A sign bit (probability 1/2) applied to v, with libwebp's VP8GetSigned update (which can leave range - 1 at
- * 255 instead of renormalising to 127: the next split then differs from a plain br_bit(br, 128)). */
+/* A sign bit (probability 1/2) applied to v, with libwebp's VP8GetSigned update: branch-free, and equal to
+ * br_bit(br, 0x80) for every range it meets (range - 1 <= 253 after any bit; only the initial 254 differs). */
 static inline int br_signed(vp8_bits *br, int v) {
     if (br->bits < 0) br_load(br);
     int pos = br->bits;
@@ -390,8 +394,9 @@ static int nz_code(int nz, const int16_t *block) { return nz > 3 ? 3 : nz > 1 ? 
 
 /* Reads a macroblock's tokens into coeffs[384] (16 luma, 4 U, 4 V blocks) and codes[24]; returns 1 when every
  * code is 0 (nothing to add, no inner-edge filtering from the coefficients). */
-static int parse_residuals(const vp8_header *hd, vp8_bits *br, const vp8_mb_modes *m, vp8_nz *top, vp8_nz *left,
-                           int16_t *coeffs, uint8_t *codes) {
+static int parse_residuals(const vp8_header *hd, vp8_bits *token_br, const vp8_mb_modes *m, vp8_nz *top,
+                           vp8_nz *left, int16_t *coeffs, uint8_t *codes) {
+    vp8_bits local = *token_br, *br = &local; /* a local copy the compiler can keep in registers */
     const vp8_quant *q = &hd->dqm[m->segment];
     int first = 0, type = 3, any = 0;
     memset(coeffs, 0, 384 * sizeof *coeffs);
@@ -431,6 +436,7 @@ static int parse_residuals(const vp8_header *hd, vp8_bits *br, const vp8_mb_mode
             left->f[4 + 2 * ch + y] = (uint8_t)l;
         }
     }
+    *token_br = local;
     return !any;
 }
 

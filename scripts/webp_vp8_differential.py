@@ -6,12 +6,15 @@ checkered high-contrast, gradient content), encodes each with libwebp 1.2 throug
 quality, method, segments, SNS, filter strength / sharpness / type, autofilter, 1..8 token partitions, passes,
 sharp YUV, preprocessing), cwebp, or Pillow's save (quality, method), takes the "VP8 "
 payload and damages some: bytes flipped anywhere (the frame header and first partition more often), the payload
-cut short, partition sizes or the partition count changed, a random pad byte after an odd-sized payload. Each
+cut short, the first partition's size changed, random bytes in place of the first partition's headers and modes
+(random segment / filter / quantiser headers and probabilities) or of the tokens (coefficients large enough to
+wrap libwebp's 16-bit transform), a random pad byte after an odd-sized payload. Each
 file is a plain RIFF / WEBP / "VP8 " file with consistent sizes, so only the VP8 decoder's verdict differs
 between files. Pillow (Image.open(f).convert("RGB"), MAX_IMAGE_PIXELS off; any exception is a refusal) in the
 Python given by --python, against DUMP (tests/fuzz/webp_vp8_dump.c: "path OK w h fnv1a64" or "path ERR
 reason"). Prints every file whose verdict, size or pixels differ, and a count. Files are kept in OUTDIR.
-Usage: webp_vp8_differential.py DUMP OUTDIR [N] [SEED] [--python PY]
+--noise gives every file the random-partition damage.
+Usage: webp_vp8_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--noise]
 """
 import io
 import os
@@ -111,9 +114,12 @@ def encode(rng, im):
     return vp8_payload(webp_vp8_encode.encode(im.tobytes(), im.width, im.height, **opts))
 
 
+NOISE_ONLY = False  # --noise: every file gets the random-partition damage
+
+
 def damage(rng, p):
     p = bytearray(p)
-    kind = rng.random()
+    kind = 0.99 if NOISE_ONLY else rng.random()
     if kind < 0.35:
         return bytes(p), kind
     if kind < 0.6:  # flipped bytes, the headers more often
@@ -127,9 +133,14 @@ def damage(rng, p):
         part0 = max(0, (tag >> 5) + rng.randrange(-30, 31))
         tag = (tag & 31) | (part0 & 0x7FFFF) << 5
         p[0:3] = bytes([tag & 255, tag >> 8 & 255, tag >> 16])
-    elif len(p) > 16:  # the partition size table
-        i = rng.randrange(10, len(p))
-        p[i] = rng.randrange(256)
+    elif len(p) > 16:  # random bytes in a partition: garbage modes / headers, or tokens of any size
+        part0 = (p[0] | p[1] << 8 | p[2] << 16) >> 5
+        noise = bytes(rng.randrange(256) for _ in range(rng.randrange(8, 4000)))
+        if rng.random() < 0.5 or 10 + part0 + 21 >= len(p):
+            start = rng.randrange(10, min(len(p), 20))
+            p = p[:start] + noise[:max(0, 10 + part0 - start)] + p[10 + part0:]
+        else:
+            p = p[:10 + part0 + 21] + noise
     return bytes(p), kind
 
 
@@ -145,7 +156,9 @@ def make_file(rng):
 
 
 def main():
-    dump, outdir, n, seed, py, _ = parse_args(sys.argv[1:])
+    global NOISE_ONLY
+    dump, outdir, n, seed, py, flags = parse_args(sys.argv[1:])
+    NOISE_ONLY = "--noise" in flags
     paths = write_cases(outdir, n, seed, "c%05d.webp", make_file)
     ours = verdicts([dump], paths)
     theirs = verdicts([py, "-c", ORACLE], paths)
