@@ -64,7 +64,8 @@ static uint32_t sg_le24(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[
 /* VP8GetInfo: p holds avail bytes of the VP8 payload, size is the chunk's declared payload size. 0 with the
  * size, or -1 with a reason. */
 static int sg_webp_vp8_info(const uint8_t *p, size_t avail, size_t size, int *w, int *h, char *err, size_t errlen) {
-    if (avail < 10) return sg_pre_err(err, errlen, "WebP: VP8 data of %zu bytes is shorter than its 10-byte header", avail);
+    if (avail < 10)
+        return sg_pre_err(err, errlen, "WebP: VP8 data of %zu bytes is shorter than its 10-byte header", avail);
     if (p[3] != 0x9d || p[4] != 0x01 || p[5] != 0x2a) return sg_pre_err(err, errlen, "WebP: VP8 start code missing");
     uint32_t bits = sg_le24(p);
     if (bits & 1) return sg_pre_err(err, errlen, "WebP: VP8 frame is not a key frame");
@@ -81,7 +82,8 @@ static int sg_webp_vp8_info(const uint8_t *p, size_t avail, size_t size, int *w,
  * VP8GetInfo or VP8LGetInfo with WebPGetFeatures's "not enough data" limits (10 and 5 bytes). */
 static int sg_webp_image_info(const uint8_t *p, size_t avail, int *w, int *h, char *err, size_t errlen) {
     if (sg_tag(p, "VP8L")) {
-        if (avail < 5) return sg_pre_err(err, errlen, "WebP: VP8L data of %zu bytes is shorter than its 5-byte header", avail);
+        if (avail < 5)
+            return sg_pre_err(err, errlen, "WebP: VP8L data of %zu bytes is shorter than its 5-byte header", avail);
         return sg_vp8l_info(p + 8, avail, w, h, err, errlen);
     }
     return sg_webp_vp8_info(p + 8, avail, sg_le32(p + 4), w, h, err, errlen);
@@ -99,7 +101,8 @@ static int sg_webp_features(const uint8_t *d, size_t len, char *err, size_t errl
     size_t n = len - 12;
     int vp8x = 0, cw = 0, ch = 0;
     if (sg_tag(p, "VP8X")) {
-        if (sg_le32(p + 4) != 10) return sg_pre_err(err, errlen, "WebP: VP8X chunk of %u bytes, not 10", sg_le32(p + 4));
+        if (sg_le32(p + 4) != 10)
+            return sg_pre_err(err, errlen, "WebP: VP8X chunk of %u bytes, not 10", sg_le32(p + 4));
         if (n < 18) return sg_pre_err(err, errlen, "WebP: file ends in the VP8X chunk");
         uint32_t flags = sg_le32(p + 8);
         cw = (int)sg_le24(p + 12) + 1, ch = (int)sg_le24(p + 15) + 1;
@@ -124,7 +127,8 @@ static int sg_webp_features(const uint8_t *d, size_t len, char *err, size_t errl
     }
     if (n < 8) return vp8x ? 0 : sg_pre_err(err, errlen, "WebP: file ends in the image chunk's header");
     uint32_t size = sg_le32(p + 4);
-    if (size > riff - 12) return sg_pre_err(err, errlen, "WebP: image chunk of %u bytes past the RIFF size of %u", size, riff);
+    if (size > riff - 12)
+        return sg_pre_err(err, errlen, "WebP: image chunk of %u bytes past the RIFF size of %u", size, riff);
     n -= 8;
     int lossless = sg_tag(p, "VP8L");
     if (n < (lossless ? 5u : 10u)) return vp8x ? 0 : sg_pre_err(err, errlen, "WebP: file ends in the image header");
@@ -175,7 +179,8 @@ static int sg_webp_check_frame(const sg_webp_demux *m, const sg_webp_frame *f, c
         if (f->x || f->y || f->w != m->cw || f->h != m->ch)
             return sg_pre_err(err, errlen, "WebP: image of %dx%d on a VP8X canvas of %dx%d", f->w, f->h, m->cw, m->ch);
     } else if ((int64_t)f->x + f->w > m->cw || (int64_t)f->y + f->h > m->ch) {
-        return sg_pre_err(err, errlen, "WebP: frame of %dx%d at %d,%d outside the %dx%d canvas", f->w, f->h, f->x, f->y, m->cw, m->ch);
+        return sg_pre_err(err, errlen, "WebP: frame of %dx%d at %d,%d outside the %dx%d canvas", f->w, f->h, f->x, f->y,
+                          m->cw, m->ch);
     }
     return 0;
 }
@@ -193,16 +198,20 @@ static int sg_webp_add_frame(sg_webp_demux *m, const sg_webp_frame *f, char *err
 
 /* StoreFrame: reads ALPH / VP8 / VP8L chunks into f from pos, stopping before the first other chunk (or a
  * second of a kind); min_size is what must be left when it starts. */
-static int sg_webp_store_frame(sg_webp_demux *m, int num, uint32_t min_size, sg_webp_frame *f, char *err, size_t errlen) {
+static int sg_webp_store_frame(sg_webp_demux *m, int num, uint32_t min_size, sg_webp_frame *f, char *err,
+                               size_t errlen) {
     int alpha_chunks = 0, image_chunks = 0;
-    if (sg_left(m) < 8 || sg_left(m) < min_size) return sg_pre_err(err, errlen, "WebP: file ends where a frame's chunks should be");
+    if (sg_left(m) < 8 || sg_left(m) < min_size)
+        return sg_pre_err(err, errlen, "WebP: file ends where a frame's chunks should be");
     for (;;) {
         size_t start = m->pos;
         const uint8_t *c = m->d + start;
         uint32_t size = sg_le32(c + 4);
         if (size > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: chunk size %u too large", size);
         uint32_t padded = size + (size & 1);
-        if (padded > sg_left(m) - 8) return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end", sg_tag_text(c).s, size);
+        if (padded > sg_left(m) - 8)
+            return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end",
+                              sg_tag_text(c).s, size);
         int is_alpha = sg_tag(c, "ALPH"), is_image = sg_tag(c, "VP8 ") || sg_tag(c, "VP8L");
         if (sg_tag(c, "VP8L") && alpha_chunks) return sg_pre_err(err, errlen, "WebP: VP8L image after an ALPH chunk");
         if ((!is_alpha && !is_image) || (is_alpha && alpha_chunks) || (is_image && image_chunks)) return SG_WEBP_OK;
@@ -237,7 +246,8 @@ static int sg_webp_anmf(sg_webp_demux *m, uint32_t padded, char *err, size_t err
     sg_webp_frame f = {0};
     f.x = 2 * (int)sg_le24(p), f.y = 2 * (int)sg_le24(p + 3);
     uint64_t w = sg_le24(p + 6) + 1ull, h = sg_le24(p + 9) + 1ull;
-    if (w * h >= SG_WEBP_MAX_AREA) return sg_pre_err(err, errlen, "WebP: ANMF frame of %llux%llu is 2^32 pixels or more",
+    if (w * h >= SG_WEBP_MAX_AREA)
+        return sg_pre_err(err, errlen, "WebP: ANMF frame of %llux%llu is 2^32 pixels or more",
                                                      (unsigned long long)w, (unsigned long long)h);
     f.w = (int)w, f.h = (int)h; /* replaced by the bitstream's size when there is an image chunk */
     m->pos += 16;
@@ -257,7 +267,9 @@ static int sg_webp_vp8x_chunks(sg_webp_demux *m, char *err, size_t errlen) {
         uint32_t size = sg_le32(c + 4);
         if (size > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: chunk size %u too large", size);
         uint32_t padded = size + (size & 1);
-        if (padded > sg_left(m) - 8) return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end", sg_tag_text(c).s, size);
+        if (padded > sg_left(m) - 8)
+            return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end",
+                              sg_tag_text(c).s, size);
         int skip = 1, rc = 0; /* skip: a chunk passed over whole (ICCP and unknown ones play no part here) */
         if (sg_tag(c, "VP8X")) return sg_pre_err(err, errlen, "WebP: a second VP8X chunk");
         if (sg_tag(c, "ALPH") || sg_tag(c, "VP8 ") || sg_tag(c, "VP8L")) {
@@ -271,7 +283,8 @@ static int sg_webp_vp8x_chunks(sg_webp_demux *m, char *err, size_t errlen) {
             m->pos += 8;
             rc = sg_webp_anmf(m, padded, err, errlen), skip = 0;
         } else if (sg_tag(c, "EXIF")) {
-            if ((m->flags & SG_WEBP_F_EXIF) && !m->exif_seen) m->exif_seen = 1, m->exif_off = start + 8, m->exif_n = size;
+            if ((m->flags & SG_WEBP_F_EXIF) && !m->exif_seen)
+                m->exif_seen = 1, m->exif_off = start + 8, m->exif_n = size;
         } else if (sg_tag(c, "XMP ")) {
             if ((m->flags & SG_WEBP_F_XMP) && !m->xmp_seen) m->xmp_seen = 1, m->xmp_off = start + 8, m->xmp_n = size;
         }
@@ -290,7 +303,8 @@ static int sg_webp_demux_parse(const uint8_t *d, size_t len, sg_webp_demux *m, c
     uint32_t riff = sg_le32(d + 4);
     if (riff < 8 || riff > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: RIFF size %u out of range", riff);
     if ((uint64_t)riff + 8 > len)
-        return sg_pre_err(err, errlen, "WebP: file of %zu bytes is cut short of its RIFF size (%llu bytes)", len, (unsigned long long)riff + 8);
+        return sg_pre_err(err, errlen, "WebP: file of %zu bytes is cut short of its RIFF size (%llu bytes)", len,
+                          (unsigned long long)riff + 8);
     m->end = (size_t)riff + 8, m->pos = 12;
     const uint8_t *c = d + 12;
     if (sg_tag(c, "VP8 ") || sg_tag(c, "VP8L")) {
@@ -311,7 +325,8 @@ static int sg_webp_demux_parse(const uint8_t *d, size_t len, sg_webp_demux *m, c
     m->pos = 12 + 8 + (size_t)padded;
     if (sg_left(m) < 8) return sg_pre_err(err, errlen, "WebP: no chunk after VP8X");
     if (sg_webp_vp8x_chunks(m, err, errlen)) return -1;
-    if (m->flags & ~(uint32_t)SG_WEBP_F_VALID) return sg_pre_err(err, errlen, "WebP: VP8X flags 0x%02x has reserved bits", m->flags);
+    if (m->flags & ~(uint32_t)SG_WEBP_F_VALID)
+        return sg_pre_err(err, errlen, "WebP: VP8X flags 0x%02x has reserved bits", m->flags);
     if (!m->nframes) return sg_pre_err(err, errlen, "WebP: no frame");
     return 0;
 }
@@ -342,7 +357,8 @@ static int sg_webp_check_alpha(const uint8_t *a, size_t n, int w, int h, int dec
     if (n <= 1) return sg_pre_err(err, errlen, "WebP: ALPH chunk of %zu bytes has no data", n);
     int method = a[0] & 3, pre = (a[0] >> 4) & 3, rsrv = a[0] >> 6;
     if (method > 1 || pre > 1 || rsrv)
-        return sg_pre_err(err, errlen, "WebP: ALPH header 0x%02x (method %d, pre-processing %d, reserved %d)", a[0], method, pre, rsrv);
+        return sg_pre_err(err, errlen, "WebP: ALPH header 0x%02x (method %d, pre-processing %d, reserved %d)", a[0],
+                          method, pre, rsrv);
     size_t npix = (size_t)w * (size_t)h;
     if (method == 0) {
         if (n - 1 < npix) return sg_pre_err(err, errlen, "WebP: raw alpha of %zu bytes for %zu pixels", n - 1, npix);
@@ -370,7 +386,8 @@ static int sg_webp_canvas(sg_rgb_image *img, int cw, int ch, const void *src, in
             continue;
         }
         const uint32_t *s = (const uint32_t *)src + (size_t)y * (size_t)f->w;
-        for (int x = 0; x < f->w; x++, o += 3) o[0] = (uint8_t)(s[x] >> 16), o[1] = (uint8_t)(s[x] >> 8), o[2] = (uint8_t)s[x];
+        for (int x = 0; x < f->w; x++, o += 3) /* 0xAARRGGBB: alpha dropped */
+            o[0] = (uint8_t)(s[x] >> 16), o[1] = (uint8_t)(s[x] >> 8), o[2] = (uint8_t)s[x];
     }
     return 0;
 }
@@ -392,7 +409,8 @@ static int sg_webp_decode_frame(const uint8_t *d, const sg_webp_frame *f, int cw
         return rc ? -1 : 0;
     }
     if (f->w == cw && f->h == ch) { /* the common case: no copy */
-        rc = sg_pre_alloc(img, cw, ch, err, errlen) || sg_vp8_decode_rgb(payload, n, img->rgb, (size_t)cw * 3, err, errlen);
+        rc = sg_pre_alloc(img, cw, ch, err, errlen) ||
+             sg_vp8_decode_rgb(payload, n, img->rgb, (size_t)cw * 3, err, errlen);
     } else {
         uint8_t *rgb = malloc(npix * 3);
         if (!rgb) return sg_pre_err(err, errlen, "WebP: out of memory for a %dx%d frame", f->w, f->h);
@@ -422,7 +440,7 @@ int sg_pre_decode_webp(const uint8_t *data, size_t len, const sg_preprocess_opts
         return sg_pre_err(err, errlen, "WebP: file of %zu bytes too short to identify (Pillow reads 16)", len);
     const uint8_t *first = data + 12;
     if (!sg_tag(first, "VP8 ") && !sg_tag(first, "VP8L") && !sg_tag(first, "VP8X")) {
-        return sg_pre_err(err, errlen, "WebP: first chunk '%s' is not VP8, VP8L or VP8X (Pillow cannot identify the file)",
+        return sg_pre_err(err, errlen, "WebP: first chunk '%s' is not VP8, VP8L or VP8X (Pillow cannot identify it)",
                           sg_tag_text(first).s);
     }
     if (sg_webp_head_bomb(data, len, opts->max_pixels, err, errlen)) return -1;
