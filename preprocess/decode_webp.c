@@ -9,7 +9,7 @@
  *     a VP8X chunk of exactly 10 bytes and a canvas under 2^32 pixels; for a still VP8X file a walk over the
  *     chunks to the image that stays inside the RIFF size, and the image's header, whose size must be the
  *     canvas; for a simple file the image's header. It is lenient where the data runs out after VP8X.
- *  3. WebPDemux (sg_webp_demux), which takes only a whole file (a RIFF size past the end refuses it; bytes
+ *  3. WebPDemux (sg_webp_demux_parse), which takes only a whole file (a RIFF size past the end refuses it; bytes
  *     after the RIFF chunk are ignored). Chunks are padded to even sizes and every padded size must stay
  *     inside the RIFF chunk; 1..7 bytes left after a chunk refuse the file. Simple file: the image chunk (an
  *     ALPH after it is dropped, chunks after it are never read). VP8X: a payload of at least 10 bytes, flags
@@ -33,7 +33,9 @@
  *  5. Orientation: Pillow's getexif() loads info["exif"] (the first kept EXIF chunk), else finds
  *     tiff:Orientation in info["xmp"]; WebP is not rotated at load, so only with opts->exif_rotate.
  * Every offset is checked against the bytes (RIFF end <= len) before it is read; nothing is allocated until
- * the file has passed steps 1-3 and the canvas its cap.
+ * the file has passed steps 1-3 and the canvas its cap, and the first frame is decoded before the canvas is
+ * allocated (but a VP8 frame that covers the canvas, decoded into it), so a bad frame on a large canvas costs
+ * no canvas. No state outside the call: safe in several threads at once.
  */
 #include "preprocess/internal.h"
 
@@ -372,8 +374,8 @@ static int sg_webp_check_alpha(const uint8_t *a, size_t n, int w, int h, int dec
     return rc ? -1 : 0;
 }
 
-/* The canvas (cw x ch, zeroed unless the frame covers it) with rows of 3 bytes per pixel copied in from src
- * (sw x sh at x, y; a pixel is 3 bytes at src, or 4 as 0xAARRGGBB when argb). */
+/* Allocates the canvas (cw x ch, zeroed unless the frame covers it) and copies frame f's pixels from src to its
+ * offset (src: f->w x f->h pixels, 3 bytes each, or 4 as 0xAARRGGBB when argb). 0, or -1 out of memory. */
 static int sg_webp_canvas(sg_rgb_image *img, int cw, int ch, const void *src, int argb, const sg_webp_frame *f,
                           char *err, size_t errlen) {
     if (sg_pre_alloc(img, cw, ch, err, errlen)) return -1;
