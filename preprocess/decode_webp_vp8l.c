@@ -514,79 +514,79 @@ static inline int sg_l_plane_distance(int w, int code) {
 
 static inline uint32_t sg_l_cache_key(uint32_t argb, int bits) { return (argb * 0x1e35a7bdu) >> (32 - bits); }
 
+/* The group of prefix codes of pixel (x, y). */
+static inline const sg_l_group *sg_l_group_at(const sg_l_entropy *e, int x, int y) {
+    if (!e->meta) return &e->groups[0];
+    return &e->groups[e->meta[(size_t)(y >> e->meta_bits) * e->meta_xsize + (x >> e->meta_bits)]];
+}
+
+static inline int sg_l_read_with(const sg_l_entry *pool, sg_l_code c, sg_l_bits *br) {
+    return sg_l_read_symbol(pool + c.off, c.mask, br);
+}
+
+/* A literal's red, blue and alpha after its green, with libwebp's refill between red and blue. */
+static inline uint32_t sg_l_read_literal(const sg_l_entry *pool, const sg_l_group *g, int green, sg_l_bits *br) {
+    uint32_t red = (uint32_t)sg_l_read_with(pool, g->code[SG_L_RED], br);
+    sg_l_fill(br);
+    uint32_t blue = (uint32_t)sg_l_read_with(pool, g->code[SG_L_BLUE], br);
+    uint32_t alpha = (uint32_t)sg_l_read_with(pool, g->code[SG_L_ALPHA], br);
+    return alpha << 24 | red << 16 | (uint32_t)green << 8 | blue;
+}
+
+/* Copies length pixels from dist back, forwards (an overlap repeats the pattern). */
+static inline void sg_l_copy(uint32_t *dst, int dist, int length) {
+    const uint32_t *src = dst - dist;
+    for (int i = 0; i < length; i++) dst[i] = src[i];
+}
+
 /* The LZ77-coded pixels of a w x h image. alpha8: libwebp's 8-bit alpha path's end rule (header comment).
  * cache: 2^cache_bits zeroed words when the image has a colour cache. 0, or -1 with d->err set. */
 static int sg_l_decode_pixels(sg_l_dec *d, sg_l_entropy *e, uint32_t *px, int w, int h, int alpha8, uint32_t *cache) {
     sg_l_bits *br = &d->br;
     const size_t end = (size_t)w * h;
-    const int cache_bits = e->cache_bits;
-    const int mbits = e->meta_bits;
-    const int mmask = (1 << mbits) - 1;
+    const int cache_bits = e->cache_bits, tile_mask = (1 << e->meta_bits) - 1;
     const sg_l_entry *pool = e->pool.e;
     size_t pos = 0;
     int x = 0, y = 0;
-    const sg_l_group *g = &e->groups[e->meta ? e->meta[0] : 0];
+    const sg_l_group *g = sg_l_group_at(e, 0, 0);
     while (pos < end) {
         if (alpha8 && br->eos) break;
-        if (e->meta && (x & mmask) == 0) g = &e->groups[e->meta[(size_t)(y >> mbits) * e->meta_xsize + (x >> mbits)]];
-        if (g->trivial && !alpha8) {
-            px[pos++] = g->literal;
-            if (cache) cache[sg_l_cache_key(g->literal, cache_bits)] = g->literal;
-            if (++x == w) x = 0, y++;
+        if ((x & tile_mask) == 0) g = sg_l_group_at(e, x, y);
+        int run = 1; /* pixels this step produces */
+        if (g->trivial && !alpha8) { /* libwebp reads nothing for such a group, not even a refill */
+            px[pos] = g->literal;
         } else {
             sg_l_fill(br);
-            int code = sg_l_read_symbol(pool + g->code[SG_L_GREEN].off, g->code[SG_L_GREEN].mask, br);
+            int code = sg_l_read_with(pool, g->code[SG_L_GREEN], br);
             if (code < SG_L_LITERALS) {
-                uint32_t red = (uint32_t)sg_l_read_symbol(pool + g->code[SG_L_RED].off, g->code[SG_L_RED].mask, br);
-                sg_l_fill(br);
-                uint32_t blue = (uint32_t)sg_l_read_symbol(pool + g->code[SG_L_BLUE].off, g->code[SG_L_BLUE].mask, br);
-                uint32_t alpha = (uint32_t)sg_l_read_symbol(pool + g->code[SG_L_ALPHA].off, g->code[SG_L_ALPHA].mask, br);
-                uint32_t argb = alpha << 24 | red << 16 | (uint32_t)code << 8 | blue;
-                px[pos++] = argb;
-                if (cache) cache[sg_l_cache_key(argb, cache_bits)] = argb;
-                if (++x == w) x = 0, y++;
+                px[pos] = sg_l_read_literal(pool, g, code, br);
             } else if (code < SG_L_LITERALS + SG_L_LENGTH_CODES) {
-                int length = sg_l_prefix_value(code - SG_L_LITERALS, br);
-                int dsym = sg_l_read_symbol(pool + g->code[SG_L_DIST].off, g->code[SG_L_DIST].mask, br);
+                run = sg_l_prefix_value(code - SG_L_LITERALS, br);
+                int dsym = sg_l_read_with(pool, g->code[SG_L_DIST], br);
                 sg_l_fill(br);
                 int dist = sg_l_plane_distance(w, sg_l_prefix_value(dsym, br));
                 if (!alpha8 && sg_l_at_end(br)) break;
-                if (pos < (size_t)dist || end - pos < (size_t)length)
-                    return sg_pre_err(d->err, d->errlen,
-                                      "WebP lossless: backward reference of %d pixels at distance %d at pixel %zu of %zu",
-                                      length, dist, pos, end);
-                const uint32_t *src = px + pos - dist;
-                uint32_t *dst = px + pos;
-                for (int i = 0; i < length; i++) dst[i] = src[i];
-                if (cache)
-                    for (int i = 0; i < length; i++) cache[sg_l_cache_key(dst[i], cache_bits)] = dst[i];
-                pos += (size_t)length;
-                x += length;
-                while (x >= w) x -= w, y++;
-                if (e->meta && pos < end && (x & mmask)) g = &e->groups[e->meta[(size_t)(y >> mbits) * e->meta_xsize + (x >> mbits)]];
-            } else {
-                /* only reachable with a colour cache: the green alphabet ends with its keys */
-                uint32_t argb = cache[code - SG_L_LITERALS - SG_L_LENGTH_CODES];
-                px[pos++] = argb;
-                cache[sg_l_cache_key(argb, cache_bits)] = argb;
-                if (++x == w) x = 0, y++;
+                if (pos < (size_t)dist || end - pos < (size_t)run)
+                    return sg_pre_err(d->err, d->errlen, "WebP lossless: backward reference of %d pixels at distance "
+                                      "%d at pixel %zu of %zu", run, dist, pos, end);
+                sg_l_copy(px + pos, dist, run);
+            } else { /* a colour cache key: the green alphabet has them only with a cache */
+                px[pos] = cache[code - SG_L_LITERALS - SG_L_LENGTH_CODES];
             }
         }
+        if (cache) /* every pixel in order, as libwebp's lazy inserts leave it at each lookup */
+            for (int i = 0; i < run; i++) cache[sg_l_cache_key(px[pos + i], cache_bits)] = px[pos + i];
+        pos += (size_t)run;
+        for (x += run; x >= w; x -= w) y++;
+        if (run > 1 && pos < end && (x & tile_mask)) g = sg_l_group_at(e, x, y);
         if (sg_l_at_end(br)) {
             if (!alpha8) break;
             br->eos = 1;
         }
     }
-    if (alpha8) {
-        if (sg_l_at_end(br)) br->eos = 1;
-        if (br->eos && pos < end)
-            return sg_pre_err(d->err, d->errlen, "WebP lossless: stream ends at pixel %zu of %zu", pos, end);
-        return 0;
-    }
-    if (sg_l_at_end(br)) {
-        br->eos = 1;
+    if (sg_l_at_end(br)) br->eos = 1;
+    if (br->eos && (!alpha8 || pos < end))
         return sg_pre_err(d->err, d->errlen, "WebP lossless: stream ends at pixel %zu of %zu", pos, end);
-    }
     return 0;
 }
 
