@@ -6,7 +6,8 @@
 DUMP is tests/fuzz/gif_dump.c built against the library (see its header). Writes N files into OUTDIR, each a
 small valid WebP (lossy, lossless, lossy with raw or lossless alpha, VP8X still with EXIF / XMP, animated with
 a first frame smaller than the canvas) with one to three container changes: cut short, RIFF size changed, a
-chunk's size field changed, VP8X flags or canvas changed, an ANMF's offsets or size changed, an ALPH header
+chunk's size field changed, VP8X flags or canvas changed, an ANMF's offsets or size changed, a chunk put inside
+an ANMF (before or after its frame, counted in its size or not), an ALPH header
 byte changed, chunks inserted (unknown, EXIF, XMP, ICCP, ANIM, ANMF, ALPH, VP8X, a second image), dropped,
 swapped or repeated, odd payloads with and without their pad byte, bytes after the RIFF end. Then runs DUMP and
 Pillow (scripts/pillow_oracle.py) on them and prints each disagreement (verdict, size or hash); exit status 1
@@ -57,7 +58,7 @@ def mutate(rng, data, spares, codec):
     chunks, rs = split(data)
     riff_size, tail, cut = None, b"", None
     for _ in range(rng.randint(1, 3)):
-        k = rng.randrange(15)
+        k = rng.randrange(16)
         if k == 13 and not codec:  # the codecs' header bytes: not while they are stubbed out
             continue
         i = rng.randrange(len(chunks))
@@ -102,6 +103,12 @@ def mutate(rng, data, spares, codec):
         elif k == 13 and c[:4] in (b"VP8 ", b"VP8L") and len(c) > 8:
             j = rng.randrange(8, min(len(c), 18))
             c[j] ^= 1 << rng.randrange(8)
+        elif k == 15 and c[:4] == b"ANMF" and len(c) >= 24:  # a chunk inside the frame, its size counted or not
+            at = rng.choice([24, len(c)])
+            extra = rng.choice(spares)
+            c = c[:at] + extra + c[at:]
+            if rng.random() < 0.7:
+                c[4:8] = struct.pack("<I", struct.unpack_from("<I", c, 4)[0] + len(extra))
         elif k == 14:
             c[:4] = rng.choice([b"VP8 ", b"VP8L", b"ALPH", b"VP8X", b"ANMF", b"ANIM", b"EXIF", b"XMP ", b"JUNK"])
         chunks[i] = bytes(c)
