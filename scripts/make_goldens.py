@@ -1086,6 +1086,13 @@ def write_webp_goldens(files):
                         os.path.join(d, "1.png"), os.path.join(d, "2.png"), "-o", os.path.join(d, "a.webp")],
                        check=True, capture_output=True)
         put("webp_img2webp.webp", open(os.path.join(d, "a.webp"), "rb").read())
+        # webpmux: a 13 x 9 lossy first frame at (10, 6) under a 31 x 23 lossless second one (white background)
+        open(os.path.join(d, "f1.webp"), "wb").write(wf.cwebp(wf.pattern(13, 9, 21), "-q", "80"))
+        open(os.path.join(d, "f2.webp"), "wb").write(wf.cwebp(wf.pattern(31, 23, 22), "-lossless"))
+        subprocess.run(["webpmux", "-frame", os.path.join(d, "f1.webp"), "+100+10+6", "-frame", os.path.join(d, "f2.webp"),
+                        "+100+0+0", "-loop", "0", "-bgcolor", "255,255,255,255", "-o", os.path.join(d, "m.webp")],
+                       check=True, capture_output=True)
+        put("webp_webpmux_offset.webp", open(os.path.join(d, "m.webp"), "rb").read())
     # container quirks Pillow decodes: bytes after the RIFF end, chunks after a simple file's image, unknown
     # chunks in a VP8X file, a second ANIM, frames without the animation flag's ANMF being skipped
     put("webp_bytes_after_riff.webp", lossy + b"\x01\x02\x03")
