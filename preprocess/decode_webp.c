@@ -449,8 +449,11 @@ int sg_pre_decode_webp(const uint8_t *data, size_t len, const sg_preprocess_opts
     if (len < 20) return sg_pre_err(err, errlen, "WebP: file of %zu bytes ends in its first chunk header", len);
     sg_webp_demux m;
     if (sg_webp_features(data, len, err, errlen) || sg_webp_demux_parse(data, len, &m, err, errlen)) return -1;
-    if (sg_pre_check_dims("WebP", (uint64_t)m.cw, (uint64_t)m.ch, opts->max_pixels, err, errlen)) return -1;
     const sg_webp_frame *f = &m.first;
+    /* the canvas, then the frame (inside the canvas after the demuxer's checks, so never the one refused) */
+    if (sg_pre_check_dims("WebP", (uint64_t)m.cw, (uint64_t)m.ch, opts->max_pixels, err, errlen) ||
+        sg_pre_check_dims("WebP", (uint64_t)f->w, (uint64_t)f->h, opts->max_pixels, err, errlen))
+        return -1;
     /* the codec's own header checks and, for VP8, the alpha header, before the canvas is allocated */
     int fw, fh, lossless = sg_tag(data + f->img_off, "VP8L");
     size_t n = f->img_size - 8;
