@@ -95,9 +95,9 @@ uint64_t sg_cli_inputs_skipped(const sg_cli_inputs *it, char *summary, size_t le
 
 int sg_cli_is_image_name(const char *name) {
     /* The containers preprocess/ decodes: JPEG (libjpeg-turbo), GIF and binary PNM (P5/P6) (their own
-     * decoders), TIFF (its own decoder), and PNG, BMP, TGA and PSD through stb_image. */
+     * decoders), TIFF and WebP (their own decoders), and PNG, BMP, TGA and PSD through stb_image. */
     static const char *const exts[] = {"jpg", "jpeg", "jpe", "jfif", "png", "bmp", "dib", "gif", "tga", "psd",
-                                       "pnm", "ppm", "pgm", "tif", "tiff"};
+                                       "pnm", "ppm", "pgm", "tif", "tiff", "webp"};
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)

@@ -2,7 +2,7 @@
  *
  * The format is recognised from the first bytes (never from the file name) and each decoder checks the
  * declared size against the pixel cap before allocating pixels. Formats we do not decode are named in the
- * error (WebP, HEIF, ...), so a user knows what to convert.
+ * error (AVIF, HEIF, ...), so a user knows what to convert.
  */
 #include "preprocess/internal.h"
 
@@ -74,7 +74,6 @@ void sg_rgb_image_free(sg_rgb_image *img) {
 
 /* Names a format we recognise but do not decode, or returns NULL. */
 static const char *sg_unsupported_name(const uint8_t *d, size_t len) {
-    if (len >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) return "WebP";
     if (len >= 12 && memcmp(d + 4, "ftyp", 4) == 0) {
         if (memcmp(d + 8, "avif", 4) == 0 || memcmp(d + 8, "avis", 4) == 0) return "AVIF";
         if (memcmp(d + 8, "hei", 3) == 0 || memcmp(d + 8, "mif1", 4) == 0 || memcmp(d + 8, "msf1", 4) == 0) return "HEIF/HEIC";
@@ -121,13 +120,15 @@ int sg_decode_rgb(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, 
         orient_always = 1;
     } else if (len >= 2 && d[0] == 'P' && (d[1] == '5' || d[1] == '6')) {
         rc = sg_pre_decode_pnm(d, len, opts, out, err, errlen);
+    } else if (len >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) {
+        rc = sg_pre_decode_webp(d, len, opts, out, &orientation, err, errlen);
     } else {
         const char *name = sg_unsupported_name(d, len);
-        if (name) return sg_pre_err(err, errlen, "unsupported format: %s (supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD, TIFF)", name);
+        if (name) return sg_pre_err(err, errlen, "unsupported format: %s (supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD, TIFF, WebP)", name);
         if (!sg_pre_is_tga(d, len)) {
             char hex[3 * 8 + 1] = {0};
             for (size_t i = 0; i < len && i < 8; i++) snprintf(hex + 3 * i, 4, "%02x ", d[i]);
-            return sg_pre_err(err, errlen, "unknown image format (first bytes: %.*s; supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD, TIFF)",
+            return sg_pre_err(err, errlen, "unknown image format (first bytes: %.*s; supported: JPEG, PNG, GIF, BMP, TGA, PNM P5/P6, PSD, TIFF, WebP)",
                               (int)(len < 8 ? 3 * len - 1 : 23), hex);
         }
         rc = sg_pre_decode_tga(d, len, opts, out, err, errlen);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs, PSDs, TGAs and GIFs, for
+"""scripts/make_corrupt_goldens.py — Pillow's verdict on corrupted JPEGs, RLE BMPs, PSDs, TGAs, GIFs, TIFFs and WebPs, for
 tests/test_preprocess_hostile.c.
 
     python3 scripts/make_corrupt_goldens.py        # writes tests/images/goldens_corrupt.txt (needs Pillow)
@@ -19,6 +19,7 @@ Pillow starts reading a channel, damage to the data changes runs and their lengt
     cut SRC LEN ok HASH                   the first LEN bytes of SRC (BMP, PSD, TGA, GIF): decoded, or
     cut SRC LEN refused -                 refused
     dirdamage SRC SEED NBYTES ok|refused HASH   (TIFF) the damage below, in IFD0's entries instead
+    hdrdamage SRC SEED NBYTES ok|refused HASH   (WebP) the damage below, in bytes 12 .. min(len, 64) instead
 
 TIFFs (preprocess/decode_tiff.c) get all three, their verdicts from Image.open(path) as the tool opens files
 (Pillow memory-maps a single uncompressed tile then): the damage of the data, damage of the directory's entries
@@ -56,6 +57,14 @@ TIFF_SOURCES = ["tiff_rgb_raw.tif", "tiff_l_raw.tif", "tiff_rgb_strips.tif", "ti
                 "tiff_rgb_tiled_c8.tif", "tiff_rgb_packbits.tif", "tiff_la_packbits.tif", "tiff_rgb_tiled_c32773.tif",
                 "tiff_rgb_planar_c1.tif", "tiff_rgb_planar_c5.tif", "tiff_rgb_planar_c8.tif",
                 "tiff_cmyk_planar_packbits.tif", "tiff_rgb_planar_raw_tiled.tif"]
+# WebPs (preprocess/decode_webp.c and its codecs): simple lossy and lossless, VP8X with raw and lossless alpha,
+# animations whose first frame is smaller than the canvas. Damaged in the data (corrupt: the codecs' verdicts),
+# in the container's headers (hdrdamage: bytes 12 + x % (min(len, 64) - 12): the first chunks' tags and sizes,
+# VP8X, ANIM, an ANMF's header, the image's header) and cut short.
+WEBP_SOURCES = ["webp_lossy.webp", "webp_lossless.webp", "webp_alpha_raw_filter1.webp",
+                "webp_alpha_lossless_filter3.webp", "webp_anim_offset_lossy.webp", "webp_anim_offset_lossless.webp",
+                "webp_lossy_sharp_yuv_q30.webp", "webp_img2webp.webp"]
+WEBP_SEEDS = 20
 SEEDS = 40
 M = (1 << 64) - 1
 
@@ -150,10 +159,33 @@ def tiff_lines(counts):
     return lines
 
 
+def webp_lines(counts):
+    lines = []
+    for src in WEBP_SOURCES:
+        data = open(os.path.join(IMAGES, src), "rb").read()
+        for seed in range(1, WEBP_SEEDS + 1):
+            nbytes = 1 + seed % 4
+            s = seed * 0x9E3779B97F4A7C15 & M
+            verdict, h = pillow_verdict(damage(data, s, nbytes))
+            counts[verdict] += 1
+            lines.append(f"corrupt {src} {s} {nbytes} {verdict} {h}")
+        for seed in range(1, WEBP_SEEDS + 1):
+            nbytes = 1 + seed % 2
+            s = seed * 0xD1B54A32D192ED03 & M
+            verdict, h = pillow_verdict(damage_range(data, s, nbytes, 12, min(len(data), 64)))
+            counts[verdict] += 1
+            lines.append(f"hdrdamage {src} {s} {nbytes} {verdict} {h}")
+        for n in sorted({8, 12, 16, 20, 29, 30, 31, 40, len(data) // 2, len(data) - 2, len(data) - 1}):
+            verdict, h = pillow_verdict(data[:n])
+            counts[verdict] += 1
+            lines.append(f"cut {src} {n} {verdict} {h}")
+    return lines
+
+
 def main():
     lines = [f"# made by scripts/make_corrupt_goldens.py with Pillow {PIL.__version__}, libjpeg-turbo "
              f"{features.version('libjpeg_turbo')}: corrupt SRC SEED NBYTES ok|refused HASH; "
-             f"cut SRC LEN ok|refused HASH"]
+             f"cut SRC LEN ok|refused HASH; dirdamage (TIFF) and hdrdamage (WebP) SRC SEED NBYTES ok|refused HASH"]
     counts = {"ok": 0, "refused": 0}
     for src in SOURCES:
         data = open(os.path.join(IMAGES, src), "rb").read()
@@ -180,6 +212,7 @@ def main():
             counts[verdict] += 1
             lines.append(f"cut {src} {n} {verdict} {h}")
     lines += tiff_lines(counts)
+    lines += webp_lines(counts)
     out = os.path.join(IMAGES, "goldens_corrupt.txt")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/make_goldens.py — test images for preprocess/ and Pillow's answers for them (the reference).
 
-Writes tests/images/*.{jpg,png,gif,bmp,tga,ppm,pgm,psd,tif} (small, synthetic, deterministic) and
+Writes tests/images/*.{jpg,png,gif,bmp,tga,ppm,pgm,psd,tif,webp} (small, synthetic, deterministic) and
 tests/images/goldens.txt, one line per check:
 
     decode  FILE EXIF W H HASH           Image.open -> [ImageOps.exif_transpose if EXIF] -> convert("RGB")
@@ -20,7 +20,9 @@ can be checked without committing pixels. Needs Pillow (reference only; never at
 import io
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 import zlib
 
 import numpy as np
@@ -30,6 +32,7 @@ import PIL
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import orient_cases  # noqa: E402
 import tiff_differential as td  # noqa: E402  (its TIFF encoders: LZW, PackBits, JPEG tables)
+import webp_files as wf  # noqa: E402  (WebP chunks by hand, cwebp)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images")
@@ -192,6 +195,7 @@ def make_images():
     write_tga_goldens(files)
     write_tiff_goldens(rgb, a, files)
     write_tiff_jpeg_goldens(rgb, files)
+    write_webp_goldens(files)
     return files
 
 
@@ -1007,6 +1011,139 @@ def write_tiff_goldens(rgb, a, files):
     write_tiff("tiff_orient8_mmap_narrow_tile.tif", files, 30, h, contig(grey[:, :30]), 1, 8, 1, tiles=(32, 48), orient=8)
 
 
+def webp_set_alph(data, filt=None, pre=None, header=None):
+    """data with its ALPH chunks' header byte changed: the filter bits (2-3), the pre-processing bits (4-5), or
+    the whole byte. The filters only change alpha values, which never reach RGB."""
+    out = []
+    for tag, pay in wf.parse(data):
+        if tag == b"ALPH":
+            h = pay[0] if header is None else header
+            if filt is not None:
+                h = (h & ~0x0C) | filt << 2
+            if pre is not None:
+                h = (h & ~0x30) | pre << 4
+            pay = bytes([h]) + pay[1:]
+        out.append((tag, pay))
+    return wf.riff(out)
+
+
+def write_webp_goldens(files):
+    """WebP (preprocess/decode_webp.c; codecs decode_webp_vp8.c, decode_webp_vp8l.c): lossy, lossless, lossy with
+    raw and lossless alpha under each filter, VP8X stills with EXIF / XMP orientation, animations whose first
+    frame is smaller than the canvas, tiny and odd sizes, the container's quirks and refusals."""
+    def put(name, data):
+        open(os.path.join(OUT, name), "wb").write(data)
+        files[name] = os.path.join(OUT, name)
+
+    rgb, rgba = wf.pattern(37, 23, 1), wf.pattern(37, 23, 2, alpha=True)
+    lossy = wf.cwebp(rgb, "-q", "80")
+    lossless = wf.cwebp(rgb, "-lossless")
+    put("webp_lossy.webp", lossy)
+    put("webp_lossless.webp", lossless)
+    put("webp_lossy_sharp_yuv_q30.webp", wf.cwebp(wf.pattern(40, 32, 3), "-q", "30", "-sharp_yuv", "-m", "6"))
+    put("webp_lossless_pillow.webp", wf.pillow_webp(Image.fromarray(rgba), lossless=True, exact=True))
+    put("webp_lossy_pillow_rgba.webp", wf.pillow_webp(Image.fromarray(rgba), quality=70))
+    for w, h in ((1, 1), (3, 5), (33, 1), (1, 40), (17, 16)):
+        put(f"webp_lossy_{w}x{h}.webp", wf.cwebp(wf.pattern(w, h, w + h), "-q", "85"))
+        put(f"webp_lossless_{w}x{h}.webp", wf.cwebp(wf.pattern(w, h, w * h, alpha=True), "-lossless", "-exact"))
+    raw = wf.cwebp(rgba, "-q", "75", "-alpha_method", "0", "-alpha_filter", "none", "-exact")
+    ll = wf.cwebp(rgba, "-q", "75", "-alpha_method", "1", "-alpha_filter", "best", "-exact")
+    for f in range(4):  # none, horizontal, vertical, gradient
+        put(f"webp_alpha_raw_filter{f}.webp", webp_set_alph(raw, filt=f))
+        put(f"webp_alpha_lossless_filter{f}.webp", webp_set_alph(ll, filt=f))
+    put("webp_alpha_lossless_levels.webp", wf.cwebp(rgba, "-q", "75", "-alpha_q", "40", "-exact"))
+    put("webp_alpha_raw_pre1.webp", webp_set_alph(raw, pre=1))
+    # ALPH without the VP8X alpha flag: the demuxer drops it, so even a header libwebp refuses decodes
+    put("webp_alph_noflag_bad_header.webp", wf.still_ext(webp_set_alph(raw, header=0xFF), flags=0))
+    # EXIF / XMP: the first EXIF chunk kept (only with its flag), else XMP; an empty EXIF counts as none
+    small = wf.cwebp(wf.pattern(29, 19, 5), "-q", "85")
+    for o in range(1, 9):
+        put(f"webp_exif_o{o}.webp", wf.still_ext(small, flags=0, exif=exif_bytes(o)))
+    xmp = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description tiff:Orientation="%d"/></rdf:RDF></x:xmpmeta>'
+    put("webp_exif_xmp_o8.webp", wf.still_ext(lossless, flags=0, xmp=xmp % 8))
+    put("webp_exif_empty_xmp_o5.webp", wf.still_ext(small, flags=0, exif=b"", xmp=xmp % 5))
+    put("webp_exif_prefixed_o3.webp", wf.still_ext(small, flags=0, exif=b"Exif\0\0" + exif_bytes(3)))
+    put("webp_exif_o6_xmp_o3.webp", wf.still_ext(ll, exif=exif_bytes(6), xmp=xmp % 3))
+    put("webp_exif_o6_noflag.webp", wf.riff([wf.vp8x(0, 29, 19)] + wf.image_chunks(small) + [(b"EXIF", exif_bytes(6))]))
+    put("webp_exif_two_o6_o3.webp", wf.still_ext(small, flags=0, exif=exif_bytes(3), after=[(b"EXIF", exif_bytes(6))]))
+    put("refused/webp_exif_notiff.webp", wf.still_ext(small, flags=0, exif=b"not a TIFF header"))  # with exif_transpose
+    put("webp_exif_pillow_o7.webp", wf.pillow_webp(Image.fromarray(wf.pattern(21, 13, 6)), quality=90, exif=exif_bytes(7)))
+    # animations: frame 1 smaller than the canvas at an offset (the rest of the canvas is 0,0,0)
+    f1, f1_ll = wf.cwebp(wf.pattern(23, 17, 7), "-q", "80"), wf.cwebp(wf.pattern(9, 7, 8, alpha=True), "-lossless")
+    put("webp_anim_offset_lossy.webp", wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(), wf.anmf(6, 4, 23, 17, wf.image_chunks(f1)),
+                                                wf.anmf(0, 0, 37, 23, wf.image_chunks(lossless))]))
+    put("webp_anim_offset_lossless.webp", wf.riff([wf.vp8x(0x12, 30, 25), wf.anim(0xFF00FF00, 3),
+                                                   wf.anmf(20, 16, 9, 7, wf.image_chunks(f1_ll), bits=3)]))
+    put("webp_anim_offset_alpha.webp", wf.riff([wf.vp8x(0x12, 41, 27), wf.anim(), wf.anmf(4, 2, 37, 23, wf.image_chunks(ll))]))
+    put("webp_anim_exif_o6.webp", wf.riff([wf.vp8x(0x0A, 41, 29), wf.anim(), wf.anmf(6, 4, 23, 17, wf.image_chunks(f1)),
+                                           (b"EXIF", exif_bytes(6))]))
+    frames = [Image.fromarray(wf.pattern(26, 18, 10 + i)) for i in range(3)]
+    put("webp_pillow_anim.webp", wf.pillow_webp(frames[0], save_all=True, append_images=frames[1:], quality=80))
+    with tempfile.TemporaryDirectory() as d:
+        for i, fr in enumerate(frames):
+            fr.save(os.path.join(d, f"{i}.png"))
+        subprocess.run(["img2webp", "-loop", "2", "-lossy", "-q", "70", os.path.join(d, "0.png"), "-lossless",
+                        os.path.join(d, "1.png"), os.path.join(d, "2.png"), "-o", os.path.join(d, "a.webp")],
+                       check=True, capture_output=True)
+        put("webp_img2webp.webp", open(os.path.join(d, "a.webp"), "rb").read())
+        # webpmux: a 13 x 9 lossy first frame at (10, 6) under a 31 x 23 lossless second one (white background)
+        open(os.path.join(d, "f1.webp"), "wb").write(wf.cwebp(wf.pattern(13, 9, 21), "-q", "80"))
+        open(os.path.join(d, "f2.webp"), "wb").write(wf.cwebp(wf.pattern(31, 23, 22), "-lossless"))
+        subprocess.run(["webpmux", "-frame", os.path.join(d, "f1.webp"), "+100+10+6", "-frame", os.path.join(d, "f2.webp"),
+                        "+100+0+0", "-loop", "0", "-bgcolor", "255,255,255,255", "-o", os.path.join(d, "m.webp")],
+                       check=True, capture_output=True)
+        put("webp_webpmux_offset.webp", open(os.path.join(d, "m.webp"), "rb").read())
+    # container quirks Pillow decodes: bytes after the RIFF end, chunks after a simple file's image, unknown
+    # chunks in a VP8X file, a second ANIM, frames without the animation flag's ANMF being skipped
+    put("webp_bytes_after_riff.webp", lossy + b"\x01\x02\x03")
+    put("webp_simple_then_chunks.webp", wf.riff(wf.parse(lossless) + [(b"JUNK", b"12345"), (b"ALPH", b"\x00")]))
+    put("webp_vp8x_unknown_chunks.webp", wf.riff([wf.vp8x(0x10, 37, 23), (b"ABCD", b"x"), (b"ICCP", b"junk")] +
+                                                 wf.image_chunks(ll) + [(b"EXIF", b""), (b"zzzz", b"\0" * 9)]))
+    vp8_f1 = b"".join(wf.chunk(*c) for c in wf.image_chunks(f1))  # an ANMF's size that covers the chunk after it too
+    put("webp_anmf_size_covers_next_chunk.webp", wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(),
+                                                          wf.chunk(b"ANMF", wf.anmf(6, 4, 23, 17, [])[1] + vp8_f1,
+                                                                   size=16 + len(vp8_f1) + 12), (b"JUNK", b"abcd")]))
+    put("webp_anim_two_anim_chunks.webp", wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(), wf.anim(0, 1),
+                                                   wf.anmf(6, 4, 23, 17, wf.image_chunks(f1))]))
+    # refused: each by a different rule of Pillow's _accept, WebPGetFeatures, the demuxer or the frame decode
+    vp8 = wf.image_chunks(lossy)
+    bad = {
+        "webp_cut.webp": lossy[:len(lossy) // 2],
+        "webp_riff_size_past_end.webp": wf.riff(wf.parse(lossy), riff_size=len(lossy) - 8 + 2),
+        "webp_stray_bytes_in_riff.webp": wf.riff(wf.parse(lossy) + [b"\0\0\0"]),
+        "webp_first_chunk_alph.webp": wf.riff(wf.image_chunks(raw)),
+        "webp_vp8x_reserved_flag.webp": wf.riff([wf.vp8x(0x01, 37, 23)] + vp8),
+        "webp_vp8x_size_12.webp": wf.riff([(b"VP8X", wf.vp8x(0, 37, 23)[1] + b"\0\0")] + vp8),  # the demuxer takes it,
+        # WebPGetFeatures (exactly 10) does not
+        "webp_vp8x_canvas_mismatch.webp": wf.riff([wf.vp8x(0, 38, 23)] + vp8),
+        "webp_vp8x_two_images.webp": wf.riff([wf.vp8x(0, 37, 23)] + vp8 + [(b"JUNK", b"")] + vp8),
+        "webp_vp8x_second_vp8x.webp": wf.riff([wf.vp8x(0, 37, 23), wf.vp8x(0, 37, 23)] + vp8),
+        "webp_vp8x_alone.webp": wf.riff([wf.vp8x(0, 37, 23)]),
+        "webp_alph_before_vp8l.webp": wf.riff([wf.vp8x(0x10, 37, 23), (b"ALPH", b"\0" * 900)] + wf.image_chunks(lossless)),
+        "webp_alph_after_vp8.webp": wf.riff([wf.vp8x(0x10, 37, 23)] + vp8 + [(b"ALPH", b"\0" * 900)]),
+        "webp_alph_method2.webp": webp_set_alph(raw, header=0x02),
+        "webp_alph_pre2.webp": webp_set_alph(raw, pre=2),
+        "webp_alph_reserved.webp": webp_set_alph(raw, header=0x40),
+        "webp_alph_header_only.webp": wf.riff([wf.vp8x(0x10, 37, 23), (b"ALPH", b"\0")] + vp8),
+        "webp_alph_raw_short.webp": wf.riff([wf.vp8x(0x10, 37, 23), (b"ALPH", b"\0" * (37 * 23))] + vp8),
+        "webp_alph_lossless_garbage.webp": wf.riff([wf.vp8x(0x10, 37, 23), (b"ALPH", b"\x01" + b"\xff" * 40)] + vp8),
+        "webp_anim_flag_still.webp": wf.riff([wf.vp8x(0x02, 37, 23), wf.anim()] + vp8),
+        "webp_anmf_before_anim.webp": wf.riff([wf.vp8x(0x02, 41, 29), wf.anmf(0, 0, 37, 23, vp8), wf.anim()]),
+        "webp_anim_no_frame.webp": wf.riff([wf.vp8x(0x02, 41, 29), wf.anim()]),
+        "webp_anmf_no_anim_flag.webp": wf.riff([wf.vp8x(0x00, 41, 29), wf.anim(), wf.anmf(0, 0, 37, 23, vp8)]),
+        "webp_anim_frame_outside.webp": wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(), wf.anmf(6, 8, 37, 23, vp8)]),
+        "webp_anmf_short.webp": wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(), (b"ANMF", b"\0" * 15)]),
+        "webp_anmf_size_too_small.webp": wf.riff([wf.vp8x(0x02, 41, 29), wf.anim(),
+                                                  wf.chunk(b"ANMF", wf.anmf(0, 0, 37, 23, [])[1], size=20)] + vp8),
+        "webp_anim_alpha_only_frame.webp": wf.riff([wf.vp8x(0x12, 41, 29), wf.anim(),
+                                                    wf.anmf(0, 0, 37, 23, [(b"ALPH", b"\0" * 900)])]),
+        "webp_vp8_not_keyframe.webp": wf.riff([(b"VP8 ", bytes([vp8[0][1][0] | 1]) + vp8[0][1][1:])]),
+        "webp_vp8l_bad_signature.webp": wf.riff([(b"VP8L", b"\x2e" + wf.image_chunks(lossless)[0][1][1:])]),
+    }
+    for name, data in bad.items():
+        put("refused/" + name, data)
+
+
 def pil_rgb(path, exif):
     im = Image.open(path)
     if exif:
@@ -1043,7 +1180,7 @@ def main_pillow12():
 
 
 def check_hostile_verdicts():
-    """Pillow's verdict on the crafted TGA and GIF files of tests/hostile (tests/hostile/make_hostile.py, which
+    """Pillow's verdict on the crafted TGA, GIF, PNG and WebP files of tests/hostile (tests/hostile/make_hostile.py, which
     needs no Pillow): each file expect.txt says we refuse, Pillow must refuse too (opened by path, as Hugging
     Face's load_image opens it), and each it says we decode, Pillow must decode."""
     hostile = os.path.join(ROOT, "tests", "hostile")
@@ -1052,7 +1189,7 @@ def check_hostile_verdicts():
         if line.startswith("#") or "\t" not in line:
             continue
         name, why = line.rstrip("\n").split("\t")
-        if not name.startswith(("tga_", "gif_", "fuzz_tga_", "png_")):
+        if not name.startswith(("tga_", "gif_", "fuzz_tga_", "png_", "webp_")):
             continue
         try:
             Image.open(os.path.join(hostile, name)).convert("RGB")

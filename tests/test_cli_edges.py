@@ -135,10 +135,10 @@ r = run([out("empty"), "-o", out("e.jsonl")])
 check(r.returncode == 1 and b"0 images found" in r.stderr,
       f"item 9: an empty folder: exit 1 and '0 images found' (exit {r.returncode}: {r.stderr.decode().strip()})")
 os.makedirs(out("odd"))
-for n in ("a.webp", "b.WebP", "c.heic"):
+for n in ("a.avif", "b.AVIF", "c.heic"):
     open(os.path.join(out("odd"), n), "wb").write(b"x")
 r = run(["-q", out("odd"), "-o", out("o.npy")])
-check(r.returncode == 1 and b"3 files skipped: .webp (2), .heic (1)" in r.stderr,
+check(r.returncode == 1 and b"3 files skipped: .avif (2), .heic (1)" in r.stderr,
       f"item 9: unsupported formats only: exit 1 and what was skipped, even with -q ({r.stderr.decode().strip()[:140]})")
 os.makedirs(out("tiffs"))
 for n in ("a.tif", "b.TIFF"):  # TIFFs are images now (preprocess/decode_tiff.c): a walk takes them, any case
@@ -147,6 +147,13 @@ r = run([out("tiffs"), "-o", out("t.jsonl")])
 rows = [json.loads(x)["path"] for x in open(out("t.jsonl"))] if os.path.exists(out("t.jsonl")) else []
 check(r.returncode == 0 and [os.path.basename(x) for x in rows] == ["a.tif", "b.TIFF"],
       f"item 9: a folder of .tif / .TIFF files is walked and embedded (exit {r.returncode}, rows {rows})")
+os.makedirs(out("webps"))
+for n, src in (("a.webp", "webp_lossy.webp"), ("b.WebP", "webp_lossless.webp")):  # WebP too (decode_webp.c)
+    shutil.copy(os.path.join(IMAGES, src), os.path.join(out("webps"), n))
+r = run([out("webps"), "-o", out("w.jsonl")])
+rows = [json.loads(x)["path"] for x in open(out("w.jsonl"))] if os.path.exists(out("w.jsonl")) else []
+check(r.returncode == 0 and [os.path.basename(x) for x in rows] == ["a.webp", "b.WebP"],
+      f"item 9: a folder of .webp / .WebP files is walked and embedded (exit {r.returncode}, rows {rows})")
 
 # --- 10. -v figures agree with the operating system's accounting of the process
 errf = out("v.err")

@@ -1109,8 +1109,8 @@ static void test_inputs(void) {
     char odd[700];
     snprintf(odd, sizeof odd, "%s/odd", g_tmp);
     mkdir(odd, 0777);
-    touch(odd, "a.webp");
-    touch(odd, "b.WEBP");
+    touch(odd, "a.avif");
+    touch(odd, "b.AVIF");
     touch(odd, "c.heic");
     touch(odd, "README");
     char *odd_paths[] = {odd};
@@ -1123,7 +1123,7 @@ static void test_inputs(void) {
     }
     nskip = sg_cli_inputs_skipped(it, summary, sizeof summary);
     sg_cli_inputs_close(it);
-    CHECK(n == 0 && nskip == 4 && strcmp(summary, ".webp (2), .heic (1), no extension (1)") == 0,
+    CHECK(n == 0 && nskip == 4 && strcmp(summary, ".avif (2), .heic (1), no extension (1)") == 0,
           "inputs: a folder of unsupported formats yields nothing and says what it skipped (%s)", summary);
 
     char list[700];

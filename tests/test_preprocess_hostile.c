@@ -3,11 +3,13 @@
  * tests/hostile/expect.txt lists each file with a substring its error message must contain (or OK for odd
  * but valid files, such as lying EXIF blocks, which must decode). Each file goes through
  * sg_preprocess_file and sg_decode_rgb with default options, EXIF on and off, both filters, fast decode and
- * whole-image decode (JPEGs are otherwise decoded straight into the resize: both paths must refuse alike);
+ * whole-image decode (JPEGs are otherwise decoded straight into the resize: both paths must refuse alike); a
+ * refused WebP must also be refused with bounded memory (its decode, in a child process, grows the peak RSS by
+ * under 32 MB: a canvas is never allocated before the headers and the first frame have passed);
  * under `make asan` this also proves there is no out-of-bounds access or leak. Every prefix of a few valid
  * images (truncation at each length step) must also fail or succeed without crashing. JPEGs with damaged data:
  * both JPEG paths agree with each other (fresh damage every run) and with Pillow (goldens_corrupt.txt); so do RLE
- * BMPs, PSDs, TGAs, GIFs and TIFFs (also with a damaged directory), damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes
+ * BMPs, PSDs, TGAs, GIFs, TIFFs (also with a damaged directory) and WebPs (also with damaged headers), damaged and cut short, whose lines in goldens_corrupt.txt say what Pillow decodes
  * and what it refuses. TGA verdicts that differ between Pillow 12 and 13 are checked with pillow_major 12 and 13.
  */
 #include "preprocess/preprocess.h"
@@ -15,12 +17,44 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t fnv1a64(const uint8_t *p, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     return h;
+}
+
+/* How much decoding the file at path grows a process's peak resident memory, in KB: measured in a child process
+ * (fork: the decoders use no threads), so an allocation this process made before cannot hide it. -1 on failure. */
+static long decode_peak_growth_kb(const char *path) {
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return close(fd[0]), close(fd[1]), -1;
+    if (pid == 0) {
+        close(fd[0]);
+        size_t len = 0;
+        uint8_t *data = sg_test_read_file(path, &len);
+        struct rusage r0, r1;
+        getrusage(RUSAGE_SELF, &r0);
+        sg_rgb_image img = {0};
+        char err[512];
+        if (data && sg_decode_rgb(data, len, NULL, &img, err, sizeof err) == 0) sg_rgb_image_free(&img);
+        getrusage(RUSAGE_SELF, &r1);
+        long kb = r1.ru_maxrss - r0.ru_maxrss;
+        _exit(write(fd[1], &kb, sizeof kb) == (ssize_t)sizeof kb ? 0 : 1);
+    }
+    close(fd[1]);
+    long kb = -1;
+    if (read(fd[0], &kb, sizeof kb) != (ssize_t)sizeof kb) kb = -1;
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? kb : -1;
 }
 
 int main(void) {
@@ -59,6 +93,11 @@ int main(void) {
             all_ok &= ok;
         }
         CHECK(all_ok, "hostile %s: %s (got: %s)", name, must_ok ? "decodes" : want, must_ok ? (first_err[0] ? first_err : "ok") : first_err);
+        if (strncmp(name, "webp_", 5) == 0 && !must_ok) { /* refused from the headers: nothing the size of the canvas */
+            long kb = decode_peak_growth_kb(path);
+            CHECK(kb >= 0 && kb < 32 * 1024, "hostile %s: refused with bounded memory (peak RSS +%ld KB, under 32 MB)",
+                  name, kb);
+        }
         n++;
     }
     fclose(g);
@@ -135,11 +174,12 @@ int main(void) {
     /* the same against Pillow: goldens_corrupt.txt (scripts/make_corrupt_goldens.py) holds Pillow's verdict and
      * pixels for seeded damage of the same kind (JPEGs, RLE BMPs, PSDs, TGAs, GIFs), and for RLE BMPs, PSDs, TGAs and
      * GIFs cut short; both paths must give Pillow's answer. TIFFs get the same, and damage to their directory's
-     * entries (dirdamage lines: bytes ifd + 2 + x % (12 * entries)). Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA,
-     * [4] GIF, [5] TIFF; dir[5] counts the directory damage. */
+     * entries (dirdamage lines: bytes ifd + 2 + x % (12 * entries)); WebPs likewise, and damage to the container's
+     * headers (hdrdamage lines: bytes 12 + x % (min(len, 64) - 12)). Counts: [0] JPEG, [1] BMP, [2] PSD, [3] TGA,
+     * [4] GIF, [5] TIFF, [6] WebP; dir[5] counts the directory damage, dir[6] the header damage. */
     snprintf(path, sizeof path, "%s/tests/images/goldens_corrupt.txt", root);
     FILE *gc = fopen(path, "r");
-    int ncorrupt[6] = {0}, corrupt_ok[6] = {0}, refused[6] = {0}, ncut[6] = {0}, ndir[6] = {0};
+    int ncorrupt[7] = {0}, corrupt_ok[7] = {0}, refused[7] = {0}, ncut[7] = {0}, ndir[7] = {0};
     char src_name[256] = "";
     uint8_t *src = NULL;
     size_t src_len = 0;
@@ -148,7 +188,8 @@ int main(void) {
         unsigned long long seed = 0, cut_len = 0;
         int nbytes = 0, cut = sscanf(line, "cut %255s %llu %15s %31s", name, &cut_len, verdict, hash) == 4;
         int dir = !cut && sscanf(line, "dirdamage %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) == 5;
-        if (!cut && !dir && sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
+        int hdr = !cut && !dir && sscanf(line, "hdrdamage %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) == 5;
+        if (!cut && !dir && !hdr && sscanf(line, "corrupt %255s %llu %d %15s %31s", name, &seed, &nbytes, verdict, hash) != 5) continue;
         if (strcmp(name, src_name) != 0) {
             free(src);
             snprintf(path, sizeof path, "%s/tests/images/%s", root, name);
@@ -165,6 +206,7 @@ int main(void) {
             if (ne == 0 || ifd + 2 + 12 * ne > src_len) continue;
             lo = ifd + 2, span = 12 * ne;
         }
+        if (hdr) lo = 12, span = (src_len < 64 ? src_len : 64) - 12; /* a WebP's first chunk headers */
         size_t bad_len = cut ? (size_t)cut_len : src_len;
         uint8_t *bad = malloc(bad_len ? bad_len : 1); /* exact size: ASan sees any read past a cut */
         memcpy(bad, src, bad_len);
@@ -184,7 +226,8 @@ int main(void) {
             char got[32];
             snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a64(out, 224 * 224 * 3));
             int ok = pillow_ok ? rc == 0 && strcmp(got, hash) == 0 : rc == -1 && e[0];
-            if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name, cut ? "cut at" : dir ? "directory seed" : "seed",
+            if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name,
+                            cut ? "cut at" : dir ? "directory seed" : hdr ? "header seed" : "seed",
                             cut ? cut_len : seed, whole ? "whole-image" : "streamed",
                             pillow_ok ? "differs from Pillow" : "decoded, Pillow refuses", rc, e, verdict, hash);
             good &= ok;
@@ -194,12 +237,13 @@ int main(void) {
                    : strstr(name, ".tga") ? 3
                    : strstr(name, ".gif") ? 4
                    : strstr(name, ".tif") ? 5
+                   : strstr(name, ".webp") ? 6
                                          : 0;
         corrupt_ok[kind] += good;
         refused[kind] += !pillow_ok;
         ncorrupt[kind]++;
         ncut[kind] += cut;
-        ndir[kind] += dir;
+        ndir[kind] += dir || hdr;
         free(bad);
     }
     free(src);
@@ -224,6 +268,10 @@ int main(void) {
               refused[5] < ncorrupt[5],
           "corrupted, cut and directory-damaged TIFFs (%d cut, %d in the directory): Pillow's verdict and pixels on %d "
           "of %d (%d of them Pillow refuses)", ncut[5], ndir[5], corrupt_ok[5], ncorrupt[5], refused[5]);
+    CHECK(ncorrupt[6] >= 350 && ncut[6] >= 80 && ndir[6] >= 150 && corrupt_ok[6] == ncorrupt[6] && refused[6] > 0 &&
+              refused[6] < ncorrupt[6],
+          "corrupted, cut and header-damaged WebPs (%d cut, %d in the headers): Pillow's verdict and pixels on %d of %d "
+          "(%d of them Pillow refuses)", ncut[6], ndir[6], corrupt_ok[6], ncorrupt[6], refused[6]);
     /* TGA, GIF and TIFF verdicts of Pillow 12 and 13 (pillow_major 12, else 13): Pillow 12 refuses 32-bit colour maps,
      * Pillow 13 refuses an RGBA file of fewer than 26 bytes (its footer seek) and a GIF frame of width 0 at x 0
      * (Pillow 12 decodes it as the whole image); Pillow 13's libtiff 4.7.2 refuses 5 strip offsets with 4 byte

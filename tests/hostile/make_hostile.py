@@ -117,6 +117,77 @@ def jpeg_segments(d):
     return out
 
 
+def webp_chunk(tag, payload, size=None):
+    n = len(payload) if size is None else size
+    return tag + struct.pack("<I", n) + payload + (b"\0" if len(payload) % 2 else b"")
+
+
+def webp(chunks, riff_size=None):
+    body = b"WEBP" + b"".join(chunks)
+    return b"RIFF" + struct.pack("<I", len(body) if riff_size is None else riff_size) + body
+
+
+def webp_image_chunk(name):
+    """The first chunk of a simple WebP from tests/images (its VP8 or VP8L chunk, written whole)."""
+    d = img(name)
+    n = struct.unpack_from("<I", d, 16)[0]
+    return d[12:20 + n + (n & 1)]
+
+
+def webp_vp8x(flags, w, h):
+    return webp_chunk(b"VP8X", bytes([flags, 0, 0, 0]) + (w - 1).to_bytes(3, "little") + (h - 1).to_bytes(3, "little"))
+
+
+def webp_anmf(x, y, w, h, inner):
+    return webp_chunk(b"ANMF", (x // 2).to_bytes(3, "little") + (y // 2).to_bytes(3, "little") +
+                      (w - 1).to_bytes(3, "little") + (h - 1).to_bytes(3, "little") + b"\x64\0\0\0" + inner)
+
+
+def webp_hostile():
+    """WebP (preprocess/decode_webp.c): sizes that pass the pixel cap in a few bytes, sizes that overflow, frames
+    outside the canvas; each refused from the headers before any pixel buffer. And two that Pillow decodes."""
+    ll1, lossy1 = webp_image_chunk("webp_lossless_1x1.webp"), webp_image_chunk("webp_lossy_1x1.webp")
+    anim = webp_chunk(b"ANIM", b"\0" * 6)
+    # a 16383 x 16383 canvas (268 M pixels) around a 1 x 1 frame in 84 bytes: Pillow's decompression-bomb check
+    put("webp_canvas_16383_bomb.webp", webp([webp_vp8x(0x02, 16383, 16383), anim, webp_anmf(0, 0, 1, 1, ll1)]),
+        "exceeds the cap of")
+    # the same size in a simple file's VP8 and VP8L headers
+    vp8 = bytearray(lossy1)
+    vp8[14:18] = struct.pack("<HH", 16383, 16383)
+    put("webp_vp8_16383_bomb.webp", webp([bytes(vp8)]), "exceeds the cap of")
+    vp8l = bytearray(ll1)
+    vp8l[9:13] = struct.pack("<I", 16383 | 16383 << 14 | (struct.unpack_from("<I", ll1, 9)[0] & ~0xFFFFFFF))
+    put("webp_vp8l_16384_bomb.webp", webp([bytes(vp8l)]), "exceeds the cap of")
+    # 12000 x 12000 (144 M pixels, under the cap) around a 1 x 1 lossless frame whose data is garbage: refused
+    # when the frame is decoded, before the 432 MB canvas is allocated
+    bad = ll1[:13] + b"\xff" * (len(ll1) - 13)
+    put("webp_big_canvas_bad_frame.webp", webp([webp_vp8x(0x02, 12000, 12000), anim, webp_anmf(0, 0, 1, 1, bad)]),
+        "WebP lossless")
+    # chunk and RIFF sizes that overflow 32 bits once padded or added up
+    put("webp_chunk_size_ffffffff.webp", webp([ll1[:4] + b"\xff\xff\xff\xff" + ll1[8:]]), "past the RIFF size")
+    put("webp_riff_size_max.webp", webp([ll1], riff_size=0xFFFFFFF6), "cut short of its RIFF size")
+    put("webp_riff_size_ffffffff.webp", webp([ll1], riff_size=0xFFFFFFFF), "RIFF size")
+    put("webp_unknown_chunk_size_max.webp", webp([webp_vp8x(0, 1, 1), webp_chunk(b"JUNK", b"", size=0xFFFFFFF5), ll1]),
+        "past the RIFF")
+    put("webp_anmf_size_max.webp", webp([webp_vp8x(0x02, 1, 1), anim, webp_chunk(b"ANMF", b"", size=0xFFFFFFF6)]),
+        "past the RIFF end")
+    # a frame at x = 2 * (2^24 - 1), and a frame of 2^24 x 2^24, on a 100 x 100 canvas
+    put("webp_anmf_offset_max.webp", webp([webp_vp8x(0x02, 100, 100), anim, webp_anmf(2 * 0xFFFFFF, 0, 1, 1, ll1)]),
+        "outside the 100x100 canvas")
+    put("webp_anmf_area_2_32.webp", webp([webp_vp8x(0x02, 100, 100), anim, webp_anmf(0, 0, 1 << 24, 1 << 24, ll1)]),
+        "2^32 pixels or more")
+    # a second frame whose header is broken refuses the file (the demuxer reads every frame's header); one whose
+    # data is broken does not (only frame 1 is decoded)
+    put("webp_second_frame_bad_header.webp", webp([webp_vp8x(0x02, 4, 4), anim, webp_anmf(0, 0, 1, 1, ll1),
+                                                   webp_anmf(2, 2, 1, 1, b"VP8L" + ll1[4:8] + b"\x2e" + ll1[9:])]),
+        "signature")
+    put("webp_second_frame_bad_data.webp", webp([webp_vp8x(0x02, 4, 4), anim, webp_anmf(0, 0, 1, 1, ll1),
+                                                 webp_anmf(2, 2, 1, 1, bad)]), "OK")
+    # 3000 x 2000 of black around a 1 x 1 lossy frame at (2998, 1998): decoded, as Pillow decodes it
+    put("webp_big_canvas_tiny_frame.webp", webp([webp_vp8x(0x02, 3000, 2000), anim, webp_anmf(2998, 1998, 1, 1, lossy1)]),
+        "OK")
+
+
 def main():
     jpg = img("jpeg_420.jpg")
     pngd = img("png_rgb.png")
@@ -312,7 +383,7 @@ def main():
     # row's end (cut), a no-op byte, and data after the last row
     put("psd_rle_zero_counts.psd", psd(4, 2, mode=1, ch=1, comp=1, data=bytes(4) + b"\x80\xfa\x09\xfd\x07"), "OK")
     put("psd_trailing_data.psd", img("psd_gray.psd") + bytes(100), "OK")
-    put("webp_header.webp", b"RIFF\x24\0\0\0WEBPVP8 " + b"\0" * 24, "unsupported format: WebP")
+    put("webp_header.webp", b"RIFF\x24\0\0\0WEBPVP8 " + b"\0" * 24, "VP8 start code missing")  # a WebP of zeros
     put("tiff_header.tif", b"II*\0\x08\0\0\0" + b"\0" * 16, "TIFF: no ImageWidth or ImageLength")
     # a TIFF declaring 13000 x 13000 LZW pixels (under the pixel cap) in one strip of 20 bytes: refused before anything is allocated
     put("tiff_huge_tiny_lzw.tif", b"II*\0\x08\0\0\0" + struct.pack("<H", 7) + b"".join(struct.pack("<HHLL", *e) for e in [
@@ -353,6 +424,7 @@ def main():
         (279, 4, 1, 20)]) + b"\0" * 4 + b"\xff\xd8" + b"\0" * 18, "likely invalid byte count")
     put("ascii_pbm.pbm", b"P1\n2 2\n0 1 1 0\n", "unsupported format")
     put("svg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", "unsupported format")
+    webp_hostile()
     # inputs the fuzzer found (tests/fuzz/README.md), committed as they were found, not regenerated here
     for name, why in FUZZ_FOUND:
         expect.append(f"{name}\t{why}")

@@ -1,0 +1,397 @@
+/* preprocess/decode_webp_vp8_dsp.c — VP8 reconstruction and RGB output, with libwebp 1.6.0's exact arithmetic.
+ *
+ * Intra prediction, the inverse transforms and the loop filter are RFC 6386's (sections 12, 14, 15). Where
+ * libwebp's x86 build (what Pillow's wheels run) computes something differently from the RFC's C, this follows
+ * the x86 build, since its pixels are the reference:
+ *   - a 4x4 block with coefficients past the third goes through libwebp's SSE2 inverse DCT, whose arithmetic is
+ *     16-bit lanes throughout: every sum wraps at 16 bits and the two multiplications are mulhi with 20091 and
+ *     -30068 (= 35468 - 65536) plus the input. For coefficients an encoder produces this equals the RFC's 32-bit
+ *     version; for hostile ones (dequantised values past +-2048) only this gives libwebp's pixels. The chroma
+ *     blocks of a macroblock with any AC coefficient use it too, all four of them.
+ *   - blocks with only the DC, or only coefficients 0, 1 and 4, use the shortcuts libwebp takes in plain C (32-bit
+ *     arithmetic), which equal the full transform when nothing wraps.
+ *   - the Y2 (Walsh-Hadamard) transform is 32-bit with 16-bit results.
+ * The loop filter follows libwebp's order per macroblock: left edge, inner vertical edges, top edge, inner
+ * horizontal edges; the simple filter touches luma only.
+ * RGB: libwebp's "fancy" upsampler (each output chroma sample is (9 a + 3 b + 3 c + d + 8) / 16 of the nearest
+ * four, computed in libwebp's two rounding steps; the first and last rows and columns mirror) and its 14-bit
+ * fixed-point BT.601 conversion (MultHi / VP8Clip8 in yuv.h).
+ */
+#include "preprocess/decode_webp_vp8.h"
+
+#include <string.h>
+
+#define BPS SG_VP8_BPS
+
+static inline uint8_t clip_8b(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+static inline int clamp_s(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static inline int avg3(int a, int b, int c) { return (a + 2 * b + c + 2) >> 2; }
+static inline int avg2(int a, int b) { return (a + b + 1) >> 1; }
+
+/* --- intra prediction ---------------------------------------------------------------------------------------- */
+static void fill_block(uint8_t *dst, int size, int v) {
+    for (int j = 0; j < size; j++) memset(dst + j * BPS, v, (size_t)size);
+}
+
+/* TrueMotion: left + top - top-left, clipped. */
+static void predict_tm(uint8_t *dst, int size) {
+    const uint8_t *top = dst - BPS;
+    int tl = top[-1];
+    for (int j = 0; j < size; j++) {
+        int l = dst[j * BPS - 1] - tl;
+        for (int i = 0; i < size; i++) dst[j * BPS + i] = clip_8b(l + top[i]);
+    }
+}
+
+static void predict_vertical(uint8_t *dst, int size) {
+    for (int j = 0; j < size; j++) memcpy(dst + j * BPS, dst - BPS, (size_t)size);
+}
+
+static void predict_horizontal(uint8_t *dst, int size) {
+    for (int j = 0; j < size; j++) memset(dst + j * BPS, dst[j * BPS - 1], (size_t)size);
+}
+
+/* DC of size x size from the top row and / or left column (shift = log2 of the samples summed). */
+static void predict_dc(uint8_t *dst, int size, int use_top, int use_left) {
+    int sum = 0, n = 0;
+    if (use_top)
+        for (int i = 0; i < size; i++) sum += dst[i - BPS];
+    if (use_left)
+        for (int j = 0; j < size; j++) sum += dst[j * BPS - 1];
+    n = (use_top + use_left) * size;
+    int shift = size == 16 ? 4 : 3;
+    if (use_top && use_left) shift++;
+    fill_block(dst, size, n ? (sum + (n >> 1)) >> shift : 0x80);
+}
+
+static void predict_whole(int mode, uint8_t *dst, int size) {
+    switch (mode) {
+    case SG_VP8_B_TM: predict_tm(dst, size); break;
+    case SG_VP8_B_VE: predict_vertical(dst, size); break;
+    case SG_VP8_B_HE: predict_horizontal(dst, size); break;
+    case SG_VP8_DC_NOTOP: predict_dc(dst, size, 0, 1); break;
+    case SG_VP8_DC_NOLEFT: predict_dc(dst, size, 1, 0); break;
+    case SG_VP8_DC_NOTOPLEFT: predict_dc(dst, size, 0, 0); break;
+    default: predict_dc(dst, size, 1, 1); break;
+    }
+}
+
+void sg_vp8_predict_luma16(int mode, uint8_t *dst) { predict_whole(mode, dst, 16); }
+void sg_vp8_predict_chroma8(int mode, uint8_t *dst) { predict_whole(mode, dst, 8); }
+
+#define P(x, y) dst[(x) + (y) * BPS]
+
+void sg_vp8_predict_luma4(int mode, uint8_t *dst) {
+    const uint8_t *t = dst - BPS; /* t[-1] top-left, t[0..3] top, t[4..7] top-right */
+    int X = t[-1], A = t[0], B = t[1], C = t[2], D = t[3], E = t[4], F = t[5], G = t[6], H = t[7];
+    int I = P(-1, 0), J = P(-1, 1), K = P(-1, 2), L = P(-1, 3);
+    switch (mode) {
+    case SG_VP8_B_DC: fill_block(dst, 4, (A + B + C + D + I + J + K + L + 4) >> 3); break;
+    case SG_VP8_B_TM: predict_tm(dst, 4); break;
+    case SG_VP8_B_VE: /* smoothed top row */
+        for (int j = 0; j < 4; j++) {
+            P(0, j) = (uint8_t)avg3(X, A, B), P(1, j) = (uint8_t)avg3(A, B, C);
+            P(2, j) = (uint8_t)avg3(B, C, D), P(3, j) = (uint8_t)avg3(C, D, E);
+        }
+        break;
+    case SG_VP8_B_HE: { /* smoothed left column */
+        int v[4] = {avg3(X, I, J), avg3(I, J, K), avg3(J, K, L), avg3(K, L, L)};
+        for (int j = 0; j < 4; j++) memset(dst + j * BPS, v[j], 4);
+        break;
+    }
+    case SG_VP8_B_RD: { /* down-right: diagonal e[] from the bottom-left (L) round the corner to the top-right (D) */
+        int e[7] = {avg3(J, K, L), avg3(I, J, K), avg3(X, I, J), avg3(A, X, I), avg3(B, A, X), avg3(C, B, A),
+                    avg3(D, C, B)};
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++) P(i, j) = (uint8_t)e[3 - j + i];
+        break;
+    }
+    case SG_VP8_B_LD: { /* down-left along the top and top-right */
+        int e[7] = {avg3(A, B, C), avg3(B, C, D), avg3(C, D, E), avg3(D, E, F), avg3(E, F, G), avg3(F, G, H),
+                    avg3(G, H, H)};
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++) P(i, j) = (uint8_t)e[i + j];
+        break;
+    }
+    case SG_VP8_B_VR:
+        P(0, 0) = P(1, 2) = (uint8_t)avg2(X, A);
+        P(1, 0) = P(2, 2) = (uint8_t)avg2(A, B);
+        P(2, 0) = P(3, 2) = (uint8_t)avg2(B, C);
+        P(3, 0) = (uint8_t)avg2(C, D);
+        P(0, 3) = (uint8_t)avg3(K, J, I);
+        P(0, 2) = (uint8_t)avg3(J, I, X);
+        P(0, 1) = P(1, 3) = (uint8_t)avg3(I, X, A);
+        P(1, 1) = P(2, 3) = (uint8_t)avg3(X, A, B);
+        P(2, 1) = P(3, 3) = (uint8_t)avg3(A, B, C);
+        P(3, 1) = (uint8_t)avg3(B, C, D);
+        break;
+    case SG_VP8_B_VL:
+        P(0, 0) = (uint8_t)avg2(A, B);
+        P(1, 0) = P(0, 2) = (uint8_t)avg2(B, C);
+        P(2, 0) = P(1, 2) = (uint8_t)avg2(C, D);
+        P(3, 0) = P(2, 2) = (uint8_t)avg2(D, E);
+        P(0, 1) = (uint8_t)avg3(A, B, C);
+        P(1, 1) = P(0, 3) = (uint8_t)avg3(B, C, D);
+        P(2, 1) = P(1, 3) = (uint8_t)avg3(C, D, E);
+        P(3, 1) = P(2, 3) = (uint8_t)avg3(D, E, F);
+        P(3, 2) = (uint8_t)avg3(E, F, G); /* these two break the pattern, as the RFC's do */
+        P(3, 3) = (uint8_t)avg3(F, G, H);
+        break;
+    case SG_VP8_B_HD:
+        P(0, 0) = P(2, 1) = (uint8_t)avg2(I, X);
+        P(0, 1) = P(2, 2) = (uint8_t)avg2(J, I);
+        P(0, 2) = P(2, 3) = (uint8_t)avg2(K, J);
+        P(0, 3) = (uint8_t)avg2(L, K);
+        P(3, 0) = (uint8_t)avg3(A, B, C);
+        P(2, 0) = (uint8_t)avg3(X, A, B);
+        P(1, 0) = P(3, 1) = (uint8_t)avg3(I, X, A);
+        P(1, 1) = P(3, 2) = (uint8_t)avg3(J, I, X);
+        P(1, 2) = P(3, 3) = (uint8_t)avg3(K, J, I);
+        P(1, 3) = (uint8_t)avg3(L, K, J);
+        break;
+    default: /* SG_VP8_B_HU */
+        P(0, 0) = (uint8_t)avg2(I, J);
+        P(2, 0) = P(0, 1) = (uint8_t)avg2(J, K);
+        P(2, 1) = P(0, 2) = (uint8_t)avg2(K, L);
+        P(1, 0) = (uint8_t)avg3(I, J, K);
+        P(3, 0) = P(1, 1) = (uint8_t)avg3(J, K, L);
+        P(3, 1) = P(1, 2) = (uint8_t)avg3(K, L, L);
+        P(3, 2) = P(2, 2) = P(0, 3) = P(1, 3) = P(2, 3) = P(3, 3) = (uint8_t)L;
+        break;
+    }
+}
+#undef P
+
+/* --- inverse transforms -------------------------------------------------------------------------------------- */
+/* The RFC's multiplications by sqrt(2) cos(pi/8) (20091 / 65536 + 1) and sqrt(2) sin(pi/8) (35468 / 65536), in
+ * 32-bit arithmetic (libwebp's C, used for its DC-only and three-coefficient shortcuts). */
+static inline int mul_c1(int a) { return ((a * 20091) >> 16) + a; }
+static inline int mul_c2(int a) { return (a * 35468) >> 16; }
+
+/* The same in one 16-bit lane of libwebp's SSE2 transform: wrapping sums, mulhi by 20091 and by -30068. */
+static inline int16_t w16(int v) { return (int16_t)v; } /* wraps to 16 bits (two's complement), as a lane does */
+static inline int16_t mulhi16(int16_t a, int k) { return (int16_t)((a * k) >> 16); }
+static inline int16_t lane_c(int16_t x1, int16_t x3) { /* mul_c2(x1) - mul_c1(x3) */
+    return w16(w16(x1 - x3) + w16(mulhi16(x1, -30068) - mulhi16(x3, 20091)));
+}
+static inline int16_t lane_d(int16_t x1, int16_t x3) { /* mul_c1(x1) + mul_c2(x3) */
+    return w16(w16(x1 + x3) + w16(mulhi16(x1, 20091) + mulhi16(x3, -30068)));
+}
+
+/* The full 4x4 inverse DCT with libwebp's SSE2 16-bit arithmetic, added to dst with unsigned saturation. */
+static void idct_full(const int16_t *in, uint8_t *dst) {
+    int16_t tmp[16]; /* tmp[4 * i + k]: the vertical pass of column i, output k */
+    for (int i = 0; i < 4; i++) {
+        int16_t a = w16(in[i] + in[8 + i]), b = w16(in[i] - in[8 + i]);
+        int16_t c = lane_c(in[4 + i], in[12 + i]), d = lane_d(in[4 + i], in[12 + i]);
+        tmp[4 * i + 0] = w16(a + d), tmp[4 * i + 1] = w16(b + c);
+        tmp[4 * i + 2] = w16(b - c), tmp[4 * i + 3] = w16(a - d);
+    }
+    for (int k = 0; k < 4; k++) { /* output row k from output k of each column */
+        int16_t dc = w16(tmp[k] + 4);
+        int16_t a = w16(dc + tmp[8 + k]), b = w16(dc - tmp[8 + k]);
+        int16_t c = lane_c(tmp[4 + k], tmp[12 + k]), d = lane_d(tmp[4 + k], tmp[12 + k]);
+        int16_t r[4] = {w16(a + d), w16(b + c), w16(b - c), w16(a - d)};
+        uint8_t *row = dst + k * BPS;
+        for (int i = 0; i < 4; i++) row[i] = clip_8b(w16(row[i] + (r[i] >> 3)));
+    }
+}
+
+/* Only coefficients 0, 1 and 4 non-zero (libwebp's TransformAC3, 32-bit). */
+static void idct_ac3(const int16_t *in, uint8_t *dst) {
+    int a = in[0] + 4;
+    int c4 = mul_c2(in[4]), d4 = mul_c1(in[4]), c1 = mul_c2(in[1]), d1 = mul_c1(in[1]);
+    int rows[4] = {a + d4, a + c4, a - c4, a - d4};
+    for (int j = 0; j < 4; j++) {
+        uint8_t *row = dst + j * BPS;
+        row[0] = clip_8b(row[0] + ((rows[j] + d1) >> 3));
+        row[1] = clip_8b(row[1] + ((rows[j] + c1) >> 3));
+        row[2] = clip_8b(row[2] + ((rows[j] - c1) >> 3));
+        row[3] = clip_8b(row[3] + ((rows[j] - d1) >> 3));
+    }
+}
+
+static void idct_dc(const int16_t *in, uint8_t *dst) {
+    int dc = (in[0] + 4) >> 3;
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++) dst[j * BPS + i] = clip_8b(dst[j * BPS + i] + dc);
+}
+
+void sg_vp8_add_luma_residual(int nz_code, const int16_t *coeffs, uint8_t *dst) {
+    if (nz_code == 3) idct_full(coeffs, dst);
+    else if (nz_code == 2) idct_ac3(coeffs, dst);
+    else if (nz_code == 1) idct_dc(coeffs, dst);
+}
+
+void sg_vp8_add_chroma_residual(int any_ac, int any_dc, const int16_t *coeffs, uint8_t *dst) {
+    static const int off[4] = {0, 4, 4 * BPS, 4 * BPS + 4};
+    for (int b = 0; b < 4; b++) {
+        if (any_ac) idct_full(coeffs + 16 * b, dst + off[b]);
+        else if (any_dc && coeffs[16 * b]) idct_dc(coeffs + 16 * b, dst + off[b]);
+    }
+}
+
+void sg_vp8_inverse_wht(const int16_t *in, int16_t *out) {
+    int tmp[16];
+    for (int i = 0; i < 4; i++) {
+        int a0 = in[i] + in[12 + i], a1 = in[4 + i] + in[8 + i];
+        int a2 = in[4 + i] - in[8 + i], a3 = in[i] - in[12 + i];
+        tmp[i] = a0 + a1, tmp[8 + i] = a0 - a1, tmp[4 + i] = a3 + a2, tmp[12 + i] = a3 - a2;
+    }
+    for (int i = 0; i < 4; i++) {
+        int dc = tmp[4 * i] + 3; /* the rounding of the final >> 3 */
+        int a0 = dc + tmp[4 * i + 3], a1 = tmp[4 * i + 1] + tmp[4 * i + 2];
+        int a2 = tmp[4 * i + 1] - tmp[4 * i + 2], a3 = dc - tmp[4 * i + 3];
+        out[16 * (4 * i + 0)] = (int16_t)((a0 + a1) >> 3);
+        out[16 * (4 * i + 1)] = (int16_t)((a3 + a2) >> 3);
+        out[16 * (4 * i + 2)] = (int16_t)((a0 - a1) >> 3);
+        out[16 * (4 * i + 3)] = (int16_t)((a3 - a2) >> 3);
+    }
+}
+
+/* --- loop filter (RFC 6386 section 15) ----------------------------------------------------------------------- */
+static inline int sclip1(int v) { return clamp_s(v, -128, 127); } /* signed char */
+static inline int sclip2(int v) { return clamp_s(v, -16, 15); }   /* the filter's (x + 3 or 4) >> 3 */
+static inline int iabs(int v) { return v < 0 ? -v : v; }
+
+/* p points at q0; the edge runs between p[-step] and p[0]. */
+static inline void filter_common2(uint8_t *p, ptrdiff_t step) { /* 2 pixels changed, outer taps used */
+    int p1 = p[-2 * step], p0 = p[-step], q0 = p[0], q1 = p[step];
+    int a = 3 * (q0 - p0) + sclip1(p1 - q1);
+    int a1 = sclip2((a + 4) >> 3), a2 = sclip2((a + 3) >> 3);
+    p[-step] = clip_8b(p0 + a2);
+    p[0] = clip_8b(q0 - a1);
+}
+
+static inline void filter_inner4(uint8_t *p, ptrdiff_t step) { /* subblock edge, no outer taps, 4 changed */
+    int p1 = p[-2 * step], p0 = p[-step], q0 = p[0], q1 = p[step];
+    int a = 3 * (q0 - p0);
+    int a1 = sclip2((a + 4) >> 3), a2 = sclip2((a + 3) >> 3), a3 = (a1 + 1) >> 1;
+    p[-2 * step] = clip_8b(p1 + a3);
+    p[-step] = clip_8b(p0 + a2);
+    p[0] = clip_8b(q0 - a1);
+    p[step] = clip_8b(q1 - a3);
+}
+
+static inline void filter_mb6(uint8_t *p, ptrdiff_t step) { /* macroblock edge: 6 changed, weights 27 / 18 / 9 */
+    int p2 = p[-3 * step], p1 = p[-2 * step], p0 = p[-step], q0 = p[0], q1 = p[step], q2 = p[2 * step];
+    int a = sclip1(3 * (q0 - p0) + sclip1(p1 - q1));
+    int a1 = (27 * a + 63) >> 7, a2 = (18 * a + 63) >> 7, a3 = (9 * a + 63) >> 7;
+    p[-3 * step] = clip_8b(p2 + a3);
+    p[-2 * step] = clip_8b(p1 + a2);
+    p[-step] = clip_8b(p0 + a1);
+    p[0] = clip_8b(q0 - a1);
+    p[step] = clip_8b(q1 - a2);
+    p[2 * step] = clip_8b(q2 - a3);
+}
+
+static inline int edge_ok(const uint8_t *p, ptrdiff_t step, int t2) {
+    return 4 * iabs(p[-step] - p[0]) + iabs(p[-2 * step] - p[step]) <= t2;
+}
+
+static inline int interior_ok(const uint8_t *p, ptrdiff_t step, int it) {
+    return iabs(p[-4 * step] - p[-3 * step]) <= it && iabs(p[-3 * step] - p[-2 * step]) <= it &&
+           iabs(p[-2 * step] - p[-step]) <= it && iabs(p[3 * step] - p[2 * step]) <= it &&
+           iabs(p[2 * step] - p[step]) <= it && iabs(p[step] - p[0]) <= it;
+}
+
+static inline int high_variance(const uint8_t *p, ptrdiff_t step, int hev) {
+    return iabs(p[-2 * step] - p[-step]) > hev || iabs(p[step] - p[0]) > hev;
+}
+
+/* n pixels along an edge: p the first q0, step across the edge, along the next pixel on it. */
+static void simple_edge(uint8_t *p, ptrdiff_t step, ptrdiff_t along, int n, int thresh) {
+    int t2 = 2 * thresh + 1;
+    for (int i = 0; i < n; i++, p += along)
+        if (edge_ok(p, step, t2)) filter_common2(p, step);
+}
+
+static void normal_edge(uint8_t *p, ptrdiff_t step, ptrdiff_t along, int n, int thresh, int ilevel, int hev,
+                        int mb_edge) {
+    int t2 = 2 * thresh + 1;
+    for (int i = 0; i < n; i++, p += along) {
+        if (!edge_ok(p, step, t2) || !interior_ok(p, step, ilevel)) continue;
+        if (high_variance(p, step, hev)) filter_common2(p, step);
+        else if (mb_edge) filter_mb6(p, step);
+        else filter_inner4(p, step);
+    }
+}
+
+void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys, uint8_t *u,
+                      uint8_t *v, size_t uvs) {
+    int lim = f->limit, il = f->ilevel, hev = f->hev;
+    ptrdiff_t s = (ptrdiff_t)ys, cs = (ptrdiff_t)uvs;
+    if (lim == 0) return;
+    if (simple) {
+        if (left) simple_edge(y, 1, s, 16, lim + 4);
+        if (f->inner)
+            for (int x = 4; x < 16; x += 4) simple_edge(y + x, 1, s, 16, lim);
+        if (top) simple_edge(y, s, 1, 16, lim + 4);
+        if (f->inner)
+            for (int r = 4; r < 16; r += 4) simple_edge(y + r * s, s, 1, 16, lim);
+        return;
+    }
+    if (left) {
+        normal_edge(y, 1, s, 16, lim + 4, il, hev, 1);
+        normal_edge(u, 1, cs, 8, lim + 4, il, hev, 1);
+        normal_edge(v, 1, cs, 8, lim + 4, il, hev, 1);
+    }
+    if (f->inner) {
+        for (int x = 4; x < 16; x += 4) normal_edge(y + x, 1, s, 16, lim, il, hev, 0);
+        normal_edge(u + 4, 1, cs, 8, lim, il, hev, 0);
+        normal_edge(v + 4, 1, cs, 8, lim, il, hev, 0);
+    }
+    if (top) {
+        normal_edge(y, s, 1, 16, lim + 4, il, hev, 1);
+        normal_edge(u, cs, 1, 8, lim + 4, il, hev, 1);
+        normal_edge(v, cs, 1, 8, lim + 4, il, hev, 1);
+    }
+    if (f->inner) {
+        for (int r = 4; r < 16; r += 4) normal_edge(y + r * s, s, 1, 16, lim, il, hev, 0);
+        normal_edge(u + 4 * cs, cs, 1, 8, lim, il, hev, 0);
+        normal_edge(v + 4 * cs, cs, 1, 8, lim, il, hev, 0);
+    }
+}
+
+/* --- fancy upsampling and YUV -> RGB ------------------------------------------------------------------------- */
+/* libwebp's fixed point: MultHi(v, k) = v * k >> 8, then 6 fractional bits clipped to 0..255 (VP8Clip8). */
+static inline uint8_t clip8_fix6(int v) { return (uint8_t)((v & ~16383) == 0 ? v >> 6 : v < 0 ? 0 : 255); }
+
+static inline void yuv_pixel(int y, int u, int v, uint8_t *rgb) {
+    int yy = (y * 19077) >> 8;
+    rgb[0] = clip8_fix6(yy + ((v * 26149) >> 8) - 14234);
+    rgb[1] = clip8_fix6(yy - ((u * 6419) >> 8) - ((v * 13320) >> 8) + 8708);
+    rgb[2] = clip8_fix6(yy + ((u * 33050) >> 8) - 17685);
+}
+
+/* One output row's chroma, w samples into out[0..w), from the near chroma row n (weight 3) and the far one f
+ * (weight 1), as libwebp's UpsampleRgbaLinePair computes either row of a pair. */
+static void upsample_row(const uint8_t *n, const uint8_t *f, int w, int *out) {
+    out[0] = (3 * n[0] + f[0] + 2) >> 2;
+    int pairs = (w - 1) >> 1;
+    for (int x = 1; x <= pairs; x++) {
+        int sum = n[x - 1] + n[x] + f[x - 1] + f[x] + 8;
+        int d_left = (sum + 2 * (n[x] + f[x - 1])) >> 3;  /* toward column x - 1 */
+        int d_right = (sum + 2 * (n[x - 1] + f[x])) >> 3; /* toward column x */
+        out[2 * x - 1] = (d_left + n[x - 1]) >> 1;
+        out[2 * x] = (d_right + n[x]) >> 1;
+    }
+    if (!(w & 1)) out[w - 1] = (3 * n[pairs] + f[pairs] + 2) >> 2;
+}
+
+void sg_vp8_yuv_to_rgb(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w, int h,
+                       uint8_t *rgb, size_t stride, int *tmp) {
+    int uv_h = (h + 1) >> 1;
+    int *cu = tmp, *cv = tmp + w;
+    for (int r = 0; r < h; r++) {
+        /* row r sits between chroma rows r / 2 (near) and the next one up (even r) or down (odd r), clamped */
+        int near = r >> 1, far = (r & 1) ? near + 1 : near - 1;
+        if (far < 0) far = 0;
+        if (far > uv_h - 1) far = uv_h - 1;
+        upsample_row(u + (size_t)near * uvs, u + (size_t)far * uvs, w, cu);
+        upsample_row(v + (size_t)near * uvs, v + (size_t)far * uvs, w, cv);
+        const uint8_t *yr = y + (size_t)r * ys;
+        uint8_t *o = rgb + (size_t)r * stride;
+        for (int x = 0; x < w; x++) yuv_pixel(yr[x], cu[x], cv[x], o + 3 * x);
+    }
+}

@@ -1,0 +1,238 @@
+/* tests/test_webp_vp8.c — the VP8 (lossy WebP) decoder against Pillow 13's pixels and verdicts.
+ *
+ * tests/images/webp/vp8_expected.txt (scripts/make_webp_vp8_fixtures.py, from Pillow 13.0.0 / libwebp 1.6.0) holds,
+ * for each tests/images/webp/vp8_*.webp, the FNV-1a 64 of Pillow's RGB and its size, or that Pillow refuses it.
+ * Each file's "VP8 " chunk is found with a few lines of RIFF walking (the real container is decode_webp.c's) and
+ * decoded with sg_vp8_info + sg_vp8_decode_rgb; the verdict, size and hash must be Pillow's. The fixtures span
+ * sizes 1x1 .. 300x8, quality 0..100, 1..4 segments, simple / normal / no loop filter, sharpness, 1..8 token
+ * partitions, damaged tokens that still decode (wrapping 16-bit transforms), cuts, one change per header check,
+ * and two files that differ only in the pad byte after an odd-sized chunk, which Pillow decodes in one and
+ * refuses in the other (libwebp's last partition ends after the pad byte). Beyond the fixtures: a stride wider than the row leaves the bytes past each row alone and gives the
+ * same pixels; every prefix and a few thousand one-byte flips of a fixture decode or fail without touching
+ * memory outside (the ASan build checks that); in-memory header edits (not a key frame, bad start code, first
+ * partition past the data, 8 partitions without room for their size table) are refused by sg_vp8_info, as
+ * libwebp's VP8GetInfo / VP8GetHeaders refuse them (vp8_hdr_* fixtures hold Pillow's verdicts on the same edits).
+ */
+#include "preprocess/internal.h"
+#include "tests/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull; /* the FNV-1a 64 offset basis, as make_goldens.py */
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The "VP8 " chunk of a RIFF WebP, with its pad byte when the size is odd and the file has it (libwebp's
+ * demuxer hands the decoder the padded chunk): *n bytes at the returned pointer, or NULL. */
+static const uint8_t *find_vp8(const uint8_t *d, size_t len, size_t *n) {
+    if (len < 12 || memcmp(d, "RIFF", 4) || memcmp(d + 8, "WEBP", 4)) return NULL;
+    for (size_t off = 12; len - off >= 8;) {
+        size_t sz = sg_le32(d + off + 4), avail = len - off - 8, padded = sz + (sz & 1);
+        if (!memcmp(d + off, "VP8 ", 4)) {
+            *n = padded < avail ? padded : avail;
+            return d + off + 8;
+        }
+        if (padded > avail) return NULL;
+        off += 8 + padded;
+    }
+    return NULL;
+}
+
+/* Decodes a VP8 payload: 0 with *w, *h and a malloc'ed RGB (*rgb), or -1 (err filled). */
+static int decode(const uint8_t *v, size_t n, int *w, int *h, uint8_t **rgb, char *err, size_t errlen) {
+    *rgb = NULL;
+    if (sg_vp8_info(v, n, w, h, err, errlen)) return -1;
+    *rgb = malloc((size_t)*w * *h * 3);
+    if (!*rgb) return -1;
+    if (sg_vp8_decode_rgb(v, n, *rgb, (size_t)*w * 3, err, errlen)) {
+        free(*rgb);
+        *rgb = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static uint8_t *read_fixture(const char *root, const char *name, size_t *len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/images/webp/%s", root, name);
+    return sg_test_read_file(path, len);
+}
+
+/* Every line of vp8_expected.txt: our verdict, size and hash against Pillow's. */
+static void check_fixtures(const char *root) {
+    char path[4096], line[512], err[256];
+    snprintf(path, sizeof path, "%s/tests/images/webp/vp8_expected.txt", root);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "open %s", path);
+    if (!f) return;
+    int n = 0, ok = 0, refused = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[256], verdict[8];
+        int ew = 0, eh = 0;
+        unsigned long long eh64 = 0;
+        if (line[0] == '#' || sscanf(line, "%255s %7s", name, verdict) != 2) continue;
+        int want_ok = strcmp(verdict, "OK") == 0;
+        if (want_ok && sscanf(line, "%*s %*s %d %d %llx", &ew, &eh, &eh64) != 3) continue;
+        size_t len = 0, vn = 0;
+        uint8_t *d = read_fixture(root, name, &len);
+        const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+        n++;
+        if (!v) {
+            CHECK(0, "%s: no VP8 chunk found", name);
+            bad++;
+            free(d);
+            continue;
+        }
+        int w = 0, h = 0;
+        uint8_t *rgb = NULL;
+        err[0] = 0;
+        int rc = decode(v, vn, &w, &h, &rgb, err, sizeof err);
+        if (want_ok) {
+            uint64_t got = rc == 0 ? fnv1a64(rgb, (size_t)w * h * 3) : 0;
+            if (rc != 0 || w != ew || h != eh || got != eh64) {
+                CHECK(0, "%s: want %dx%d %016llx, got rc %d %dx%d %016llx (%s)", name, ew, eh, eh64, rc, w, h,
+                      (unsigned long long)got, err);
+                bad++;
+            }
+            ok++;
+        } else {
+            if (rc == 0) {
+                CHECK(0, "%s: Pillow refuses it, we decoded %dx%d", name, w, h);
+                bad++;
+            }
+            refused++;
+        }
+        free(rgb);
+        free(d);
+    }
+    fclose(f);
+    CHECK(n >= 70 && bad == 0, "vp8 fixtures: %d files (%d decoded, %d refused by Pillow), %d differ", n, ok, refused,
+          bad);
+}
+
+/* A stride past the row: the same pixels, and the bytes between rows untouched. */
+static void check_stride(const char *root) {
+    char err[256];
+    size_t len = 0, vn = 0;
+    uint8_t *d = read_fixture(root, "vp8_size_33x65.webp", &len);
+    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    int w = 0, h = 0;
+    uint8_t *ref = NULL;
+    if (!v || decode(v, vn, &w, &h, &ref, err, sizeof err)) {
+        CHECK(0, "stride: vp8_size_33x65.webp decodes");
+        free(d);
+        return;
+    }
+    size_t stride = (size_t)w * 3 + 13;
+    uint8_t *wide = malloc(stride * h);
+    memset(wide, 0xA5, stride * h);
+    int rc = sg_vp8_decode_rgb(v, vn, wide, stride, err, sizeof err);
+    int same = rc == 0, pad_kept = 1;
+    for (int y = 0; y < h && same; y++) {
+        same = memcmp(wide + y * stride, ref + (size_t)y * w * 3, (size_t)w * 3) == 0;
+        for (size_t x = (size_t)w * 3; x < stride; x++) pad_kept &= wide[y * stride + x] == 0xA5;
+    }
+    CHECK(same && pad_kept, "stride %zu for a %dx%d image: same pixels, bytes past the rows untouched", stride, w, h);
+    free(wide);
+    free(ref);
+    free(d);
+}
+
+/* Every prefix of a payload and many one-byte edits: each decodes or fails (ASan / UBSan watch the memory). */
+static void check_robust(const char *root) {
+    char err[256];
+    size_t len = 0, vn = 0;
+    uint8_t *d = read_fixture(root, "vp8_partitions8.webp", &len);
+    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    if (!v) {
+        CHECK(0, "robust: vp8_partitions8.webp has a VP8 chunk");
+        free(d);
+        return;
+    }
+    int decoded = 0, failed = 0;
+    for (size_t n = 0; n <= vn; n++) {
+        uint8_t *cut = malloc(n ? n : 1); /* exactly n bytes: ASan sees a read past them */
+        memcpy(cut, v, n);
+        int w, h;
+        uint8_t *rgb = NULL;
+        decode(cut, n, &w, &h, &rgb, err, sizeof err) ? failed++ : decoded++;
+        free(rgb);
+        free(cut);
+    }
+    CHECK(decoded >= 1 && failed >= 1, "every prefix of a %zu-byte payload: %d decode, %d fail, none crash", vn,
+          decoded, failed);
+    uint64_t s = 12345;
+    decoded = failed = 0;
+    uint8_t *m = malloc(vn);
+    for (int i = 0; i < 3000; i++) {
+        memcpy(m, v, vn);
+        uint64_t r = sg_test_splitmix64(&s);
+        size_t at = (r >> 8) % (i & 1 ? vn : (vn < 40 ? vn : 40)); /* half of the edits in the headers */
+        m[at] ^= (uint8_t)(r | 1);
+        int w, h;
+        uint8_t *rgb = NULL;
+        decode(m, vn, &w, &h, &rgb, err, sizeof err) ? failed++ : decoded++;
+        free(rgb);
+    }
+    CHECK(decoded + failed == 3000, "3000 one-byte edits: %d decode, %d fail, none crash", decoded, failed);
+    free(m);
+    free(d);
+}
+
+/* Header edits in memory, refused by sg_vp8_info as libwebp's VP8GetInfo / VP8GetHeaders refuse them. */
+static void check_header_refusals(const char *root) {
+    char err[256];
+    size_t len = 0, vn = 0;
+    uint8_t *d = read_fixture(root, "vp8_hdr_parts8_ok.webp", &len);
+    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    int w = 0, h = 0;
+    if (!v || vn < 40) {
+        CHECK(0, "header: vp8_hdr_parts8_ok.webp has a VP8 chunk");
+        free(d);
+        return;
+    }
+    CHECK(sg_vp8_info(v, vn, &w, &h, err, sizeof err) == 0 && w == 16 && h == 48, "header: the unedited file: %dx%d",
+          w, h);
+    uint8_t *m = malloc(vn);
+    uint32_t part0 = (v[0] | v[1] << 8 | v[2] << 16) >> 5;
+    struct {
+        const char *what;
+        size_t at;
+        uint8_t xor_;
+        size_t len; /* 0: the whole payload */
+    } edits[] = {
+        {"not a key frame", 0, 0x01, 0},
+        {"profile 4", 0, 0x08, 0},
+        {"show bit 0", 0, 0x10, 0},
+        {"start code 9d 01 2b", 5, 0x01, 0},
+        {"9 bytes", 0, 0, 9},
+        {"first partition past the data", 0, 0, 10 + part0 - 1},
+        {"8 partitions without room for the size table", 0, 0, 10 + part0 + 20},
+        {"8 partitions, last empty", 0, 0, 10 + part0 + 21},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        size_t n = edits[i].len ? edits[i].len : vn;
+        memcpy(m, v, n);
+        m[edits[i].at] ^= edits[i].xor_;
+        err[0] = 0;
+        int rc = sg_vp8_info(m, n, &w, &h, err, sizeof err);
+        CHECK(rc == -1 && err[0], "header: %s refused (%s)", edits[i].what, err);
+    }
+    memcpy(m, v, vn);
+    m[7] |= 0xC0, m[9] |= 0x40; /* scale bits: read, ignored */
+    CHECK(sg_vp8_info(m, vn, &w, &h, err, sizeof err) == 0 && w == 16 && h == 48, "header: scale bits ignored");
+    free(m);
+    free(d);
+}
+
+int main(void) {
+    const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+    check_fixtures(root);
+    check_stride(root);
+    check_robust(root);
+    check_header_refusals(root);
+    return CHECK_DONE();
+}
