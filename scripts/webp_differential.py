@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/webp_differential.py — random WebP containers: our verdicts and pixels against Pillow's.
 
-    python3 scripts/webp_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--container]
+    python3 scripts/webp_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--container | --random | --photos DIR]
 
 DUMP is tests/fuzz/gif_dump.c built against the library (see its header). Writes N files into OUTDIR, each a
 small valid WebP (lossy, lossless, lossy with raw or lossless alpha, VP8X still with EXIF / XMP, animated with
@@ -12,11 +12,21 @@ byte changed, chunks inserted (unknown, EXIF, XMP, ICCP, ANIM, ANMF, ALPH, VP8X,
 swapped or repeated, odd payloads with and without their pad byte, bytes after the RIFF end. Then runs DUMP and
 Pillow (scripts/pillow_oracle.py) on them and prints each disagreement (verdict, size or hash); exit status 1
 when there is one. --container compares verdicts and sizes only (the codecs stubbed out while they are written).
+--random makes each case from a new random image instead of the ten fixed ones: sizes 1..200 (now and then 700
+wide), content noise, flat, gradient, a few colours (2..300: every colour-indexing packing), blocks, smooth; cwebp
+lossless (-z 0..9, -exact, -near_lossless) or lossy (-q, -m, -segments, -f, -sharpness, -strong / -nostrong, -sns,
+-sharp_yuv; alpha: -alpha_method, -alpha_filter, -alpha_q); an eighth become two-frame animations (the first
+smaller than the canvas at an even offset), a sixth get EXIF / XMP orientation 1..9; 45 % are then mutated as
+above. --photos DIR makes real photos instead (DIR's JPEGs cropped and resized by cwebp to a photo folder's sizes,
+500 x 375 to 4032 x 3024, lossy -q 60..95 or now and then lossless, unmutated), e.g. .carry/photos.
 """
 import os
-import random
 import struct
+import subprocess
 import sys
+import tempfile
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pillow_oracle as po  # noqa: E402
@@ -47,11 +57,6 @@ def bases():
 def split(data):
     """(chunk list as written bytes, riff size) of a file, ANMF payloads kept whole."""
     return [wf.chunk(t, p) for t, p in wf.parse(data)], struct.unpack_from("<I", data, 4)[0]
-
-
-# Pillow's side: the pipeline's Image.open -> exif_transpose -> convert("RGB"), any exception a refusal
-ORACLE = po.ORACLE.replace('Image.open(p).convert("RGB")', 'ImageOps.exif_transpose(Image.open(p)).convert("RGB")') \
-    .replace("from PIL import Image", "from PIL import Image, ImageOps")
 
 
 def mutate(rng, data, spares, codec):
@@ -116,16 +121,105 @@ def mutate(rng, data, spares, codec):
     return out[:cut] if cut is not None else out
 
 
+def random_image(rng, w, h, alpha):
+    """An h x w x 3 (or 4) uint8 array of a random kind."""
+    g, ch = np.random.default_rng(rng.randrange(1 << 32)), 4 if alpha else 3
+    kind = rng.choice(["noise", "flat", "gradient", "few", "few", "blocks", "smooth"])
+    if kind == "noise":
+        return g.integers(0, 256, (h, w, ch), dtype=np.uint8)
+    if kind == "flat":
+        return np.broadcast_to(g.integers(0, 256, ch, dtype=np.uint8), (h, w, ch)).copy()
+    if kind == "few":
+        pal = g.integers(0, 256, (rng.choice([2, 3, 4, 5, 16, 17, 200, 300]), ch), dtype=np.uint8)
+        return pal[g.integers(0, len(pal), (h, w))]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    if kind == "blocks":
+        b = rng.choice([2, 4, 8, 13])
+        return np.stack([((x // b) * 97 + (y // b) * 57 + 31 * c) * 7 % 256 for c in range(ch)], -1).astype(np.uint8)
+    v = np.stack([g.uniform(0, 255) + g.uniform(-4, 4) * x + g.uniform(-4, 4) * y for _ in range(ch)], -1)
+    if kind == "smooth":
+        v = v * 0.5 + g.integers(-6, 7, v.shape)
+    return np.clip(v, 0, 255).astype(np.uint8)
+
+
+def cwebp_flags(rng, alpha):
+    if rng.random() < 0.4:
+        f = ["-lossless", "-z", str(rng.randrange(10))] + (["-exact"] if rng.random() < 0.3 else [])
+        return f + (["-near_lossless", str(rng.choice([0, 20, 40, 60, 80]))] if rng.random() < 0.2 else [])
+    f = ["-q", str(rng.randrange(101)), "-m", str(rng.randrange(7)), "-segments", str(rng.randrange(1, 5)),
+         "-f", str(rng.randrange(101)), "-sharpness", str(rng.randrange(8)), rng.choice(["-strong", "-nostrong"]),
+         "-sns", str(rng.randrange(101))] + (["-sharp_yuv"] if rng.random() < 0.2 else [])
+    if alpha:
+        f += ["-alpha_method", str(rng.randrange(2)), "-alpha_filter", rng.choice(["none", "fast", "best"]),
+              "-alpha_q", str(rng.choice([0, 50, 100, rng.randrange(101)]))]
+    return f
+
+
+def random_still(rng, w, h):
+    alpha = rng.random() < 0.35
+    return wf.cwebp(random_image(rng, w, h, alpha), *cwebp_flags(rng, alpha))
+
+
+def random_case(rng):
+    """A new random file (--random): a still, an animation or a still with EXIF / XMP; mutated 45 % of the time."""
+    if rng.random() < 0.12:
+        w, h = rng.randrange(4, 160), rng.randrange(4, 160)
+        fw, fh = rng.randrange(1, w + 1), rng.randrange(1, h + 1)
+        x, y = rng.randrange(0, w - fw + 1) & ~1, rng.randrange(0, h - fh + 1) & ~1
+        data = wf.riff([wf.vp8x(0x12, w, h), wf.anim(), wf.anmf(x, y, fw, fh, wf.image_chunks(random_still(rng, fw, fh))),
+                        wf.anmf(0, 0, w, h, wf.image_chunks(random_still(rng, w, h)))])
+    else:
+        w, h = (rng.randrange(1, 700), rng.randrange(1, 60)) if rng.random() < 0.05 else \
+            (rng.randrange(1, 201), rng.randrange(1, 201))
+        data = random_still(rng, w, h)
+        if rng.random() < 0.15:
+            v = rng.randrange(1, 10)
+            exif = (b"Exif\0\0" if rng.random() < 0.5 else b"") + bytes.fromhex("49492a000800000001001201030001000000") + \
+                struct.pack("<HHI", v, 0, 0)
+            xmp = b'<x:xmpmeta><rdf:Description tiff:Orientation="%d"/></x:xmpmeta>' % v
+            data = wf.still_ext(data, flags=0, **({"exif": exif} if rng.random() < 0.7 else {"xmp": xmp}))
+    return data
+
+
+PHOTO_SIZES = [(500, 375), (800, 600), (1600, 1200), (2048, 1536), (4032, 3024)]
+
+
+def photo(rng, srcdir):
+    """A real photo (--photos): one of srcdir's JPEGs cropped and resized by cwebp, lossy or now and then lossless."""
+    src = os.path.join(srcdir, rng.choice(sorted(f for f in os.listdir(srcdir) if f.lower().endswith(".jpg"))))
+    w, h = rng.choice(PHOTO_SIZES)
+    w, h = (h, w) if rng.random() < 0.3 else (w, h)
+    q = ["-lossless", "-z", "1"] if rng.random() < 0.1 else ["-q", str(rng.randrange(60, 96)), "-m", str(rng.randrange(7))]
+    with tempfile.TemporaryDirectory() as d:  # crops inside 1000 x 800 from the corner: every source is larger
+        out = os.path.join(d, "p.webp")
+        subprocess.run(["cwebp", "-quiet", "-crop", str(rng.randrange(200)), str(rng.randrange(200)), "1000", "800",
+                        "-resize", str(w), str(h), *q, src, "-o", out], check=True)
+        return open(out, "rb").read()
+
+
 def main():
-    dump, outdir, n, seed, py, flags = po.parse_args(sys.argv[1:])
+    argv, photos = sys.argv[1:], None
+    if "--photos" in argv:
+        i = argv.index("--photos")
+        photos, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    dump, outdir, n, seed, py, flags = po.parse_args(argv)
     base = bases()
     spares = [wf.chunk(b"JUNK", b"abc"), wf.chunk(b"EXIF", EXIF6), wf.chunk(b"XMP ", XMP3), wf.chunk(b"ICCP", b"x" * 4),
               wf.chunk(*wf.anim()), wf.chunk(b"ALPH", b"\x00" + b"\x80" * 391), wf.chunk(*wf.vp8x(0x10, 23, 17)),
               wf.chunk(b"ALPH", b""), wf.chunk(b"ANMF", b"\0" * 16)] + \
         [wf.chunk(t, p) for t, p in wf.parse(base[0]) + wf.parse(base[1]) + wf.parse(base[7])[2:3]]
-    paths = po.write_cases(outdir, n, seed, "w%05d.webp", lambda rng: mutate(rng, rng.choice(base), spares, "--container" not in flags))
+    codec = "--container" not in flags
+
+    def case(rng):
+        if photos:
+            return photo(rng, photos)
+        if "--random" in flags:
+            data = random_case(rng)
+            return mutate(rng, data, spares, codec) if rng.random() < 0.45 else data
+        return mutate(rng, rng.choice(base), spares, codec)
+    paths = po.write_cases(outdir, n, seed, "w%05d.webp", case)
     ours = po.verdicts([dump], paths)
-    pil = po.verdicts([py, "-c", ORACLE], paths)
+    pil = po.verdicts([py, "-c", po.ORACLE_EXIF], paths)  # the pipeline: exif_transpose, then convert("RGB")
     bad = 0
     for p in paths:
         a, b = ours[p].split(), pil[p].split()
