@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# scripts/gpu-webp-e2e.sh — WebP photos end to end on a GPU machine: pixels, speed and embeddings against Pillow
+# and HF on the same machine, in one run.
+#
+#   scripts/gpu-webp-e2e.sh     (results under $OUT, else /tmp/sg-webp-e2e; work files in $SG_WORK)
+#
+# 1. builds siglip2-embed and tests/fuzz/gif_dump.c (a decode driver) as gpu-bench.sh builds, makes or reuses the
+#    full-size random checkpoint and gpu-bench's corpus of 4,000 JPEG photos (.carry/bench/make_corpus.py);
+# 2. re-encodes the corpus as WebP with this machine's Pillow (lossy, quality 75 / 85 / 90 / 95 by image; every
+#    twentieth image of at most 1,600 pixels a side lossless), the way a photo folder gets its .webp files;
+# 3. pixels: every WebP through our decoder (gif_dump, with this Pillow's major version's rules) against this
+#    Pillow's ImageOps.exif_transpose(Image.open(f)).convert("RGB") (scripts/pillow_oracle.py), image by image:
+#    prints how many of the 4,000 differ in verdict, size or any byte (0 expected);
+# 4. speed: Pillow's decode-only and decode + resize rates on 16 processes (the e2e_hf.py measures) for the WebP
+#    and the JPEG corpus, and siglip2-embed --backend sm90 -b 256 -v, files to npy, whole process timed, on each;
+# 5. embeddings: every WebP corpus image's row, as the command wrote it, against HF fp32 (scripts/hf_embed.py,
+#    which decodes with Pillow; scripts/gpu_compare.py --unit, gate cosine >= 0.9999). Exits 1 on a pixel or
+#    accuracy failure.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+# shellcheck source=scripts/lib-gpu.sh
+. scripts/lib-gpu.sh
+RES=${OUT:-/tmp/sg-webp-e2e}
+WORK=${SG_WORK:-/tmp/sg-gpu-work}
+mkdir -p "$RES" "$WORK"
+PY=${PYTHON:-python3}
+BIN=$ROOT/siglip2-embed
+BACKEND=${SG_WEBP_BACKEND:-sm90}
+BENCH=$ROOT/.carry/bench
+[ -d "$BENCH" ] || BENCH=$ROOT/../shared/bench
+T0=$SECONDS
+stamp() { echo "== [$((SECONDS - T0))s] $*"; }
+die() { echo "gpu-webp-e2e: $*" >&2; exit 1; }
+failed=0
+
+stamp "build"
+DEPS=() LDEPS=()
+[ -d .carry/deps ] && DEPS=(DEPS_PREFIX=.carry/deps) LDEPS=(-L.carry/deps/lib)
+make -j"$(nproc)" "${DEPS[@]}" siglip2-embed >"$WORK/webp-build.log" 2>&1 || { tail -30 "$WORK/webp-build.log"; die "build failed"; }
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+cc -O2 -I. tests/fuzz/gif_dump.c build/libsiglip2.a "${LDEPS[@]}" -l:libturbojpeg.a -lcjson -lm -lpthread -fopenmp \
+    -L"$CUDA_HOME/lib64" -lcudart_static -lcublasLt -lstdc++ -ldl -lrt -o "$WORK/decode_dump" || die "gif_dump link failed"
+sg_gpu_checkpoint
+$PY -c "import PIL, PIL.features as f; print('Pillow', PIL.__version__, 'libwebp', f.version('webp'))" | tee "$RES/pillow.txt"
+PMAJOR=$($PY -c "import PIL; print(PIL.__version__.split('.')[0])")
+
+JPG=$WORK/corpus4000
+if [ ! -d "$JPG" ]; then
+    PHOTOS=$ROOT/.carry/photos
+    [ -d "$PHOTOS" ] || { PHOTOS=$WORK/photos; [ -d "$PHOTOS" ] || sh "$BENCH/get-photos.sh" "$PHOTOS" >/dev/null 2>&1; }
+    stamp "corpus of 4000 JPEGs"
+    $PY "$BENCH/make_corpus.py" "$PHOTOS" "$JPG" 4000 || die "make_corpus failed"
+fi
+WEBP=$WORK/corpus4000-webp
+stamp "the corpus as WebP"
+rm -rf "$WEBP"
+$PY - "$JPG" "$WEBP" <<'PY' || die "WebP corpus"
+import glob, os, sys
+from multiprocessing import Pool
+from PIL import Image
+src, dst = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(src, "*", "*.jpg")))
+def one(i):
+    f = files[i]
+    out = os.path.join(dst, os.path.basename(os.path.dirname(f)), os.path.basename(f)[:-4] + ".webp")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    im = Image.open(f)
+    if i % 20 == 0 and max(im.size) <= 1600:
+        im.save(out, lossless=True)
+    else:
+        im.save(out, quality=[75, 85, 90, 95][i % 4])
+with Pool(os.cpu_count()) as p:
+    p.map(one, range(len(files)), chunksize=8)
+print(len(files), "WebP files,", sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(dst) for f in fs) >> 20, "MiB")
+PY
+find "$WEBP" -name '*.webp' | sort >"$WORK/webp.list"
+
+stamp "pixels: our decoder against Pillow $PMAJOR, every WebP"
+$PY - "$WORK/decode_dump" "$PMAJOR" "$WORK/webp.list" <<'PY' | tee "$RES/pixels.txt" || failed=1
+import sys
+sys.path.insert(0, "scripts")
+import pillow_oracle as po
+dump, major, lst = sys.argv[1], sys.argv[2], sys.argv[3]
+paths = open(lst).read().split()
+ours = po.verdicts([dump] + ([major] if major == "12" else []), paths, check=False)
+theirs = po.verdicts([sys.executable, "-c", po.ORACLE_EXIF], paths, check=False)
+bad = [p for p in paths if ours.get(p) != theirs.get(p)]
+for p in bad[:20]:
+    print("DIFF", p, "| ours:", ours.get(p), "| pillow:", theirs.get(p))
+print("%d of %d WebP photos differ from Pillow in verdict, size or pixels (Pillow decodes %d)"
+      % (len(bad), len(paths), sum(v.startswith("OK") for v in theirs.values())))
+sys.exit(1 if bad else 0)
+PY
+
+stamp "speed: Pillow on 16 processes"
+$PY - "$JPG" "$WEBP" <<'PY' | tee "$RES/pillow_rates.txt"
+import glob, os, sys, time
+from multiprocessing import Pool
+from PIL import Image
+def decode_only(f):
+    im = Image.open(f); im.load(); return im.size[0]
+def decode_resize(f):
+    return Image.open(f).convert("RGB").resize((224, 224), Image.BILINEAR).tobytes()[:1]
+for root, ext in ((sys.argv[1], "jpg"), (sys.argv[2], "webp")):
+    files = sorted(glob.glob(os.path.join(root, "*", "*." + ext)))
+    for fn in (decode_only, decode_resize):
+        t = time.time()
+        with Pool(16) as p:
+            p.map(fn, files, chunksize=8)
+        print("Pillow %s %s, 16 processes: %.1f images/s" % (fn.__name__, ext, len(files) / (time.time() - t)), flush=True)
+PY
+: >"$RES/ours_rates.txt"
+for C in "$JPG" "$WEBP"; do
+    K=$(basename "$C")
+    stamp "speed: siglip2-embed --backend $BACKEND on $K"
+    rm -f "$WORK/e2e-$K.npy" "$WORK/e2e-$K.npy.paths"
+    t=$EPOCHREALTIME
+    if "$BIN" --weights "$CKPT" --backend "$BACKEND" -b 256 -v -f npy -o "$WORK/e2e-$K.npy" "$C" 2>"$WORK/e2e-$K.err"; then
+        t1=$EPOCHREALTIME
+        sed 's/^/    /' "$WORK/e2e-$K.err"
+        $PY -c "import numpy as np; n = np.load('$WORK/e2e-$K.npy').shape[0]; s = $t1 - $t; \
+print('siglip2-embed --backend $BACKEND on $K: %d images in %.2f s, %.1f images/s' % (n, s, n / s))" | tee -a "$RES/ours_rates.txt"
+    else
+        tail -3 "$WORK/e2e-$K.err"; failed=1
+    fi
+done
+
+stamp "embeddings: every WebP image against HF fp32"
+if $PY scripts/hf_embed.py "$CKPT" "$WORK/e2e-hf-webp.npy" --list "$WORK/webp.list" >"$WORK/e2e-hf-webp.log" 2>&1; then
+    $PY scripts/gpu_compare.py "$WORK/e2e-hf-webp.npy" "$WORK/e2e-corpus4000-webp.npy" \
+        "siglip2-embed --backend $BACKEND on WebP vs HF fp32" 0.9999 --unit | tee "$RES/accuracy.txt" | grep -q '^PASS' || failed=1
+else
+    tail -5 "$WORK/e2e-hf-webp.log"; failed=1
+fi
+stamp "done (failed=$failed)"
+exit $failed
