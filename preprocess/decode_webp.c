@@ -198,6 +198,18 @@ static int sg_webp_add_frame(sg_webp_demux *m, const sg_webp_frame *f, char *err
     return SG_WEBP_OK;
 }
 
+/* The size of the chunk whose 8-byte header is at m->pos (at least 8 bytes left): its payload and, padded to even,
+ * what it takes, which must stay inside the RIFF end. 0, or -1 with a reason. */
+static int sg_webp_chunk_size(const sg_webp_demux *m, uint32_t *size, uint32_t *padded, char *err, size_t errlen) {
+    const uint8_t *c = m->d + m->pos;
+    *size = sg_le32(c + 4);
+    if (*size > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: chunk size %u too large", *size);
+    *padded = *size + (*size & 1);
+    if (*padded > sg_left(m) - 8)
+        return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end", sg_tag_text(c).s, *size);
+    return 0;
+}
+
 /* StoreFrame: reads ALPH / VP8 / VP8L chunks into f from pos, stopping before the first other chunk (or a
  * second of a kind); min_size is what must be left when it starts. */
 static int sg_webp_store_frame(sg_webp_demux *m, int num, uint32_t min_size, sg_webp_frame *f, char *err,
@@ -208,12 +220,8 @@ static int sg_webp_store_frame(sg_webp_demux *m, int num, uint32_t min_size, sg_
     for (;;) {
         size_t start = m->pos;
         const uint8_t *c = m->d + start;
-        uint32_t size = sg_le32(c + 4);
-        if (size > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: chunk size %u too large", size);
-        uint32_t padded = size + (size & 1);
-        if (padded > sg_left(m) - 8)
-            return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end",
-                              sg_tag_text(c).s, size);
+        uint32_t size = 0, padded = 0;
+        if (sg_webp_chunk_size(m, &size, &padded, err, errlen)) return -1;
         int is_alpha = sg_tag(c, "ALPH"), is_image = sg_tag(c, "VP8 ") || sg_tag(c, "VP8L");
         if (sg_tag(c, "VP8L") && alpha_chunks) return sg_pre_err(err, errlen, "WebP: VP8L image after an ALPH chunk");
         if ((!is_alpha && !is_image) || (is_alpha && alpha_chunks) || (is_image && image_chunks)) return SG_WEBP_OK;
@@ -266,12 +274,8 @@ static int sg_webp_vp8x_chunks(sg_webp_demux *m, char *err, size_t errlen) {
     for (;;) {
         size_t start = m->pos;
         const uint8_t *c = m->d + start;
-        uint32_t size = sg_le32(c + 4);
-        if (size > SG_WEBP_MAX_PAYLOAD) return sg_pre_err(err, errlen, "WebP: chunk size %u too large", size);
-        uint32_t padded = size + (size & 1);
-        if (padded > sg_left(m) - 8)
-            return sg_pre_err(err, errlen, "WebP: '%s' chunk of %u bytes runs past the RIFF end",
-                              sg_tag_text(c).s, size);
+        uint32_t size = 0, padded = 0;
+        if (sg_webp_chunk_size(m, &size, &padded, err, errlen)) return -1;
         int skip = 1, rc = 0; /* skip: a chunk passed over whole (ICCP and unknown ones play no part here) */
         if (sg_tag(c, "VP8X")) return sg_pre_err(err, errlen, "WebP: a second VP8X chunk");
         if (sg_tag(c, "ALPH") || sg_tag(c, "VP8 ") || sg_tag(c, "VP8L")) {
