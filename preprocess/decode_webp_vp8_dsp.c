@@ -20,8 +20,22 @@
 #include "preprocess/decode_webp_vp8.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define BPS SG_VP8_BPS
+
+static int force_portable; /* set by sg_vp8_portable_kernels (tests); read relaxed, like resize.c's */
+
+int sg_vp8_portable_kernels(int on) {
+    __atomic_store_n(&force_portable, on != 0, __ATOMIC_RELAXED);
+#if defined(__SSE2__)
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 static inline uint8_t clip_8b(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 static inline int clamp_s(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -317,8 +331,8 @@ static void normal_edge(uint8_t *p, ptrdiff_t step, ptrdiff_t along, int n, int 
     }
 }
 
-void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys, uint8_t *u,
-                      uint8_t *v, size_t uvs) {
+static void filter_mb_portable(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys,
+                               uint8_t *u, uint8_t *v, size_t uvs) {
     int lim = f->limit, il = f->ilevel, hev = f->hev;
     ptrdiff_t s = (ptrdiff_t)ys, cs = (ptrdiff_t)uvs;
     if (lim == 0) return;
@@ -351,6 +365,196 @@ void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uin
         normal_edge(u + 4 * cs, cs, 1, 8, lim, il, hev, 0);
         normal_edge(v + 4 * cs, cs, 1, 8, lim, il, hev, 0);
     }
+}
+
+#if defined(__SSE2__)
+/* The same filter with SSE2, 16 pixels along an edge at once: the eight taps p3 p2 p1 p0 q0 q1 q2 q3 across the
+ * edge are eight vectors of 16 bytes (horizontal edges load them as rows; vertical edges transpose 16 rows of 8
+ * bytes; the two chroma planes' 8-pixel edges share one vector, U in the low half). The arithmetic is the C
+ * path's, in 16-bit lanes, where every intermediate fits: sums of at most 4 * 255 + 255, 3 * 255 + 128 and
+ * 27 * 128 + 63; packus is clip_8b. So the bytes are the C path's, and the tests compare the two. */
+enum { LF_SIMPLE, LF_INNER, LF_MB };
+
+static inline __m128i abs_diff16(__m128i a, __m128i b) { return _mm_max_epi16(_mm_sub_epi16(a, b), _mm_sub_epi16(b, a)); }
+static inline __m128i clamp16(__m128i v, int lo, int hi) {
+    return _mm_min_epi16(_mm_max_epi16(v, _mm_set1_epi16((short)lo)), _mm_set1_epi16((short)hi));
+}
+static inline __m128i select16(__m128i m, __m128i a, __m128i b) { /* m ? a : b */
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+
+/* Eight lanes of one edge: x[0..7] the taps as 16-bit values, changed in place. */
+static inline void filter_lanes(__m128i x[8], int t2, int it, int hev, int kind) {
+    __m128i p3 = x[0], p2 = x[1], p1 = x[2], p0 = x[3], q0 = x[4], q1 = x[5], q2 = x[6], q3 = x[7];
+    __m128i edge = _mm_add_epi16(_mm_slli_epi16(abs_diff16(p0, q0), 2), abs_diff16(p1, q1));
+    __m128i mask = _mm_cmplt_epi16(edge, _mm_set1_epi16((short)(t2 + 1)));
+    __m128i pq = clamp16(_mm_sub_epi16(p1, q1), -128, 127);
+    __m128i d = _mm_sub_epi16(q0, p0), d3 = _mm_add_epi16(_mm_add_epi16(d, d), d);
+    __m128i a = _mm_add_epi16(d3, pq); /* filter_common2's */
+    __m128i c_a1 = clamp16(_mm_srai_epi16(_mm_add_epi16(a, _mm_set1_epi16(4)), 3), -16, 15);
+    __m128i c_a2 = clamp16(_mm_srai_epi16(_mm_add_epi16(a, _mm_set1_epi16(3)), 3), -16, 15);
+    __m128i c_p0 = _mm_add_epi16(p0, c_a2), c_q0 = _mm_sub_epi16(q0, c_a1);
+    if (kind == LF_SIMPLE) {
+        x[3] = select16(mask, c_p0, p0);
+        x[4] = select16(mask, c_q0, q0);
+        return;
+    }
+    __m128i inner = _mm_max_epi16(_mm_max_epi16(abs_diff16(p3, p2), abs_diff16(p2, p1)),
+                                  _mm_max_epi16(abs_diff16(q3, q2), abs_diff16(q2, q1)));
+    __m128i near = _mm_max_epi16(abs_diff16(p1, p0), abs_diff16(q1, q0));
+    inner = _mm_max_epi16(inner, near);
+    mask = _mm_and_si128(mask, _mm_cmplt_epi16(inner, _mm_set1_epi16((short)(it + 1))));
+    __m128i hv = _mm_cmpgt_epi16(near, _mm_set1_epi16((short)hev));
+    __m128i n_p2 = p2, n_p1 = p1, n_p0, n_q0, n_q1 = q1, n_q2 = q2;
+    if (kind == LF_MB) {
+        __m128i w = clamp16(a, -128, 127), r = _mm_set1_epi16(63);
+        __m128i a1 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(27)), r), 7);
+        __m128i a2 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(18)), r), 7);
+        __m128i a3 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(9)), r), 7);
+        n_p2 = _mm_add_epi16(p2, a3), n_p1 = _mm_add_epi16(p1, a2), n_p0 = _mm_add_epi16(p0, a1);
+        n_q0 = _mm_sub_epi16(q0, a1), n_q1 = _mm_sub_epi16(q1, a2), n_q2 = _mm_sub_epi16(q2, a3);
+    } else {
+        __m128i a1 = clamp16(_mm_srai_epi16(_mm_add_epi16(d3, _mm_set1_epi16(4)), 3), -16, 15);
+        __m128i a2 = clamp16(_mm_srai_epi16(_mm_add_epi16(d3, _mm_set1_epi16(3)), 3), -16, 15);
+        __m128i a3 = _mm_srai_epi16(_mm_add_epi16(a1, _mm_set1_epi16(1)), 1);
+        n_p1 = _mm_add_epi16(p1, a3), n_p0 = _mm_add_epi16(p0, a2);
+        n_q0 = _mm_sub_epi16(q0, a1), n_q1 = _mm_sub_epi16(q1, a3);
+    }
+    /* high variance: filter_common2 (p1, q1, p2, q2 kept) */
+    n_p2 = select16(hv, p2, n_p2), n_p1 = select16(hv, p1, n_p1), n_p0 = select16(hv, c_p0, n_p0);
+    n_q0 = select16(hv, c_q0, n_q0), n_q1 = select16(hv, q1, n_q1), n_q2 = select16(hv, q2, n_q2);
+    x[1] = select16(mask, n_p2, p2), x[2] = select16(mask, n_p1, p1), x[3] = select16(mask, n_p0, p0);
+    x[4] = select16(mask, n_q0, q0), x[5] = select16(mask, n_q1, q1), x[6] = select16(mask, n_q2, q2);
+}
+
+/* 16 pixels of one edge: t[0..7] the taps as bytes, changed in place (p3 and q3 never change). */
+static void filter_taps(__m128i t[8], int thresh, int it, int hev, int kind) {
+    __m128i zero = _mm_setzero_si128(), lo[8], hi[8];
+    for (int k = 0; k < 8; k++) lo[k] = _mm_unpacklo_epi8(t[k], zero), hi[k] = _mm_unpackhi_epi8(t[k], zero);
+    filter_lanes(lo, 2 * thresh + 1, it, hev, kind);
+    filter_lanes(hi, 2 * thresh + 1, it, hev, kind);
+    for (int k = 1; k < 7; k++) t[k] = _mm_packus_epi16(lo[k], hi[k]);
+}
+
+/* 16 rows of 8 bytes (row r at rows[r]) <-> 8 vectors of 16 bytes (vector k: byte k of each row). */
+static void transpose_16x8(uint8_t *const rows[16], __m128i t[8]) {
+    __m128i a[8], b[8], c[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)rows[2 * i]),
+                                 _mm_loadl_epi64((const __m128i *)rows[2 * i + 1]));
+    for (int i = 0; i < 4; i++) { /* b[2i]: columns 0-3 of rows 4i..4i+3, b[2i+1]: columns 4-7 */
+        b[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* c[4h + j]: columns 2j', 2j'+1 of rows 8h..8h+7 */
+        c[4 * h + 0] = _mm_unpacklo_epi32(b[4 * h], b[4 * h + 2]);     /* columns 0, 1 */
+        c[4 * h + 1] = _mm_unpackhi_epi32(b[4 * h], b[4 * h + 2]);     /* columns 2, 3 */
+        c[4 * h + 2] = _mm_unpacklo_epi32(b[4 * h + 1], b[4 * h + 3]); /* columns 4, 5 */
+        c[4 * h + 3] = _mm_unpackhi_epi32(b[4 * h + 1], b[4 * h + 3]); /* columns 6, 7 */
+    }
+    for (int j = 0; j < 4; j++) {
+        t[2 * j] = _mm_unpacklo_epi64(c[j], c[4 + j]);
+        t[2 * j + 1] = _mm_unpackhi_epi64(c[j], c[4 + j]);
+    }
+}
+
+static void untranspose_16x8(const __m128i t[8], uint8_t *const rows[16]) {
+    __m128i a[8], b[8];
+    for (int j = 0; j < 4; j++) { /* a[j]: columns 2j, 2j+1 of rows 0-7, a[4+j]: of rows 8-15 */
+        a[j] = _mm_unpacklo_epi8(t[2 * j], t[2 * j + 1]);
+        a[4 + j] = _mm_unpackhi_epi8(t[2 * j], t[2 * j + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* b[4h + i]: columns 0-3 (i 0, 1) or 4-7 (i 2, 3) of rows 8h + 4 (i & 1).. */
+        b[4 * h + 0] = _mm_unpacklo_epi16(a[4 * h], a[4 * h + 1]);     /* columns 0-3, rows 0-3 */
+        b[4 * h + 1] = _mm_unpackhi_epi16(a[4 * h], a[4 * h + 1]);     /* columns 0-3, rows 4-7 */
+        b[4 * h + 2] = _mm_unpacklo_epi16(a[4 * h + 2], a[4 * h + 3]); /* columns 4-7, rows 0-3 */
+        b[4 * h + 3] = _mm_unpackhi_epi16(a[4 * h + 2], a[4 * h + 3]); /* columns 4-7, rows 4-7 */
+    }
+    for (int h = 0; h < 2; h++)
+        for (int q = 0; q < 2; q++) {
+            __m128i r01 = _mm_unpacklo_epi32(b[4 * h + q], b[4 * h + 2 + q]); /* rows 4q, 4q+1 */
+            __m128i r23 = _mm_unpackhi_epi32(b[4 * h + q], b[4 * h + 2 + q]); /* rows 4q+2, 4q+3 */
+            int r = 8 * h + 4 * q;
+            _mm_storel_epi64((__m128i *)rows[r], r01);
+            _mm_storel_epi64((__m128i *)rows[r + 1], _mm_srli_si128(r01, 8));
+            _mm_storel_epi64((__m128i *)rows[r + 2], r23);
+            _mm_storel_epi64((__m128i *)rows[r + 3], _mm_srli_si128(r23, 8));
+        }
+}
+
+/* A horizontal edge (between rows) of 16 pixels at p (the q0 row), or of 8 in U at p and 8 in V at p2. */
+static void hedge_simd(uint8_t *p, uint8_t *p2, ptrdiff_t s, int thresh, int it, int hev, int kind) {
+    __m128i t[8];
+    for (int k = 0; k < 8; k++) {
+        const uint8_t *r = p + (k - 4) * s;
+        t[k] = p2 ? _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)r),
+                                       _mm_loadl_epi64((const __m128i *)(p2 + (k - 4) * s)))
+                  : _mm_loadu_si128((const __m128i *)r);
+    }
+    filter_taps(t, thresh, it, hev, kind);
+    for (int k = 1; k < 7; k++) {
+        uint8_t *r = p + (k - 4) * s;
+        if (p2) {
+            _mm_storel_epi64((__m128i *)r, t[k]);
+            _mm_storel_epi64((__m128i *)(p2 + (k - 4) * s), _mm_srli_si128(t[k], 8));
+        } else {
+            _mm_storeu_si128((__m128i *)r, t[k]);
+        }
+    }
+}
+
+/* A vertical edge (between columns) of 16 rows at p (the q0 column), or of 8 rows in U at p and 8 in V at p2. */
+static void vedge_simd(uint8_t *p, uint8_t *p2, ptrdiff_t s, int thresh, int it, int hev, int kind) {
+    uint8_t *rows[16];
+    for (int r = 0; r < 16; r++) rows[r] = p2 && r >= 8 ? p2 + (r - 8) * s - 4 : p + r * s - 4;
+    __m128i t[8];
+    transpose_16x8(rows, t);
+    filter_taps(t, thresh, it, hev, kind);
+    untranspose_16x8(t, rows);
+}
+
+static void filter_mb_simd(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys,
+                           uint8_t *u, uint8_t *v, size_t uvs) {
+    int lim = f->limit, il = f->ilevel, hev = f->hev;
+    ptrdiff_t s = (ptrdiff_t)ys, cs = (ptrdiff_t)uvs;
+    if (lim == 0) return;
+    if (simple) {
+        if (left) vedge_simd(y, NULL, s, lim + 4, 0, 0, LF_SIMPLE);
+        if (f->inner)
+            for (int x = 4; x < 16; x += 4) vedge_simd(y + x, NULL, s, lim, 0, 0, LF_SIMPLE);
+        if (top) hedge_simd(y, NULL, s, lim + 4, 0, 0, LF_SIMPLE);
+        if (f->inner)
+            for (int r = 4; r < 16; r += 4) hedge_simd(y + r * s, NULL, s, lim, 0, 0, LF_SIMPLE);
+        return;
+    }
+    if (left) {
+        vedge_simd(y, NULL, s, lim + 4, il, hev, LF_MB);
+        vedge_simd(u, v, cs, lim + 4, il, hev, LF_MB);
+    }
+    if (f->inner) {
+        for (int x = 4; x < 16; x += 4) vedge_simd(y + x, NULL, s, lim, il, hev, LF_INNER);
+        vedge_simd(u + 4, v + 4, cs, lim, il, hev, LF_INNER);
+    }
+    if (top) {
+        hedge_simd(y, NULL, s, lim + 4, il, hev, LF_MB);
+        hedge_simd(u, v, cs, lim + 4, il, hev, LF_MB);
+    }
+    if (f->inner) {
+        for (int r = 4; r < 16; r += 4) hedge_simd(y + r * s, NULL, s, lim, il, hev, LF_INNER);
+        hedge_simd(u + 4 * cs, v + 4 * cs, cs, lim, il, hev, LF_INNER);
+    }
+}
+#endif
+
+void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys, uint8_t *u,
+                      uint8_t *v, size_t uvs) {
+#if defined(__SSE2__)
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) {
+        filter_mb_simd(f, simple, left, top, y, ys, u, v, uvs);
+        return;
+    }
+#endif
+    filter_mb_portable(f, simple, left, top, y, ys, u, v, uvs);
 }
 
 /* --- fancy upsampling and YUV -> RGB ------------------------------------------------------------------------- */
