@@ -583,8 +583,111 @@ static void upsample_row(const uint8_t *n, const uint8_t *f, int w, int *out) {
     if (!(w & 1)) out[w - 1] = (3 * n[pairs] + f[pairs] + 2) >> 2;
 }
 
+#if defined(__SSE2__)
+/* The same upsampling and conversion with SSE2, bytes equal to the C path's:
+ *   - upsampling: 8 pairs of output samples at once, the C formulas in 16-bit lanes (sums below 2,100), packed to
+ *     bytes (each result is 0..255);
+ *   - conversion: 16 pixels at once; (x * k) >> 8 for a byte x and k < 65536 is mulhi_epu16(x << 8, k); red and
+ *     green stay within int16 (-14,234 .. 30,814 and -10,953 .. 27,710), so wrapping adds give their exact
+ *     values, and srai 6 then packus is clip8_fix6; blue's y + u term reaches 51,922, so it is added unsigned,
+ *     its - 17,685 saturates at 0 (where the C path clips to 0) and srli 6 then packus clips the top;
+ *   - the 16 RGB triples are written as eight 8-byte stores of two pixels (6 bytes used, each store's last two
+ *     bytes rewritten by the next), so the loop stops 17 pixels before the row's end and C finishes the row. */
+static void upsample_row_simd(const uint8_t *n, const uint8_t *f, int w, uint8_t *out) {
+    __m128i zero = _mm_setzero_si128(), eight = _mm_set1_epi16(8);
+    out[0] = (uint8_t)((3 * n[0] + f[0] + 2) >> 2);
+    int pairs = (w - 1) >> 1, x = 1;
+    for (; x + 7 <= pairs; x += 8) {
+        __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(n + x - 1)), zero); /* n[x - 1] */
+        __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(n + x)), zero);     /* n[x] */
+        __m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(f + x - 1)), zero); /* f[x - 1] */
+        __m128i d = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(f + x)), zero);     /* f[x] */
+        __m128i sum = _mm_add_epi16(_mm_add_epi16(_mm_add_epi16(a, b), _mm_add_epi16(c, d)), eight);
+        __m128i bc = _mm_add_epi16(b, c), ad = _mm_add_epi16(a, d);
+        __m128i d_left = _mm_srai_epi16(_mm_add_epi16(sum, _mm_add_epi16(bc, bc)), 3);
+        __m128i d_right = _mm_srai_epi16(_mm_add_epi16(sum, _mm_add_epi16(ad, ad)), 3);
+        __m128i odd = _mm_srai_epi16(_mm_add_epi16(d_left, a), 1);   /* out[2x - 1] */
+        __m128i even = _mm_srai_epi16(_mm_add_epi16(d_right, b), 1); /* out[2x] */
+        __m128i mixed = _mm_packus_epi16(_mm_unpacklo_epi16(odd, even), _mm_unpackhi_epi16(odd, even));
+        _mm_storeu_si128((__m128i *)(out + 2 * x - 1), mixed);
+    }
+    for (; x <= pairs; x++) {
+        int sum = n[x - 1] + n[x] + f[x - 1] + f[x] + 8;
+        out[2 * x - 1] = (uint8_t)((((sum + 2 * (n[x] + f[x - 1])) >> 3) + n[x - 1]) >> 1);
+        out[2 * x] = (uint8_t)((((sum + 2 * (n[x - 1] + f[x])) >> 3) + n[x]) >> 1);
+    }
+    if (!(w & 1)) out[w - 1] = (uint8_t)((3 * n[pairs] + f[pairs] + 2) >> 2);
+}
+
+static inline __m128i mulhi_byte(__m128i x8, int k) { /* (x * k) >> 8 for 8 bytes (x8 their 16-bit lanes << 8) */
+    return _mm_mulhi_epu16(x8, _mm_set1_epi16((short)k));
+}
+
+/* R, G, B of 8 pixels: y, u, v are the bytes in the high half of each 16-bit lane (x << 8). */
+static inline void yuv8(__m128i y, __m128i u, __m128i v, __m128i *r, __m128i *g, __m128i *b) {
+    __m128i yy = mulhi_byte(y, 19077);
+    *r = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(yy, mulhi_byte(v, 26149)), _mm_set1_epi16(14234)), 6);
+    __m128i gm = _mm_add_epi16(mulhi_byte(u, 6419), mulhi_byte(v, 13320));
+    *g = _mm_srai_epi16(_mm_add_epi16(_mm_sub_epi16(yy, gm), _mm_set1_epi16(8708)), 6);
+    *b = _mm_srli_epi16(_mm_subs_epu16(_mm_add_epi16(yy, mulhi_byte(u, 33050)), _mm_set1_epi16(17685)), 6);
+}
+
+static inline uint64_t low64(__m128i v) {
+    uint64_t r;
+    _mm_storel_epi64((__m128i *)&r, v);
+    return r;
+}
+
+static inline void store_two_pixels(uint8_t *o, uint64_t rgb0rgb0) { /* 8 bytes: 6 of two pixels, 2 scratch */
+    uint64_t packed = (rgb0rgb0 & 0xFFFFFFull) | ((rgb0rgb0 >> 8) & 0xFFFFFF000000ull);
+    memcpy(o, &packed, 8);
+}
+
+static void yuv_row_simd(const uint8_t *y, const uint8_t *u, const uint8_t *v, int w, uint8_t *o) {
+    __m128i zero = _mm_setzero_si128();
+    int x = 0;
+    for (; x + 17 <= w; x += 16) {
+        __m128i Y = _mm_loadu_si128((const __m128i *)(y + x)), U = _mm_loadu_si128((const __m128i *)(u + x));
+        __m128i V = _mm_loadu_si128((const __m128i *)(v + x)), r0, g0, b0, r1, g1, b1;
+        yuv8(_mm_unpacklo_epi8(zero, Y), _mm_unpacklo_epi8(zero, U), _mm_unpacklo_epi8(zero, V), &r0, &g0, &b0);
+        yuv8(_mm_unpackhi_epi8(zero, Y), _mm_unpackhi_epi8(zero, U), _mm_unpackhi_epi8(zero, V), &r1, &g1, &b1);
+        __m128i R = _mm_packus_epi16(r0, r1), G = _mm_packus_epi16(g0, g1), B = _mm_packus_epi16(b0, b1);
+        __m128i rg_lo = _mm_unpacklo_epi8(R, G), rg_hi = _mm_unpackhi_epi8(R, G);
+        __m128i b_lo = _mm_unpacklo_epi8(B, zero), b_hi = _mm_unpackhi_epi8(B, zero);
+        __m128i px[4] = {_mm_unpacklo_epi16(rg_lo, b_lo), _mm_unpackhi_epi16(rg_lo, b_lo),
+                         _mm_unpacklo_epi16(rg_hi, b_hi), _mm_unpackhi_epi16(rg_hi, b_hi)};
+        uint8_t *q = o + 3 * x;
+        for (int k = 0; k < 4; k++) {
+            store_two_pixels(q + 12 * k, low64(px[k]));
+            store_two_pixels(q + 12 * k + 6, low64(_mm_unpackhi_epi64(px[k], px[k])));
+        }
+    }
+    for (; x < w; x++) yuv_pixel(y[x], u[x], v[x], o + 3 * x);
+}
+
+static void yuv_to_rgb_simd(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w,
+                            int h, uint8_t *rgb, size_t stride, uint8_t *tmp) {
+    int uv_h = (h + 1) >> 1;
+    uint8_t *cu = tmp, *cv = tmp + w;
+    for (int r = 0; r < h; r++) {
+        int near = r >> 1, far = (r & 1) ? near + 1 : near - 1;
+        if (far < 0) far = 0;
+        if (far > uv_h - 1) far = uv_h - 1;
+        upsample_row_simd(u + (size_t)near * uvs, u + (size_t)far * uvs, w, cu);
+        upsample_row_simd(v + (size_t)near * uvs, v + (size_t)far * uvs, w, cv);
+        yuv_row_simd(y + (size_t)r * ys, cu, cv, w, rgb + (size_t)r * stride);
+    }
+}
+#endif
+
 void sg_vp8_yuv_to_rgb(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w, int h,
                        uint8_t *rgb, size_t stride, int *tmp) {
+#if defined(__SSE2__)
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) { /* tmp's 8 w bytes hold two byte rows */
+        yuv_to_rgb_simd(y, ys, u, v, uvs, w, h, rgb, stride, (uint8_t *)tmp);
+        return;
+    }
+#endif
     int uv_h = (h + 1) >> 1;
     int *cu = tmp, *cv = tmp + w;
     for (int r = 0; r < h; r++) {
