@@ -211,6 +211,54 @@ static void idct_full(const int16_t *in, uint8_t *dst) {
     }
 }
 
+#if defined(__SSE2__)
+/* idct_full with SSE2: the same 16-bit lanes (one lane per column in the first pass, per row in the second),
+ * so the same wrapping sums and mulhi products; the results are the C path's by construction. */
+static inline __m128i lane_c_simd(__m128i x1, __m128i x3) {
+    __m128i m = _mm_sub_epi16(_mm_mulhi_epi16(x1, _mm_set1_epi16(-30068)), _mm_mulhi_epi16(x3, _mm_set1_epi16(20091)));
+    return _mm_add_epi16(_mm_sub_epi16(x1, x3), m);
+}
+static inline __m128i lane_d_simd(__m128i x1, __m128i x3) {
+    __m128i m = _mm_add_epi16(_mm_mulhi_epi16(x1, _mm_set1_epi16(20091)), _mm_mulhi_epi16(x3, _mm_set1_epi16(-30068)));
+    return _mm_add_epi16(_mm_add_epi16(x1, x3), m);
+}
+
+/* x[0..3]: four rows of 4 int16 (low halves) -> four columns. */
+static inline void transpose_4x4_16(__m128i x[4]) {
+    __m128i a = _mm_unpacklo_epi16(x[0], x[1]), b = _mm_unpacklo_epi16(x[2], x[3]);
+    __m128i lo = _mm_unpacklo_epi32(a, b), hi = _mm_unpackhi_epi32(a, b);
+    x[0] = lo, x[1] = _mm_unpackhi_epi64(lo, lo), x[2] = hi, x[3] = _mm_unpackhi_epi64(hi, hi);
+}
+
+static void idct_full_simd(const int16_t *in, uint8_t *dst) {
+    __m128i r0 = _mm_loadl_epi64((const __m128i *)in), r1 = _mm_loadl_epi64((const __m128i *)(in + 4));
+    __m128i r2 = _mm_loadl_epi64((const __m128i *)(in + 8)), r3 = _mm_loadl_epi64((const __m128i *)(in + 12));
+    __m128i a = _mm_add_epi16(r0, r2), b = _mm_sub_epi16(r0, r2), c = lane_c_simd(r1, r3), d = lane_d_simd(r1, r3);
+    __m128i t[4] = {_mm_add_epi16(a, d), _mm_add_epi16(b, c), _mm_sub_epi16(b, c), _mm_sub_epi16(a, d)};
+    transpose_4x4_16(t); /* t[j]: lane k = output k of column j */
+    __m128i dc = _mm_add_epi16(t[0], _mm_set1_epi16(4));
+    a = _mm_add_epi16(dc, t[2]), b = _mm_sub_epi16(dc, t[2]), c = lane_c_simd(t[1], t[3]), d = lane_d_simd(t[1], t[3]);
+    __m128i o[4] = {_mm_srai_epi16(_mm_add_epi16(a, d), 3), _mm_srai_epi16(_mm_add_epi16(b, c), 3),
+                    _mm_srai_epi16(_mm_sub_epi16(b, c), 3), _mm_srai_epi16(_mm_sub_epi16(a, d), 3)};
+    transpose_4x4_16(o); /* o[k]: output row k */
+    __m128i zero = _mm_setzero_si128();
+    for (int k = 0; k < 4; k++) {
+        uint32_t px;
+        memcpy(&px, dst + k * BPS, 4);
+        __m128i sum = _mm_add_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)px), zero), o[k]);
+        px = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(sum, sum));
+        memcpy(dst + k * BPS, &px, 4);
+    }
+}
+
+static void idct_full_pick(const int16_t *in, uint8_t *dst) {
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) idct_full_simd(in, dst);
+    else idct_full(in, dst);
+}
+#else
+#define idct_full_pick idct_full
+#endif
+
 /* Only coefficients 0, 1 and 4 non-zero (libwebp's TransformAC3, 32-bit). */
 static void idct_ac3(const int16_t *in, uint8_t *dst) {
     int a = in[0] + 4;
@@ -232,7 +280,7 @@ static void idct_dc(const int16_t *in, uint8_t *dst) {
 }
 
 void sg_vp8_add_luma_residual(int nz_code, const int16_t *coeffs, uint8_t *dst) {
-    if (nz_code == 3) idct_full(coeffs, dst);
+    if (nz_code == 3) idct_full_pick(coeffs, dst);
     else if (nz_code == 2) idct_ac3(coeffs, dst);
     else if (nz_code == 1) idct_dc(coeffs, dst);
 }
@@ -240,7 +288,7 @@ void sg_vp8_add_luma_residual(int nz_code, const int16_t *coeffs, uint8_t *dst) 
 void sg_vp8_add_chroma_residual(int any_ac, int any_dc, const int16_t *coeffs, uint8_t *dst) {
     static const int off[4] = {0, 4, 4 * BPS, 4 * BPS + 4};
     for (int b = 0; b < 4; b++) {
-        if (any_ac) idct_full(coeffs + 16 * b, dst + off[b]);
+        if (any_ac) idct_full_pick(coeffs + 16 * b, dst + off[b]);
         else if (any_dc && coeffs[16 * b]) idct_dc(coeffs + 16 * b, dst + off[b]);
     }
 }

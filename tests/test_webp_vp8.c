@@ -303,6 +303,26 @@ static void check_rgb_kernels(void) {
     CHECK(differ == 0, "YUV -> RGB, 3000 random planes (widths 1..%d): %d differ between SIMD and C", MAXW, differ);
 }
 
+/* The full inverse DCT on random blocks (coefficients of every 16-bit size, so the lanes wrap, and small ones;
+ * random pixels under them): the SIMD kernel against the C one, byte for byte. */
+static void check_idct_kernels(void) {
+    uint64_t s = 99;
+    int differ = 0;
+    for (int i = 0; i < 100000; i++) {
+        int16_t c[16];
+        uint8_t a[4 * SG_VP8_BPS], b[4 * SG_VP8_BPS];
+        int bits = 1 + (int)(sg_test_splitmix64(&s) % 16);
+        for (int k = 0; k < 16; k++) c[k] = (int16_t)((int64_t)sg_test_splitmix64(&s) >> (64 - bits));
+        for (int k = 0; k < 4 * SG_VP8_BPS; k++) a[k] = b[k] = (uint8_t)sg_test_splitmix64(&s);
+        sg_vp8_add_luma_residual(3, c, a);
+        sg_vp8_portable_kernels(1);
+        sg_vp8_add_luma_residual(3, c, b);
+        sg_vp8_portable_kernels(0);
+        differ += memcmp(a, b, sizeof a) != 0;
+    }
+    CHECK(differ == 0, "inverse DCT, 100000 random blocks: %d differ between SIMD and C", differ);
+}
+
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
     int simd = sg_vp8_portable_kernels(0);
@@ -315,6 +335,7 @@ int main(void) {
         sg_vp8_portable_kernels(0);
         check_filter_kernels();
         check_rgb_kernels();
+        check_idct_kernels();
     }
     check_robust(root);
     check_header_refusals(root);
