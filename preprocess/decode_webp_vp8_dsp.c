@@ -16,6 +16,10 @@
  * RGB: libwebp's "fancy" upsampler (each output chroma sample is (9 a + 3 b + 3 c + d + 8) / 16 of the nearest
  * four, computed in libwebp's two rounding steps; the first and last rows and columns mirror) and its 14-bit
  * fixed-point BT.601 conversion (MultHi / VP8Clip8 in yuv.h).
+ * Speed: where SSE2 is compiled in (x86-64's baseline, so no run-time dispatch), the loop filter, the full
+ * inverse DCT, the upsampling and the conversion run as SSE2 kernels that do the plain C's arithmetic in 16-bit
+ * lanes, so their bytes are the C path's (each kernel says why); other architectures run the C.
+ * sg_vp8_portable_kernels (tests) switches to the C on x86-64 so that tests/test_webp_vp8 compares the two.
  */
 #include "preprocess/decode_webp_vp8.h"
 
