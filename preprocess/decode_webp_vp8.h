@@ -72,4 +72,9 @@ void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uin
 void sg_vp8_yuv_to_rgb(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w, int h,
                        uint8_t *rgb, size_t stride, int *tmp);
 
+/* Test hook: on != 0 makes every later call use the plain C kernels (what other architectures run) even where
+ * the SSE2 ones are compiled in; 0 gives the SSE2 ones back. Returns 1 when this build has SSE2 kernels (so the
+ * two settings run different code), else 0. Not for use while another thread decodes. */
+int sg_vp8_portable_kernels(int on);
+
 #endif

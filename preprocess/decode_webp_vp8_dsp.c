@@ -16,12 +16,30 @@
  * RGB: libwebp's "fancy" upsampler (each output chroma sample is (9 a + 3 b + 3 c + d + 8) / 16 of the nearest
  * four, computed in libwebp's two rounding steps; the first and last rows and columns mirror) and its 14-bit
  * fixed-point BT.601 conversion (MultHi / VP8Clip8 in yuv.h).
+ * Speed: where SSE2 is compiled in (x86-64's baseline, so no run-time dispatch), the loop filter, the full
+ * inverse DCT, the upsampling and the conversion run as SSE2 kernels that do the plain C's arithmetic in 16-bit
+ * lanes, so their bytes are the C path's (each kernel says why); other architectures run the C.
+ * sg_vp8_portable_kernels (tests) switches to the C on x86-64 so that tests/test_webp_vp8 compares the two.
  */
 #include "preprocess/decode_webp_vp8.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define BPS SG_VP8_BPS
+
+static int force_portable; /* set by sg_vp8_portable_kernels (tests); read relaxed, like resize.c's */
+
+int sg_vp8_portable_kernels(int on) {
+    __atomic_store_n(&force_portable, on != 0, __ATOMIC_RELAXED);
+#if defined(__SSE2__)
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 static inline uint8_t clip_8b(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 static inline int clamp_s(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -197,6 +215,54 @@ static void idct_full(const int16_t *in, uint8_t *dst) {
     }
 }
 
+#if defined(__SSE2__)
+/* idct_full with SSE2: the same 16-bit lanes (one lane per column in the first pass, per row in the second),
+ * so the same wrapping sums and mulhi products; the results are the C path's by construction. */
+static inline __m128i lane_c_simd(__m128i x1, __m128i x3) {
+    __m128i m = _mm_sub_epi16(_mm_mulhi_epi16(x1, _mm_set1_epi16(-30068)), _mm_mulhi_epi16(x3, _mm_set1_epi16(20091)));
+    return _mm_add_epi16(_mm_sub_epi16(x1, x3), m);
+}
+static inline __m128i lane_d_simd(__m128i x1, __m128i x3) {
+    __m128i m = _mm_add_epi16(_mm_mulhi_epi16(x1, _mm_set1_epi16(20091)), _mm_mulhi_epi16(x3, _mm_set1_epi16(-30068)));
+    return _mm_add_epi16(_mm_add_epi16(x1, x3), m);
+}
+
+/* x[0..3]: four rows of 4 int16 (low halves) -> four columns. */
+static inline void transpose_4x4_16(__m128i x[4]) {
+    __m128i a = _mm_unpacklo_epi16(x[0], x[1]), b = _mm_unpacklo_epi16(x[2], x[3]);
+    __m128i lo = _mm_unpacklo_epi32(a, b), hi = _mm_unpackhi_epi32(a, b);
+    x[0] = lo, x[1] = _mm_unpackhi_epi64(lo, lo), x[2] = hi, x[3] = _mm_unpackhi_epi64(hi, hi);
+}
+
+static void idct_full_simd(const int16_t *in, uint8_t *dst) {
+    __m128i r0 = _mm_loadl_epi64((const __m128i *)in), r1 = _mm_loadl_epi64((const __m128i *)(in + 4));
+    __m128i r2 = _mm_loadl_epi64((const __m128i *)(in + 8)), r3 = _mm_loadl_epi64((const __m128i *)(in + 12));
+    __m128i a = _mm_add_epi16(r0, r2), b = _mm_sub_epi16(r0, r2), c = lane_c_simd(r1, r3), d = lane_d_simd(r1, r3);
+    __m128i t[4] = {_mm_add_epi16(a, d), _mm_add_epi16(b, c), _mm_sub_epi16(b, c), _mm_sub_epi16(a, d)};
+    transpose_4x4_16(t); /* t[j]: lane k = output k of column j */
+    __m128i dc = _mm_add_epi16(t[0], _mm_set1_epi16(4));
+    a = _mm_add_epi16(dc, t[2]), b = _mm_sub_epi16(dc, t[2]), c = lane_c_simd(t[1], t[3]), d = lane_d_simd(t[1], t[3]);
+    __m128i o[4] = {_mm_srai_epi16(_mm_add_epi16(a, d), 3), _mm_srai_epi16(_mm_add_epi16(b, c), 3),
+                    _mm_srai_epi16(_mm_sub_epi16(b, c), 3), _mm_srai_epi16(_mm_sub_epi16(a, d), 3)};
+    transpose_4x4_16(o); /* o[k]: output row k */
+    __m128i zero = _mm_setzero_si128();
+    for (int k = 0; k < 4; k++) {
+        uint32_t px;
+        memcpy(&px, dst + k * BPS, 4);
+        __m128i sum = _mm_add_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)px), zero), o[k]);
+        px = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(sum, sum));
+        memcpy(dst + k * BPS, &px, 4);
+    }
+}
+
+static void idct_full_pick(const int16_t *in, uint8_t *dst) {
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) idct_full_simd(in, dst);
+    else idct_full(in, dst);
+}
+#else
+#define idct_full_pick idct_full
+#endif
+
 /* Only coefficients 0, 1 and 4 non-zero (libwebp's TransformAC3, 32-bit). */
 static void idct_ac3(const int16_t *in, uint8_t *dst) {
     int a = in[0] + 4;
@@ -218,7 +284,7 @@ static void idct_dc(const int16_t *in, uint8_t *dst) {
 }
 
 void sg_vp8_add_luma_residual(int nz_code, const int16_t *coeffs, uint8_t *dst) {
-    if (nz_code == 3) idct_full(coeffs, dst);
+    if (nz_code == 3) idct_full_pick(coeffs, dst);
     else if (nz_code == 2) idct_ac3(coeffs, dst);
     else if (nz_code == 1) idct_dc(coeffs, dst);
 }
@@ -226,7 +292,7 @@ void sg_vp8_add_luma_residual(int nz_code, const int16_t *coeffs, uint8_t *dst) 
 void sg_vp8_add_chroma_residual(int any_ac, int any_dc, const int16_t *coeffs, uint8_t *dst) {
     static const int off[4] = {0, 4, 4 * BPS, 4 * BPS + 4};
     for (int b = 0; b < 4; b++) {
-        if (any_ac) idct_full(coeffs + 16 * b, dst + off[b]);
+        if (any_ac) idct_full_pick(coeffs + 16 * b, dst + off[b]);
         else if (any_dc && coeffs[16 * b]) idct_dc(coeffs + 16 * b, dst + off[b]);
     }
 }
@@ -317,8 +383,8 @@ static void normal_edge(uint8_t *p, ptrdiff_t step, ptrdiff_t along, int n, int 
     }
 }
 
-void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys, uint8_t *u,
-                      uint8_t *v, size_t uvs) {
+static void filter_mb_portable(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys,
+                               uint8_t *u, uint8_t *v, size_t uvs) {
     int lim = f->limit, il = f->ilevel, hev = f->hev;
     ptrdiff_t s = (ptrdiff_t)ys, cs = (ptrdiff_t)uvs;
     if (lim == 0) return;
@@ -353,6 +419,196 @@ void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uin
     }
 }
 
+#if defined(__SSE2__)
+/* The same filter with SSE2, 16 pixels along an edge at once: the eight taps p3 p2 p1 p0 q0 q1 q2 q3 across the
+ * edge are eight vectors of 16 bytes (horizontal edges load them as rows; vertical edges transpose 16 rows of 8
+ * bytes; the two chroma planes' 8-pixel edges share one vector, U in the low half). The arithmetic is the C
+ * path's, in 16-bit lanes, where every intermediate fits: sums of at most 4 * 255 + 255, 3 * 255 + 128 and
+ * 27 * 128 + 63; packus is clip_8b. So the bytes are the C path's, and the tests compare the two. */
+enum { LF_SIMPLE, LF_INNER, LF_MB };
+
+static inline __m128i abs_diff16(__m128i a, __m128i b) { return _mm_max_epi16(_mm_sub_epi16(a, b), _mm_sub_epi16(b, a)); }
+static inline __m128i clamp16(__m128i v, int lo, int hi) {
+    return _mm_min_epi16(_mm_max_epi16(v, _mm_set1_epi16((short)lo)), _mm_set1_epi16((short)hi));
+}
+static inline __m128i select16(__m128i m, __m128i a, __m128i b) { /* m ? a : b */
+    return _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+}
+
+/* Eight lanes of one edge: x[0..7] the taps as 16-bit values, changed in place. */
+static inline void filter_lanes(__m128i x[8], int t2, int it, int hev, int kind) {
+    __m128i p3 = x[0], p2 = x[1], p1 = x[2], p0 = x[3], q0 = x[4], q1 = x[5], q2 = x[6], q3 = x[7];
+    __m128i edge = _mm_add_epi16(_mm_slli_epi16(abs_diff16(p0, q0), 2), abs_diff16(p1, q1));
+    __m128i mask = _mm_cmplt_epi16(edge, _mm_set1_epi16((short)(t2 + 1)));
+    __m128i pq = clamp16(_mm_sub_epi16(p1, q1), -128, 127);
+    __m128i d = _mm_sub_epi16(q0, p0), d3 = _mm_add_epi16(_mm_add_epi16(d, d), d);
+    __m128i a = _mm_add_epi16(d3, pq); /* filter_common2's */
+    __m128i c_a1 = clamp16(_mm_srai_epi16(_mm_add_epi16(a, _mm_set1_epi16(4)), 3), -16, 15);
+    __m128i c_a2 = clamp16(_mm_srai_epi16(_mm_add_epi16(a, _mm_set1_epi16(3)), 3), -16, 15);
+    __m128i c_p0 = _mm_add_epi16(p0, c_a2), c_q0 = _mm_sub_epi16(q0, c_a1);
+    if (kind == LF_SIMPLE) {
+        x[3] = select16(mask, c_p0, p0);
+        x[4] = select16(mask, c_q0, q0);
+        return;
+    }
+    __m128i inner = _mm_max_epi16(_mm_max_epi16(abs_diff16(p3, p2), abs_diff16(p2, p1)),
+                                  _mm_max_epi16(abs_diff16(q3, q2), abs_diff16(q2, q1)));
+    __m128i near = _mm_max_epi16(abs_diff16(p1, p0), abs_diff16(q1, q0));
+    inner = _mm_max_epi16(inner, near);
+    mask = _mm_and_si128(mask, _mm_cmplt_epi16(inner, _mm_set1_epi16((short)(it + 1))));
+    __m128i hv = _mm_cmpgt_epi16(near, _mm_set1_epi16((short)hev));
+    __m128i n_p2 = p2, n_p1 = p1, n_p0, n_q0, n_q1 = q1, n_q2 = q2;
+    if (kind == LF_MB) {
+        __m128i w = clamp16(a, -128, 127), r = _mm_set1_epi16(63);
+        __m128i a1 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(27)), r), 7);
+        __m128i a2 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(18)), r), 7);
+        __m128i a3 = _mm_srai_epi16(_mm_add_epi16(_mm_mullo_epi16(w, _mm_set1_epi16(9)), r), 7);
+        n_p2 = _mm_add_epi16(p2, a3), n_p1 = _mm_add_epi16(p1, a2), n_p0 = _mm_add_epi16(p0, a1);
+        n_q0 = _mm_sub_epi16(q0, a1), n_q1 = _mm_sub_epi16(q1, a2), n_q2 = _mm_sub_epi16(q2, a3);
+    } else {
+        __m128i a1 = clamp16(_mm_srai_epi16(_mm_add_epi16(d3, _mm_set1_epi16(4)), 3), -16, 15);
+        __m128i a2 = clamp16(_mm_srai_epi16(_mm_add_epi16(d3, _mm_set1_epi16(3)), 3), -16, 15);
+        __m128i a3 = _mm_srai_epi16(_mm_add_epi16(a1, _mm_set1_epi16(1)), 1);
+        n_p1 = _mm_add_epi16(p1, a3), n_p0 = _mm_add_epi16(p0, a2);
+        n_q0 = _mm_sub_epi16(q0, a1), n_q1 = _mm_sub_epi16(q1, a3);
+    }
+    /* high variance: filter_common2 (p1, q1, p2, q2 kept) */
+    n_p2 = select16(hv, p2, n_p2), n_p1 = select16(hv, p1, n_p1), n_p0 = select16(hv, c_p0, n_p0);
+    n_q0 = select16(hv, c_q0, n_q0), n_q1 = select16(hv, q1, n_q1), n_q2 = select16(hv, q2, n_q2);
+    x[1] = select16(mask, n_p2, p2), x[2] = select16(mask, n_p1, p1), x[3] = select16(mask, n_p0, p0);
+    x[4] = select16(mask, n_q0, q0), x[5] = select16(mask, n_q1, q1), x[6] = select16(mask, n_q2, q2);
+}
+
+/* 16 pixels of one edge: t[0..7] the taps as bytes, changed in place (p3 and q3 never change). */
+static void filter_taps(__m128i t[8], int thresh, int it, int hev, int kind) {
+    __m128i zero = _mm_setzero_si128(), lo[8], hi[8];
+    for (int k = 0; k < 8; k++) lo[k] = _mm_unpacklo_epi8(t[k], zero), hi[k] = _mm_unpackhi_epi8(t[k], zero);
+    filter_lanes(lo, 2 * thresh + 1, it, hev, kind);
+    filter_lanes(hi, 2 * thresh + 1, it, hev, kind);
+    for (int k = 1; k < 7; k++) t[k] = _mm_packus_epi16(lo[k], hi[k]);
+}
+
+/* 16 rows of 8 bytes (row r at rows[r]) <-> 8 vectors of 16 bytes (vector k: byte k of each row). */
+static void transpose_16x8(uint8_t *const rows[16], __m128i t[8]) {
+    __m128i a[8], b[8], c[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)rows[2 * i]),
+                                 _mm_loadl_epi64((const __m128i *)rows[2 * i + 1]));
+    for (int i = 0; i < 4; i++) { /* b[2i]: columns 0-3 of rows 4i..4i+3, b[2i+1]: columns 4-7 */
+        b[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* c[4h + j]: columns 2j', 2j'+1 of rows 8h..8h+7 */
+        c[4 * h + 0] = _mm_unpacklo_epi32(b[4 * h], b[4 * h + 2]);     /* columns 0, 1 */
+        c[4 * h + 1] = _mm_unpackhi_epi32(b[4 * h], b[4 * h + 2]);     /* columns 2, 3 */
+        c[4 * h + 2] = _mm_unpacklo_epi32(b[4 * h + 1], b[4 * h + 3]); /* columns 4, 5 */
+        c[4 * h + 3] = _mm_unpackhi_epi32(b[4 * h + 1], b[4 * h + 3]); /* columns 6, 7 */
+    }
+    for (int j = 0; j < 4; j++) {
+        t[2 * j] = _mm_unpacklo_epi64(c[j], c[4 + j]);
+        t[2 * j + 1] = _mm_unpackhi_epi64(c[j], c[4 + j]);
+    }
+}
+
+static void untranspose_16x8(const __m128i t[8], uint8_t *const rows[16]) {
+    __m128i a[8], b[8];
+    for (int j = 0; j < 4; j++) { /* a[j]: columns 2j, 2j+1 of rows 0-7, a[4+j]: of rows 8-15 */
+        a[j] = _mm_unpacklo_epi8(t[2 * j], t[2 * j + 1]);
+        a[4 + j] = _mm_unpackhi_epi8(t[2 * j], t[2 * j + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* b[4h + i]: columns 0-3 (i 0, 1) or 4-7 (i 2, 3) of rows 8h + 4 (i & 1).. */
+        b[4 * h + 0] = _mm_unpacklo_epi16(a[4 * h], a[4 * h + 1]);     /* columns 0-3, rows 0-3 */
+        b[4 * h + 1] = _mm_unpackhi_epi16(a[4 * h], a[4 * h + 1]);     /* columns 0-3, rows 4-7 */
+        b[4 * h + 2] = _mm_unpacklo_epi16(a[4 * h + 2], a[4 * h + 3]); /* columns 4-7, rows 0-3 */
+        b[4 * h + 3] = _mm_unpackhi_epi16(a[4 * h + 2], a[4 * h + 3]); /* columns 4-7, rows 4-7 */
+    }
+    for (int h = 0; h < 2; h++)
+        for (int q = 0; q < 2; q++) {
+            __m128i r01 = _mm_unpacklo_epi32(b[4 * h + q], b[4 * h + 2 + q]); /* rows 4q, 4q+1 */
+            __m128i r23 = _mm_unpackhi_epi32(b[4 * h + q], b[4 * h + 2 + q]); /* rows 4q+2, 4q+3 */
+            int r = 8 * h + 4 * q;
+            _mm_storel_epi64((__m128i *)rows[r], r01);
+            _mm_storel_epi64((__m128i *)rows[r + 1], _mm_srli_si128(r01, 8));
+            _mm_storel_epi64((__m128i *)rows[r + 2], r23);
+            _mm_storel_epi64((__m128i *)rows[r + 3], _mm_srli_si128(r23, 8));
+        }
+}
+
+/* A horizontal edge (between rows) of 16 pixels at p (the q0 row), or of 8 in U at p and 8 in V at p2. */
+static void hedge_simd(uint8_t *p, uint8_t *p2, ptrdiff_t s, int thresh, int it, int hev, int kind) {
+    __m128i t[8];
+    for (int k = 0; k < 8; k++) {
+        const uint8_t *r = p + (k - 4) * s;
+        t[k] = p2 ? _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)r),
+                                       _mm_loadl_epi64((const __m128i *)(p2 + (k - 4) * s)))
+                  : _mm_loadu_si128((const __m128i *)r);
+    }
+    filter_taps(t, thresh, it, hev, kind);
+    for (int k = 1; k < 7; k++) {
+        uint8_t *r = p + (k - 4) * s;
+        if (p2) {
+            _mm_storel_epi64((__m128i *)r, t[k]);
+            _mm_storel_epi64((__m128i *)(p2 + (k - 4) * s), _mm_srli_si128(t[k], 8));
+        } else {
+            _mm_storeu_si128((__m128i *)r, t[k]);
+        }
+    }
+}
+
+/* A vertical edge (between columns) of 16 rows at p (the q0 column), or of 8 rows in U at p and 8 in V at p2. */
+static void vedge_simd(uint8_t *p, uint8_t *p2, ptrdiff_t s, int thresh, int it, int hev, int kind) {
+    uint8_t *rows[16];
+    for (int r = 0; r < 16; r++) rows[r] = p2 && r >= 8 ? p2 + (r - 8) * s - 4 : p + r * s - 4;
+    __m128i t[8];
+    transpose_16x8(rows, t);
+    filter_taps(t, thresh, it, hev, kind);
+    untranspose_16x8(t, rows);
+}
+
+static void filter_mb_simd(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys,
+                           uint8_t *u, uint8_t *v, size_t uvs) {
+    int lim = f->limit, il = f->ilevel, hev = f->hev;
+    ptrdiff_t s = (ptrdiff_t)ys, cs = (ptrdiff_t)uvs;
+    if (lim == 0) return;
+    if (simple) {
+        if (left) vedge_simd(y, NULL, s, lim + 4, 0, 0, LF_SIMPLE);
+        if (f->inner)
+            for (int x = 4; x < 16; x += 4) vedge_simd(y + x, NULL, s, lim, 0, 0, LF_SIMPLE);
+        if (top) hedge_simd(y, NULL, s, lim + 4, 0, 0, LF_SIMPLE);
+        if (f->inner)
+            for (int r = 4; r < 16; r += 4) hedge_simd(y + r * s, NULL, s, lim, 0, 0, LF_SIMPLE);
+        return;
+    }
+    if (left) {
+        vedge_simd(y, NULL, s, lim + 4, il, hev, LF_MB);
+        vedge_simd(u, v, cs, lim + 4, il, hev, LF_MB);
+    }
+    if (f->inner) {
+        for (int x = 4; x < 16; x += 4) vedge_simd(y + x, NULL, s, lim, il, hev, LF_INNER);
+        vedge_simd(u + 4, v + 4, cs, lim, il, hev, LF_INNER);
+    }
+    if (top) {
+        hedge_simd(y, NULL, s, lim + 4, il, hev, LF_MB);
+        hedge_simd(u, v, cs, lim + 4, il, hev, LF_MB);
+    }
+    if (f->inner) {
+        for (int r = 4; r < 16; r += 4) hedge_simd(y + r * s, NULL, s, lim, il, hev, LF_INNER);
+        hedge_simd(u + 4 * cs, v + 4 * cs, cs, lim, il, hev, LF_INNER);
+    }
+}
+#endif
+
+void sg_vp8_filter_mb(const sg_vp8_filter *f, int simple, int left, int top, uint8_t *y, size_t ys, uint8_t *u,
+                      uint8_t *v, size_t uvs) {
+#if defined(__SSE2__)
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) {
+        filter_mb_simd(f, simple, left, top, y, ys, u, v, uvs);
+        return;
+    }
+#endif
+    filter_mb_portable(f, simple, left, top, y, ys, u, v, uvs);
+}
+
 /* --- fancy upsampling and YUV -> RGB ------------------------------------------------------------------------- */
 /* libwebp's fixed point: MultHi(v, k) = v * k >> 8, then 6 fractional bits clipped to 0..255 (VP8Clip8). */
 static inline uint8_t clip8_fix6(int v) { return (uint8_t)((v & ~16383) == 0 ? v >> 6 : v < 0 ? 0 : 255); }
@@ -379,8 +635,111 @@ static void upsample_row(const uint8_t *n, const uint8_t *f, int w, int *out) {
     if (!(w & 1)) out[w - 1] = (3 * n[pairs] + f[pairs] + 2) >> 2;
 }
 
+#if defined(__SSE2__)
+/* The same upsampling and conversion with SSE2, bytes equal to the C path's:
+ *   - upsampling: 8 pairs of output samples at once, the C formulas in 16-bit lanes (sums below 2,100), packed to
+ *     bytes (each result is 0..255);
+ *   - conversion: 16 pixels at once; (x * k) >> 8 for a byte x and k < 65536 is mulhi_epu16(x << 8, k); red and
+ *     green stay within int16 (-14,234 .. 30,814 and -10,953 .. 27,710), so wrapping adds give their exact
+ *     values, and srai 6 then packus is clip8_fix6; blue's y + u term reaches 51,922, so it is added unsigned,
+ *     its - 17,685 saturates at 0 (where the C path clips to 0) and srli 6 then packus clips the top;
+ *   - the 16 RGB triples are written as eight 8-byte stores of two pixels (6 bytes used, each store's last two
+ *     bytes rewritten by the next), so the loop stops 17 pixels before the row's end and C finishes the row. */
+static void upsample_row_simd(const uint8_t *n, const uint8_t *f, int w, uint8_t *out) {
+    __m128i zero = _mm_setzero_si128(), eight = _mm_set1_epi16(8);
+    out[0] = (uint8_t)((3 * n[0] + f[0] + 2) >> 2);
+    int pairs = (w - 1) >> 1, x = 1;
+    for (; x + 7 <= pairs; x += 8) {
+        __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(n + x - 1)), zero); /* n[x - 1] */
+        __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(n + x)), zero);     /* n[x] */
+        __m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(f + x - 1)), zero); /* f[x - 1] */
+        __m128i d = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(f + x)), zero);     /* f[x] */
+        __m128i sum = _mm_add_epi16(_mm_add_epi16(_mm_add_epi16(a, b), _mm_add_epi16(c, d)), eight);
+        __m128i bc = _mm_add_epi16(b, c), ad = _mm_add_epi16(a, d);
+        __m128i d_left = _mm_srai_epi16(_mm_add_epi16(sum, _mm_add_epi16(bc, bc)), 3);
+        __m128i d_right = _mm_srai_epi16(_mm_add_epi16(sum, _mm_add_epi16(ad, ad)), 3);
+        __m128i odd = _mm_srai_epi16(_mm_add_epi16(d_left, a), 1);   /* out[2x - 1] */
+        __m128i even = _mm_srai_epi16(_mm_add_epi16(d_right, b), 1); /* out[2x] */
+        __m128i mixed = _mm_packus_epi16(_mm_unpacklo_epi16(odd, even), _mm_unpackhi_epi16(odd, even));
+        _mm_storeu_si128((__m128i *)(out + 2 * x - 1), mixed);
+    }
+    for (; x <= pairs; x++) {
+        int sum = n[x - 1] + n[x] + f[x - 1] + f[x] + 8;
+        out[2 * x - 1] = (uint8_t)((((sum + 2 * (n[x] + f[x - 1])) >> 3) + n[x - 1]) >> 1);
+        out[2 * x] = (uint8_t)((((sum + 2 * (n[x - 1] + f[x])) >> 3) + n[x]) >> 1);
+    }
+    if (!(w & 1)) out[w - 1] = (uint8_t)((3 * n[pairs] + f[pairs] + 2) >> 2);
+}
+
+static inline __m128i mulhi_byte(__m128i x8, int k) { /* (x * k) >> 8 for 8 bytes (x8 their 16-bit lanes << 8) */
+    return _mm_mulhi_epu16(x8, _mm_set1_epi16((short)k));
+}
+
+/* R, G, B of 8 pixels: y, u, v are the bytes in the high half of each 16-bit lane (x << 8). */
+static inline void yuv8(__m128i y, __m128i u, __m128i v, __m128i *r, __m128i *g, __m128i *b) {
+    __m128i yy = mulhi_byte(y, 19077);
+    *r = _mm_srai_epi16(_mm_sub_epi16(_mm_add_epi16(yy, mulhi_byte(v, 26149)), _mm_set1_epi16(14234)), 6);
+    __m128i gm = _mm_add_epi16(mulhi_byte(u, 6419), mulhi_byte(v, 13320));
+    *g = _mm_srai_epi16(_mm_add_epi16(_mm_sub_epi16(yy, gm), _mm_set1_epi16(8708)), 6);
+    *b = _mm_srli_epi16(_mm_subs_epu16(_mm_add_epi16(yy, mulhi_byte(u, 33050)), _mm_set1_epi16(17685)), 6);
+}
+
+static inline uint64_t low64(__m128i v) {
+    uint64_t r;
+    _mm_storel_epi64((__m128i *)&r, v);
+    return r;
+}
+
+static inline void store_two_pixels(uint8_t *o, uint64_t rgb0rgb0) { /* 8 bytes: 6 of two pixels, 2 scratch */
+    uint64_t packed = (rgb0rgb0 & 0xFFFFFFull) | ((rgb0rgb0 >> 8) & 0xFFFFFF000000ull);
+    memcpy(o, &packed, 8);
+}
+
+static void yuv_row_simd(const uint8_t *y, const uint8_t *u, const uint8_t *v, int w, uint8_t *o) {
+    __m128i zero = _mm_setzero_si128();
+    int x = 0;
+    for (; x + 17 <= w; x += 16) {
+        __m128i Y = _mm_loadu_si128((const __m128i *)(y + x)), U = _mm_loadu_si128((const __m128i *)(u + x));
+        __m128i V = _mm_loadu_si128((const __m128i *)(v + x)), r0, g0, b0, r1, g1, b1;
+        yuv8(_mm_unpacklo_epi8(zero, Y), _mm_unpacklo_epi8(zero, U), _mm_unpacklo_epi8(zero, V), &r0, &g0, &b0);
+        yuv8(_mm_unpackhi_epi8(zero, Y), _mm_unpackhi_epi8(zero, U), _mm_unpackhi_epi8(zero, V), &r1, &g1, &b1);
+        __m128i R = _mm_packus_epi16(r0, r1), G = _mm_packus_epi16(g0, g1), B = _mm_packus_epi16(b0, b1);
+        __m128i rg_lo = _mm_unpacklo_epi8(R, G), rg_hi = _mm_unpackhi_epi8(R, G);
+        __m128i b_lo = _mm_unpacklo_epi8(B, zero), b_hi = _mm_unpackhi_epi8(B, zero);
+        __m128i px[4] = {_mm_unpacklo_epi16(rg_lo, b_lo), _mm_unpackhi_epi16(rg_lo, b_lo),
+                         _mm_unpacklo_epi16(rg_hi, b_hi), _mm_unpackhi_epi16(rg_hi, b_hi)};
+        uint8_t *q = o + 3 * x;
+        for (int k = 0; k < 4; k++) {
+            store_two_pixels(q + 12 * k, low64(px[k]));
+            store_two_pixels(q + 12 * k + 6, low64(_mm_unpackhi_epi64(px[k], px[k])));
+        }
+    }
+    for (; x < w; x++) yuv_pixel(y[x], u[x], v[x], o + 3 * x);
+}
+
+static void yuv_to_rgb_simd(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w,
+                            int h, uint8_t *rgb, size_t stride, uint8_t *tmp) {
+    int uv_h = (h + 1) >> 1;
+    uint8_t *cu = tmp, *cv = tmp + w;
+    for (int r = 0; r < h; r++) {
+        int near = r >> 1, far = (r & 1) ? near + 1 : near - 1;
+        if (far < 0) far = 0;
+        if (far > uv_h - 1) far = uv_h - 1;
+        upsample_row_simd(u + (size_t)near * uvs, u + (size_t)far * uvs, w, cu);
+        upsample_row_simd(v + (size_t)near * uvs, v + (size_t)far * uvs, w, cv);
+        yuv_row_simd(y + (size_t)r * ys, cu, cv, w, rgb + (size_t)r * stride);
+    }
+}
+#endif
+
 void sg_vp8_yuv_to_rgb(const uint8_t *y, size_t ys, const uint8_t *u, const uint8_t *v, size_t uvs, int w, int h,
                        uint8_t *rgb, size_t stride, int *tmp) {
+#if defined(__SSE2__)
+    if (!__atomic_load_n(&force_portable, __ATOMIC_RELAXED)) { /* tmp's 8 w bytes hold two byte rows */
+        yuv_to_rgb_simd(y, ys, u, v, uvs, w, h, rgb, stride, (uint8_t *)tmp);
+        return;
+    }
+#endif
     int uv_h = (h + 1) >> 1;
     int *cu = tmp, *cv = tmp + w;
     for (int r = 0; r < h; r++) {

@@ -13,6 +13,7 @@
  * partition past the data, 8 partitions without room for their size table) are refused by sg_vp8_info, as
  * libwebp's VP8GetInfo / VP8GetHeaders refuse them (vp8_hdr_* fixtures hold Pillow's verdicts on the same edits).
  */
+#include "preprocess/decode_webp_vp8.h"
 #include "preprocess/internal.h"
 #include "tests/check.h"
 
@@ -165,6 +166,7 @@ static void check_robust(const char *root) {
     CHECK(decoded >= 1 && failed >= 1, "every prefix of a %zu-byte payload: %d decode, %d fail, none crash", vn,
           decoded, failed);
     uint64_t s = 12345;
+    int kernels_differ = 0;
     decoded = failed = 0;
     uint8_t *m = malloc(vn);
     for (int i = 0; i < 3000; i++) {
@@ -174,10 +176,22 @@ static void check_robust(const char *root) {
         m[at] ^= (uint8_t)(r | 1);
         int w, h;
         uint8_t *rgb = NULL;
-        decode(m, vn, &w, &h, &rgb, err, sizeof err) ? failed++ : decoded++;
+        if (decode(m, vn, &w, &h, &rgb, err, sizeof err)) {
+            failed++;
+        } else { /* damaged tokens give extreme coefficients and pixels: the C kernels must agree */
+            decoded++;
+            uint8_t *rgb_c = NULL;
+            sg_vp8_portable_kernels(1);
+            int rc = decode(m, vn, &w, &h, &rgb_c, err, sizeof err);
+            sg_vp8_portable_kernels(0);
+            if (rc || memcmp(rgb, rgb_c, (size_t)w * h * 3)) kernels_differ++;
+            free(rgb_c);
+        }
         free(rgb);
     }
     CHECK(decoded + failed == 3000, "3000 one-byte edits: %d decode, %d fail, none crash", decoded, failed);
+    CHECK(kernels_differ == 0, "the %d decoded edits: %d differ between the SIMD and the C kernels", decoded,
+          kernels_differ);
     free(m);
     free(d);
 }
@@ -228,10 +242,101 @@ static void check_header_refusals(const char *root) {
     free(d);
 }
 
+/* The loop filter on random macroblocks (random strengths, kinds, neighbours; pixels near a random level so
+ * every filter branch is taken, with some far off): the SIMD kernels against the C ones, byte for byte. */
+static void check_filter_kernels(void) {
+    enum { W = 48, H = 48, CW = 24, CH = 24 };
+    static uint8_t y0[W * H], u0[CW * CH], v0[CW * CH], y1[W * H], u1[CW * CH], v1[CW * CH];
+    uint64_t s = 777;
+    int differ = 0, changed = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t r = sg_test_splitmix64(&s);
+        int base = (int)(r & 255), spread = 1 + (int)((r >> 8) % 64);
+        for (int k = 0; k < W * H; k++) {
+            uint64_t q = sg_test_splitmix64(&s);
+            int px = (q & 15) == 0 ? (int)(q >> 8 & 255) : base + (int)((q >> 8) % (uint64_t)spread) - spread / 2;
+            y0[k] = (uint8_t)(px < 0 ? 0 : px > 255 ? 255 : px);
+            u0[k % (CW * CH)] = (uint8_t)(y0[k] ^ (q >> 20 & 3));
+            v0[(k * 7) % (CW * CH)] = (uint8_t)(y0[k] + (q >> 24 & 3));
+        }
+        int level = (int)((r >> 16) % 64), ilevel = 1 + (int)((r >> 24) % 63);
+        sg_vp8_filter f = {(uint8_t)(2 * level + ilevel), (uint8_t)ilevel, (uint8_t)(r >> 32 & 1),
+                           (uint8_t)((r >> 33) % 3)};
+        int simple = (int)(r >> 35 & 1), left = (int)(r >> 36 & 1), top = (int)(r >> 37 & 1);
+        memcpy(y1, y0, sizeof y0), memcpy(u1, u0, sizeof u0), memcpy(v1, v0, sizeof v0);
+        sg_vp8_filter_mb(&f, simple, left, top, y0 + 16 * W + 16, W, u0 + 8 * CW + 8, v0 + 8 * CW + 8, CW);
+        sg_vp8_portable_kernels(1);
+        sg_vp8_filter_mb(&f, simple, left, top, y1 + 16 * W + 16, W, u1 + 8 * CW + 8, v1 + 8 * CW + 8, CW);
+        sg_vp8_portable_kernels(0);
+        differ += memcmp(y0, y1, sizeof y0) || memcmp(u0, u1, sizeof u0) || memcmp(v0, v1, sizeof v0);
+        changed += f.limit > 0;
+    }
+    CHECK(differ == 0, "loop filter, 20000 random macroblocks (%d filtered): %d differ between SIMD and C", changed,
+          differ);
+}
+
+/* Upsampling and YUV -> RGB on random planes (widths 1..100 so every loop tail and both parities run, values
+ * over the whole byte range, now and then 0 / 255 runs): the SIMD kernels against the C ones, byte for byte. */
+static void check_rgb_kernels(void) {
+    enum { MAXW = 100, MAXH = 9 };
+    static uint8_t y[MAXW * MAXH], u[MAXW * MAXH], v[MAXW * MAXH], a[MAXW * MAXH * 3], b[MAXW * MAXH * 3];
+    static int tmp[2 * MAXW];
+    uint64_t s = 4242;
+    int differ = 0;
+    for (int i = 0; i < 3000; i++) {
+        uint64_t r = sg_test_splitmix64(&s);
+        int w = 1 + (int)(r % MAXW), h = 1 + (int)((r >> 8) % MAXH), mode = (int)(r >> 16 & 3);
+        for (int k = 0; k < MAXW * MAXH; k++) {
+            uint64_t q = sg_test_splitmix64(&s);
+            int pick = mode == 0 ? 0 : (int)(q & 7); /* mode 0: uniform; else some extremes */
+            y[k] = (uint8_t)(pick == 1 ? 0 : pick == 2 ? 255 : q >> 8);
+            u[k] = (uint8_t)(pick == 3 ? 0 : pick == 4 ? 255 : q >> 16);
+            v[k] = (uint8_t)(pick == 5 ? 0 : pick == 6 ? 255 : q >> 24);
+        }
+        int uvw = (w + 1) / 2;
+        sg_vp8_yuv_to_rgb(y, (size_t)w, u, v, (size_t)uvw, w, h, a, (size_t)w * 3, tmp);
+        sg_vp8_portable_kernels(1);
+        sg_vp8_yuv_to_rgb(y, (size_t)w, u, v, (size_t)uvw, w, h, b, (size_t)w * 3, tmp);
+        sg_vp8_portable_kernels(0);
+        differ += memcmp(a, b, (size_t)w * h * 3) != 0;
+    }
+    CHECK(differ == 0, "YUV -> RGB, 3000 random planes (widths 1..%d): %d differ between SIMD and C", MAXW, differ);
+}
+
+/* The full inverse DCT on random blocks (coefficients of every 16-bit size, so the lanes wrap, and small ones;
+ * random pixels under them): the SIMD kernel against the C one, byte for byte. */
+static void check_idct_kernels(void) {
+    uint64_t s = 99;
+    int differ = 0;
+    for (int i = 0; i < 100000; i++) {
+        int16_t c[16];
+        uint8_t a[4 * SG_VP8_BPS], b[4 * SG_VP8_BPS];
+        int bits = 1 + (int)(sg_test_splitmix64(&s) % 16);
+        for (int k = 0; k < 16; k++) c[k] = (int16_t)((int64_t)sg_test_splitmix64(&s) >> (64 - bits));
+        for (int k = 0; k < 4 * SG_VP8_BPS; k++) a[k] = b[k] = (uint8_t)sg_test_splitmix64(&s);
+        sg_vp8_add_luma_residual(3, c, a);
+        sg_vp8_portable_kernels(1);
+        sg_vp8_add_luma_residual(3, c, b);
+        sg_vp8_portable_kernels(0);
+        differ += memcmp(a, b, sizeof a) != 0;
+    }
+    CHECK(differ == 0, "inverse DCT, 100000 random blocks: %d differ between SIMD and C", differ);
+}
+
 int main(void) {
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
+    int simd = sg_vp8_portable_kernels(0);
     check_fixtures(root);
     check_stride(root);
+    if (simd) { /* the same fixtures on the plain C kernels, what other architectures run */
+        sg_vp8_portable_kernels(1);
+        check_fixtures(root);
+        check_stride(root);
+        sg_vp8_portable_kernels(0);
+        check_filter_kernels();
+        check_rgb_kernels();
+        check_idct_kernels();
+    }
     check_robust(root);
     check_header_refusals(root);
     return CHECK_DONE();
