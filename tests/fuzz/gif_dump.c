@@ -8,6 +8,8 @@
  */
 #include "preprocess/preprocess.h"
 
+#include "tests/fuzz/lab_file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,19 +21,14 @@ int main(int argc, char **argv) {
     if (argc > 1) o.pillow_major = atoi(argv[1]); /* e.g. 12: Pillow 12's rules */
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
-        FILE *f = fopen(path, "rb");
-        if (!f) {
+        size_t n;
+        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;
         }
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        unsigned char *d = malloc(n > 0 ? (size_t)n : 1); /* exactly the file: ASan sees any over-read */
-        if (!d || fread(d, 1, (size_t)n, f) != (size_t)n) return 2;
-        fclose(f);
         sg_rgb_image img = {0};
-        if (sg_decode_rgb(d, (size_t)n, &o, &img, err, sizeof err)) {
+        if (sg_decode_rgb(d, n, &o, &img, err, sizeof err)) {
             printf("%s ERR %s\n", path, err);
         } else {
             unsigned long long h = 1469598103934665603ull;

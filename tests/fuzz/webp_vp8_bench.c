@@ -9,26 +9,12 @@
  */
 #include "preprocess/internal.h"
 
+#include "tests/fuzz/lab_file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const uint8_t *find_vp8(const uint8_t *d, size_t len, size_t *n) {
-    if (len < 12 || memcmp(d, "RIFF", 4) || memcmp(d + 8, "WEBP", 4)) return NULL;
-    size_t off = 12;
-    while (len - off >= 8) {
-        size_t sz = sg_le32(d + off + 4), avail = len - off - 8;
-        if (!memcmp(d + off, "VP8 ", 4)) {
-            size_t padded = sz + (sz & 1);
-            *n = padded < avail ? padded : avail;
-            return d + off + 8;
-        }
-        if (sz + (sz & 1) > avail) return NULL;
-        off += 8 + sz + (sz & 1);
-    }
-    return NULL;
-}
 
 static double now_ms(void) {
     struct timespec t;
@@ -48,16 +34,10 @@ int main(int argc, char **argv) {
     double *t = malloc(sizeof(double) * (size_t)reps), total_med = 0;
     char err[512];
     for (int a = 2; a < argc; a++) {
-        FILE *f = fopen(argv[a], "rb");
-        if (!f) return fprintf(stderr, "%s: cannot open\n", argv[a]), 2;
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        uint8_t *d = malloc((size_t)n);
-        if (!d || fread(d, 1, (size_t)n, f) != (size_t)n) return 2;
-        fclose(f);
-        size_t vn = 0;
-        const uint8_t *v = find_vp8(d, (size_t)n, &vn);
+        size_t n, vn = 0;
+        uint8_t *d = lab_read_file(argv[a], &n);
+        if (!d) return fprintf(stderr, "%s: cannot open\n", argv[a]), 2;
+        const uint8_t *v = lab_webp_chunk(d, n, "VP8 ", &vn);
         int w, h;
         if (!v || sg_vp8_info(v, vn, &w, &h, err, sizeof err)) return fprintf(stderr, "%s: no VP8\n", argv[a]), 2;
         uint8_t *rgb = malloc((size_t)w * h * 3);

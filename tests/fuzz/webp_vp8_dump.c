@@ -10,44 +10,24 @@
  */
 #include "preprocess/internal.h"
 
+#include "tests/fuzz/lab_file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The "VP8 " chunk of a RIFF WebP: *n bytes at the returned pointer, or NULL. */
-static const uint8_t *find_vp8(const uint8_t *d, size_t len, size_t *n) {
-    if (len < 12 || memcmp(d, "RIFF", 4) || memcmp(d + 8, "WEBP", 4)) return NULL;
-    size_t off = 12;
-    while (len - off >= 8) {
-        size_t sz = sg_le32(d + off + 4), avail = len - off - 8;
-        if (!memcmp(d + off, "VP8 ", 4)) {
-            size_t padded = sz + (sz & 1);
-            *n = padded < avail ? padded : avail;
-            return d + off + 8;
-        }
-        if (sz + (sz & 1) > avail) return NULL;
-        off += 8 + sz + (sz & 1);
-    }
-    return NULL;
-}
 
 int main(void) {
     char path[4096], err[512];
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
-        FILE *f = fopen(path, "rb");
-        if (!f) {
+        size_t n;
+        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;
         }
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        uint8_t *d = malloc(n > 0 ? (size_t)n : 1); /* exactly the file: ASan sees any over-read */
-        if (!d || fread(d, 1, (size_t)n, f) != (size_t)n) return 2;
-        fclose(f);
         size_t vn = 0;
-        const uint8_t *v = find_vp8(d, (size_t)n, &vn);
+        const uint8_t *v = lab_webp_chunk(d, n, "VP8 ", &vn);
         int w = 0, h = 0;
         if (!v) {
             printf("%s ERR no VP8 chunk\n", path);

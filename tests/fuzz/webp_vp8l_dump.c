@@ -12,6 +12,8 @@
  */
 #include "preprocess/internal.h"
 
+#include "tests/fuzz/lab_file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,18 +85,13 @@ int main(void) {
     char path[4096];
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
-        FILE *f = fopen(path, "rb");
-        if (!f) {
+        size_t n;
+        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;
         }
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        uint8_t *d = malloc(n > 0 ? (size_t)n : 1); /* exactly the file: ASan sees any over-read */
-        if (!d || fread(d, 1, (size_t)n, f) != (size_t)n) return 2;
-        fclose(f);
-        dump(path, d, (size_t)n);
+        dump(path, d, n);
         free(d);
         fflush(stdout);
     }
