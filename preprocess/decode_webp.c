@@ -63,23 +63,6 @@ static uint32_t sg_le24(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[
 /* ---------------------------------------------------------------------------------------------------------
  * Bitstream headers (VP8GetInfo, VP8LGetInfo), as WebPGetFeatures reads them. */
 
-/* VP8GetInfo: p holds avail bytes of the VP8 payload, size is the chunk's declared payload size. 0 with the
- * size, or -1 with a reason. */
-static int sg_webp_vp8_info(const uint8_t *p, size_t avail, size_t size, int *w, int *h, char *err, size_t errlen) {
-    if (avail < 10)
-        return sg_pre_err(err, errlen, "WebP: VP8 data of %zu bytes is shorter than its 10-byte header", avail);
-    if (p[3] != 0x9d || p[4] != 0x01 || p[5] != 0x2a) return sg_pre_err(err, errlen, "WebP: VP8 start code missing");
-    uint32_t bits = sg_le24(p);
-    if (bits & 1) return sg_pre_err(err, errlen, "WebP: VP8 frame is not a key frame");
-    if (((bits >> 1) & 7) > 3) return sg_pre_err(err, errlen, "WebP: VP8 profile %u unknown", (bits >> 1) & 7);
-    if (!((bits >> 4) & 1)) return sg_pre_err(err, errlen, "WebP: VP8 frame is not shown");
-    if ((bits >> 5) >= size) /* the first partition's length, which must leave room for the rest */
-        return sg_pre_err(err, errlen, "WebP: VP8 first partition of %u bytes in a %zu-byte chunk", bits >> 5, size);
-    *w = (int)(sg_le16(p + 6) & 0x3fff), *h = (int)(sg_le16(p + 8) & 0x3fff);
-    if (*w == 0 || *h == 0) return sg_pre_err(err, errlen, "WebP: VP8 frame of %dx%d", *w, *h);
-    return 0;
-}
-
 /* The header of the image whose chunk header is at p (tag, declared size), avail payload bytes after it:
  * VP8GetInfo or VP8LGetInfo with WebPGetFeatures's "not enough data" limits (10 and 5 bytes). */
 static int sg_webp_image_info(const uint8_t *p, size_t avail, int *w, int *h, char *err, size_t errlen) {
@@ -88,7 +71,7 @@ static int sg_webp_image_info(const uint8_t *p, size_t avail, int *w, int *h, ch
             return sg_pre_err(err, errlen, "WebP: VP8L data of %zu bytes is shorter than its 5-byte header", avail);
         return sg_vp8l_info(p + 8, avail, w, h, err, errlen);
     }
-    return sg_webp_vp8_info(p + 8, avail, sg_le32(p + 4), w, h, err, errlen);
+    return sg_vp8_get_info(p + 8, avail, sg_le32(p + 4), w, h, err, errlen);
 }
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -240,22 +240,30 @@ static void parse_proba(vp8_header *hd) {
     if (hd->use_skip) hd->skip_proba = (int)br_value(br, 8);
 }
 
-/* Everything before the first macroblock: the checks of libwebp's VP8GetInfo and VP8GetHeaders. */
+int sg_vp8_get_info(const uint8_t *data, size_t avail, size_t size, int *w, int *h, char *err, size_t errlen) {
+    if (!data || avail < 10)
+        return sg_pre_err(err, errlen, "VP8 data of %zu bytes is shorter than its 10-byte header", avail);
+    if (data[3] != 0x9d || data[4] != 0x01 || data[5] != 0x2a)
+        return sg_pre_err(err, errlen, "VP8 start code missing (%02x %02x %02x, not 9d 01 2a)", data[3], data[4],
+                          data[5]);
+    uint32_t tag = data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16;
+    if (tag & 1) return sg_pre_err(err, errlen, "VP8 frame is not a key frame");
+    if (((tag >> 1) & 7) > 3) return sg_pre_err(err, errlen, "VP8 profile %u unknown", (tag >> 1) & 7);
+    if (!((tag >> 4) & 1)) return sg_pre_err(err, errlen, "VP8 frame is not shown");
+    if ((tag >> 5) >= size) /* the first partition's length, which must leave room for the rest */
+        return sg_pre_err(err, errlen, "VP8 first partition of %u bytes in a %zu-byte chunk", tag >> 5, size);
+    *w = (data[6] | data[7] << 8) & 0x3fff; /* the top two bits are the (ignored) scale */
+    *h = (data[8] | data[9] << 8) & 0x3fff;
+    if (*w == 0 || *h == 0) return sg_pre_err(err, errlen, "VP8 frame of %dx%d", *w, *h);
+    return 0;
+}
+
+/* Everything before the first macroblock: the checks of libwebp's VP8GetInfo (on the whole payload) and
+ * VP8GetHeaders. */
 static int parse_header(const uint8_t *data, size_t len, vp8_header *hd, char *err, size_t errlen) {
     memset(hd, 0, sizeof *hd);
-    if (!data || len < 10) return sg_pre_err(err, errlen, "VP8: %zu bytes, the frame header needs 10", len);
-    uint32_t tag = data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16;
-    uint32_t part0 = tag >> 5;
-    if (data[3] != 0x9d || data[4] != 0x01 || data[5] != 0x2a)
-        return sg_pre_err(err, errlen, "VP8: bad start code %02x %02x %02x (expected 9d 01 2a)", data[3], data[4],
-                          data[5]);
-    if (tag & 1) return sg_pre_err(err, errlen, "VP8: not a key frame");
-    if (((tag >> 1) & 7) > 3) return sg_pre_err(err, errlen, "VP8: unknown profile %u", (tag >> 1) & 7);
-    if (!((tag >> 4) & 1)) return sg_pre_err(err, errlen, "VP8: frame not displayable (show bit 0)");
-    hd->w = (data[6] | data[7] << 8) & 0x3fff; /* the top two bits are the (ignored) scale */
-    hd->h = (data[8] | data[9] << 8) & 0x3fff;
-    if (part0 >= len) return sg_pre_err(err, errlen, "VP8: first partition of %u bytes in %zu", part0, len);
-    if (hd->w == 0 || hd->h == 0) return sg_pre_err(err, errlen, "VP8: size %d x %d", hd->w, hd->h);
+    if (sg_vp8_get_info(data, len, len, &hd->w, &hd->h, err, errlen)) return -1;
+    uint32_t part0 = (data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16) >> 5;
     if (part0 > len - 10)
         return sg_pre_err(err, errlen, "VP8: first partition of %u bytes, %zu after the header", part0, len - 10);
     hd->mb_w = (hd->w + 15) >> 4;

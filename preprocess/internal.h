@@ -155,6 +155,11 @@ int sg_vp8l_decode(const uint8_t *data, size_t len, uint32_t *argb, char *err, s
  * image (the bytes after the ALPH header byte), whose green channel is the alpha, written to alpha[w*h] before
  * any unfiltering. 0, or -1 with a reason where libwebp's alpha decoder fails. */
 int sg_vp8l_decode_alpha(const uint8_t *data, size_t len, int w, int h, uint8_t *alpha, char *err, size_t errlen);
+/* libwebp's VP8GetInfo on the 10-byte frame header of a VP8 payload of which avail bytes are at data and whose
+ * chunk declares size bytes: key frame, profile, show bit, start code, first partition shorter than size, no
+ * zero side. 0 with the size, or -1 with a reason. The container's check of every frame (decode_webp.c); the
+ * codec's own (sg_vp8_info) makes it first. */
+int sg_vp8_get_info(const uint8_t *data, size_t avail, size_t size, int *w, int *h, char *err, size_t errlen);
 /* VP8 (lossy) key frame, data = the "VP8 " chunk's payload. sg_vp8_info checks the frame header as libwebp's
  * VP8GetInfo / VP8GetHeaders do: 0 with the size, or -1 with a reason. */
 int sg_vp8_info(const uint8_t *data, size_t len, int *w, int *h, char *err, size_t errlen);
