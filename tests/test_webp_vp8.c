@@ -16,6 +16,7 @@
 #include "preprocess/decode_webp_vp8.h"
 #include "preprocess/internal.h"
 #include "tests/check.h"
+#include "tests/webp_chunk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,22 +25,6 @@ static uint64_t fnv1a64(const uint8_t *p, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull; /* the FNV-1a 64 offset basis, as make_goldens.py */
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
     return h;
-}
-
-/* The "VP8 " chunk of a RIFF WebP, with its pad byte when the size is odd and the file has it (libwebp's
- * demuxer hands the decoder the padded chunk): *n bytes at the returned pointer, or NULL. */
-static const uint8_t *find_vp8(const uint8_t *d, size_t len, size_t *n) {
-    if (len < 12 || memcmp(d, "RIFF", 4) || memcmp(d + 8, "WEBP", 4)) return NULL;
-    for (size_t off = 12; len - off >= 8;) {
-        size_t sz = sg_le32(d + off + 4), avail = len - off - 8, padded = sz + (sz & 1);
-        if (!memcmp(d + off, "VP8 ", 4)) {
-            *n = padded < avail ? padded : avail;
-            return d + off + 8;
-        }
-        if (padded > avail) return NULL;
-        off += 8 + padded;
-    }
-    return NULL;
 }
 
 /* Decodes a VP8 payload: 0 with *w, *h and a malloc'ed RGB (*rgb), or -1 (err filled). */
@@ -79,7 +64,7 @@ static void check_fixtures(const char *root) {
         if (want_ok && sscanf(line, "%*s %*s %d %d %llx", &ew, &eh, &eh64) != 3) continue;
         size_t len = 0, vn = 0;
         uint8_t *d = read_fixture(root, name, &len);
-        const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+        const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
         n++;
         if (!v) {
             CHECK(0, "%s: no VP8 chunk found", name);
@@ -119,7 +104,7 @@ static void check_stride(const char *root) {
     char err[256];
     size_t len = 0, vn = 0;
     uint8_t *d = read_fixture(root, "vp8_size_33x65.webp", &len);
-    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
     int w = 0, h = 0;
     uint8_t *ref = NULL;
     if (!v || decode(v, vn, &w, &h, &ref, err, sizeof err)) {
@@ -147,7 +132,7 @@ static void check_robust(const char *root) {
     char err[256];
     size_t len = 0, vn = 0;
     uint8_t *d = read_fixture(root, "vp8_partitions8.webp", &len);
-    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
     if (!v) {
         CHECK(0, "robust: vp8_partitions8.webp has a VP8 chunk");
         free(d);
@@ -201,7 +186,7 @@ static void check_header_refusals(const char *root) {
     char err[256];
     size_t len = 0, vn = 0;
     uint8_t *d = read_fixture(root, "vp8_hdr_parts8_ok.webp", &len);
-    const uint8_t *v = d ? find_vp8(d, len, &vn) : NULL;
+    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
     int w = 0, h = 0;
     if (!v || vn < 40) {
         CHECK(0, "header: vp8_hdr_parts8_ok.webp has a VP8 chunk");

@@ -10,6 +10,7 @@
  */
 #include "preprocess/internal.h"
 #include "tests/check.h"
+#include "tests/webp_chunk.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -19,24 +20,6 @@ static uint64_t fnv1a64(const uint8_t *p, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     return h;
-}
-
-static uint32_t le32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-
-/* The first chunk called tag: its payload and length (padded: to the pad byte's end where the file has it). */
-static const uint8_t *find_chunk(const uint8_t *d, size_t n, const char *tag, int padded, size_t *len) {
-    if (n < 12 || memcmp(d, "RIFF", 4) || memcmp(d + 8, "WEBP", 4)) return NULL;
-    for (size_t off = 12; off + 8 <= n;) {
-        size_t sz = le32(d + off + 4), avail = n - off - 8;
-        if (!memcmp(d + off, tag, 4)) {
-            size_t want = padded ? sz + (sz & 1) : sz;
-            *len = want < avail ? want : avail;
-            return d + off + 8;
-        }
-        if (sz > avail) break;
-        off += 8 + sz + (sz & 1);
-    }
-    return NULL;
 }
 
 typedef struct {
@@ -61,7 +44,7 @@ static void check_line(const char *root, const char *line, tally *t) {
         return;
     }
     size_t clen = 0;
-    const uint8_t *vp8l = find_chunk(d, n, "VP8L", 1, &clen);
+    const uint8_t *vp8l = sg_test_webp_chunk(d, n, "VP8L", 1, &clen);
     if (vp8l) {
         int iw = 0, ih = 0;
         int rc = sg_vp8l_info(vp8l, clen, &iw, &ih, err, sizeof err);
@@ -96,7 +79,7 @@ static void check_line(const char *root, const char *line, tally *t) {
         return;
     }
     size_t vlen = 0;
-    const uint8_t *alph = find_chunk(d, n, "ALPH", 0, &clen), *vp8 = find_chunk(d, n, "VP8 ", 0, &vlen);
+    const uint8_t *alph = sg_test_webp_chunk(d, n, "ALPH", 0, &clen), *vp8 = sg_test_webp_chunk(d, n, "VP8 ", 0, &vlen);
     CHECK(alph && vp8 && clen >= 1 && vlen >= 10, "%s: has an ALPH and a VP8 chunk", name);
     if (!(alph && vp8 && clen >= 1 && vlen >= 10)) {
         t->bad++;

@@ -8,7 +8,7 @@
  */
 #include "preprocess/preprocess.h"
 
-#include "tests/fuzz/lab_file.h"
+#include "tests/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
         size_t n;
-        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        uint8_t *d = sg_test_read_file(path, &n); /* exactly the file: ASan sees any over-read */
         if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;

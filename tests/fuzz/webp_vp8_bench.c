@@ -9,7 +9,8 @@
  */
 #include "preprocess/internal.h"
 
-#include "tests/fuzz/lab_file.h"
+#include "tests/check.h"
+#include "tests/webp_chunk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +36,9 @@ int main(int argc, char **argv) {
     char err[512];
     for (int a = 2; a < argc; a++) {
         size_t n, vn = 0;
-        uint8_t *d = lab_read_file(argv[a], &n);
+        uint8_t *d = sg_test_read_file(argv[a], &n);
         if (!d) return fprintf(stderr, "%s: cannot open\n", argv[a]), 2;
-        const uint8_t *v = lab_webp_chunk(d, n, "VP8 ", &vn);
+        const uint8_t *v = sg_test_webp_chunk(d, n, "VP8 ", 1, &vn);
         int w, h;
         if (!v || sg_vp8_info(v, vn, &w, &h, err, sizeof err)) return fprintf(stderr, "%s: no VP8\n", argv[a]), 2;
         uint8_t *rgb = malloc((size_t)w * h * 3);

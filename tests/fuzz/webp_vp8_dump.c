@@ -10,7 +10,8 @@
  */
 #include "preprocess/internal.h"
 
-#include "tests/fuzz/lab_file.h"
+#include "tests/check.h"
+#include "tests/webp_chunk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +22,13 @@ int main(void) {
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
         size_t n;
-        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        uint8_t *d = sg_test_read_file(path, &n); /* exactly the file: ASan sees any over-read */
         if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;
         }
         size_t vn = 0;
-        const uint8_t *v = lab_webp_chunk(d, n, "VP8 ", &vn);
+        const uint8_t *v = sg_test_webp_chunk(d, n, "VP8 ", 1, &vn);
         int w = 0, h = 0;
         if (!v) {
             printf("%s ERR no VP8 chunk\n", path);

@@ -12,7 +12,7 @@
  */
 #include "preprocess/internal.h"
 
-#include "tests/fuzz/lab_file.h"
+#include "tests/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +86,7 @@ int main(void) {
     while (fgets(path, sizeof path, stdin)) {
         path[strcspn(path, "\n")] = 0;
         size_t n;
-        uint8_t *d = lab_read_file(path, &n); /* exactly the file: ASan sees any over-read */
+        uint8_t *d = sg_test_read_file(path, &n); /* exactly the file: ASan sees any over-read */
         if (!d) {
             printf("%s ERR cannot open\n", path);
             continue;
