@@ -38,6 +38,8 @@ import sys
 import PIL
 from PIL import Image, features
 
+from pillow_oracle import fnv1a64
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 IMAGES = os.path.join(ROOT, "tests", "images")
 SOURCES = ["jpeg_big_800x600.jpg", "jpeg_progressive.jpg", "jpeg_420.jpg", "jpeg_422.jpg", "jpeg_cmyk.jpg",
@@ -68,12 +70,6 @@ WEBP_SEEDS = 20
 SEEDS = 40
 M = (1 << 64) - 1
 
-
-def fnv1a64(b: bytes) -> str:
-    h = 0xcbf29ce484222325
-    for x in b:
-        h = ((h ^ x) * 0x100000001b3) & M
-    return f"{h:016x}"
 
 
 def damage(data: bytes, seed: int, nbytes: int) -> bytes:

@@ -31,21 +31,13 @@ import PIL
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import orient_cases  # noqa: E402
+from pillow_oracle import fnv1a64  # noqa: E402
 import tiff_differential as td  # noqa: E402  (its TIFF encoders: LZW, PackBits, JPEG tables)
 import webp_files as wf  # noqa: E402  (WebP chunks by hand, cwebp)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images")
 
-
-def fnv1a64(b: bytes) -> str:
-    h = 0xCBF29CE484222325
-    a = np.frombuffer(b, dtype=np.uint8)
-    # FNV-1a is sequential; do it in Python ints on chunks via a small loop (images here are small)
-    for x in a.tobytes():
-        h ^= x
-        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
 
 
 def noise_image(seed: int, w: int, h: int) -> np.ndarray:

@@ -24,17 +24,12 @@ import tempfile
 from PIL import Image
 
 import webp_vp8_encode
+from pillow_oracle import fnv1a64
 from webp_vp8_differential import content, vp8_payload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images", "webp")
 
-
-def fnv1a64(b):
-    h = 0xCBF29CE484222325
-    for x in b:
-        h = ((h ^ x) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
 
 
 def riff(payload, pad=b"\x00"):

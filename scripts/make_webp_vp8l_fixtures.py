@@ -40,15 +40,11 @@ import numpy as np
 from PIL import Image, features
 import PIL
 
+from pillow_oracle import fnv1a64
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images", "webp")
 
-
-def fnv1a64(b: bytes) -> str:
-    h = 0xCBF29CE484222325
-    for x in b:
-        h = ((h ^ x) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
 
 
 # --- a VP8L bit writer, enough for hand-made streams ----------------------------------------------------------

@@ -5,7 +5,9 @@ Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1
 a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal; ORACLE_EXIF applies
 ImageOps.exif_transpose first, as the tool's default pipeline does). verdicts() runs either (Pillow's
 as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}; parse_args() and write_cases() are the
-scripts' shared command line and file writing.
+scripts' shared command line and file writing. fnv1a64() is the hash the golden and fixture files record (FNV-1a 64
+with its standard offset basis; ORACLE's and the dump programs' hash starts from 1469598103934665603 instead, which
+matters only in that both sides of a differential agree).
 """
 import os
 import random
@@ -28,6 +30,14 @@ for p in sys.stdin.read().split():
 """
 ORACLE_EXIF = ORACLE.replace("from PIL import Image", "from PIL import Image, ImageOps").replace(
     "Image.open(p)", "ImageOps.exif_transpose(Image.open(p))")
+
+
+def fnv1a64(b):
+    """FNV-1a 64 of the bytes b, as 16 hex digits: the hash goldens.txt and the codec fixture lists record."""
+    h = 0xCBF29CE484222325
+    for x in b:
+        h = ((h ^ x) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
 
 
 def verdicts(cmd, paths, check=True):

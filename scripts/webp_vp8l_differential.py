@@ -30,7 +30,7 @@ import numpy as np
 from PIL import Image
 
 from make_webp_vp8l_fixtures import VP8LWriter, alpha_image, canonical_codes, replace_chunk, riff
-from pillow_oracle import verdicts
+from pillow_oracle import fnv1a64, verdicts
 
 ORACLE = r"""
 import sys, warnings
@@ -344,12 +344,6 @@ def libwebp_rgba(so):
     return decode
 
 
-def fnv(b):
-    h = 0xCBF29CE484222325
-    for x in b:
-        h = ((h ^ x) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
-
 
 def compare(ours, pil, rgba_hash):
     """'' when they agree, else what differs."""
@@ -407,7 +401,7 @@ def main():
         rgba = None
         if decode and o.startswith("OK"):
             b = decode(open(p, "rb").read())
-            rgba = fnv(b) if b is not None else "refused"
+            rgba = fnv1a64(b) if b is not None else "refused"
         why = compare(o, pil[p], rgba)
         key = o.split()[0]
         counts[key] = counts.get(key, 0) + 1
