@@ -31,7 +31,6 @@ end, as libwebp's demuxer hands it over) or the ALPH stream. Needs Pillow 13 wit
     python3 scripts/make_webp_vp8l_fixtures.py     # regenerates everything; review with git diff
 """
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,26 @@ from PIL import Image, features
 import PIL
 
 from pillow_oracle import fnv1a64
+import webp_files as wf
+
+
+def riff(payload: bytes) -> bytes:
+    """A simple lossless WebP around a VP8L payload."""
+    return wf.riff([(b"VP8L", payload)])
+
+
+def payload(d, tag):
+    """The first chunk called tag's payload."""
+    return next(p for t, p in wf.parse(d) if t == tag)
+
+
+def replace_chunk(d, tag, new):
+    """The file with the first chunk called tag's payload replaced (sizes rewritten)."""
+    cs, done = [], False
+    for t, p in wf.parse(d):
+        cs.append((t, new if t == tag and not done else p))
+        done = done or t == tag
+    return wf.riff(cs)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "images", "webp")
@@ -164,9 +183,6 @@ def sub_image(w: VP8LWriter, argb):
     put_pixels(w, literal_codes(w, 24), argb)
 
 
-def riff(payload: bytes) -> bytes:
-    body = b"VP8L" + struct.pack("<I", len(payload)) + payload + (b"\0" if len(payload) & 1 else b"")
-    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
 
 
 def rand_argb(rng, n):
@@ -572,25 +588,10 @@ def alpha_image(kind, w, h, rng):
 
 # --- damage -----------------------------------------------------------------------------------------------
 
-def chunks(d):
-    off, res = 12, {}
-    while off + 8 <= len(d):
-        sz = struct.unpack("<I", d[off + 4:off + 8])[0]
-        res.setdefault(bytes(d[off:off + 4]), (off, sz))
-        off += 8 + sz + (sz & 1)
-    return res
 
 
-def replace_chunk(d, tag, payload):
-    off, sz = chunks(d)[tag]
-    new = tag + struct.pack("<I", len(payload)) + payload + (b"\0" if len(payload) & 1 else b"")
-    d = d[:off] + new + d[off + 8 + sz + (sz & 1):]
-    return d[:4] + struct.pack("<I", len(d) - 8) + d[8:]
 
 
-def payload(d, tag):
-    off, sz = chunks(d)[tag]
-    return bytes(d[off + 8:off + 8 + sz])
 
 
 def pillow_line(name, path, alpha):

@@ -26,6 +26,7 @@ import tempfile
 import numpy as np
 from PIL import Image
 
+import webp_files as wf
 import webp_vp8_encode
 from pillow_oracle import ORACLE as PILLOW_ORACLE, parse_args, verdicts, write_cases
 
@@ -65,13 +66,7 @@ def content(rng, w, h):
 
 def vp8_payload(webp):
     """The "VP8 " chunk's payload of an encoder's output."""
-    off = 12
-    while off + 8 <= len(webp):
-        tag, n = webp[off:off + 4], struct.unpack("<I", webp[off + 4:off + 8])[0]
-        if tag == b"VP8 ":
-            return webp[off + 8:off + 8 + n]
-        off += 8 + n + (n & 1)
-    raise ValueError("no VP8 chunk")
+    return next(p for t, p in wf.parse(webp) if t == b"VP8 ")
 
 
 def encode(rng, im):
