@@ -1,6 +1,8 @@
 # scripts/lib-gpu.sh — sourced by the GPU scripts: the quick loops (scripts/sm90-ab.sh, scripts/sm90-profile.sh) use
 # the full-size random checkpoint they time with and the card's state at the start of a run (these two need WORK,
-# RES, PY and stamp()); gpu-check.sh and gpu-bench.sh use the backend specs' helpers (no variables needed).
+# RES, PY and stamp()); gpu-check.sh and gpu-bench.sh use the backend specs' helpers (no variables needed); the
+# lab scripts (sm90-lab.sh, sm90-fp8-lab.sh, sm90-chain-lab.sh, sm90-lean-lab.sh) run their sanitizers through
+# sg_lab_sanitizers.
 
 # A backend spec: BACKEND, or BACKEND:PRECISION (sm90:fp8: FC1 and FC2 of layers 2-11 in FP8).
 # SG_SPECS: the specs gpu-check.sh checks and gpu-bench.sh times (those that cannot start are skipped there).
@@ -26,4 +28,23 @@ sg_gpu_checkpoint() {
 sg_gpu_info() {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv |
         tee "$RES/gpu.txt"
+}
+
+# sg_lab_sanitizers OUT LIMIT CMD...: compute-sanitizer memcheck, synccheck and racecheck on a lab test's command
+# (each under `timeout LIMIT`), each log kept as OUT/sanitizer-TOOL.txt, its exit status and summary lines printed.
+# Without compute-sanitizer (PATH, then $CUDA_HOME/bin) it says so and runs nothing.
+sg_lab_sanitizers() {
+    local out=$1 limit=$2 san tool
+    shift 2
+    san=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
+    if [ ! -x "$san" ]; then
+        echo "compute-sanitizer not found (looked in PATH and ${CUDA_HOME:-/usr/local/cuda}/bin): sanitizer runs skipped"
+        return 0
+    fi
+    for tool in memcheck synccheck racecheck; do
+        echo "=== compute-sanitizer --tool $tool (${*##*/})"
+        timeout "$limit" "$san" --tool "$tool" "$@" >"$out/sanitizer-$tool.txt" 2>&1
+        echo "exit $?"
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$out/sanitizer-$tool.txt" | head -5
+    done
 }

@@ -44,14 +44,5 @@ echo "=== checks + bench"
 # shellcheck disable=SC2086
 "$B/test_sm90_chain" --bench ${CHAIN_ARGS:-} 2>&1 | tee "$OUT/chain.txt"
 rc=${PIPESTATUS[0]}
-SAN=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
-if [ ! -x "$SAN" ]; then
-    echo "compute-sanitizer not found (looked in PATH and $CUDA_HOME/bin): sanitizer runs skipped"
-    exit $rc
-fi
-for tool in memcheck synccheck racecheck; do
-    echo "=== compute-sanitizer --tool $tool (quick)"
-    timeout 300 "$SAN" --tool "$tool" "$B/test_sm90_chain" --quick >"$OUT/sanitizer-$tool.txt" 2>&1
-    echo "exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/sanitizer-$tool.txt" | head -5
-done
+. scripts/lib-gpu.sh && sg_lab_sanitizers "$OUT" 300 "$B/test_sm90_chain" --quick
 exit $rc

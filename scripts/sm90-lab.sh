@@ -38,9 +38,5 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu
 echo "=== checks + bench"
 $B/test_sm90_lab --bench 2>&1 | tee "$OUT/lab.txt"
 rc=${PIPESTATUS[0]}
-for tool in memcheck racecheck synccheck; do
-    echo "=== compute-sanitizer --tool $tool (quick)"
-    timeout 120 compute-sanitizer --tool $tool $B/test_sm90_lab --quick >"$OUT/sanitizer-$tool.txt" 2>&1
-    echo "exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/sanitizer-$tool.txt" | head -5
-done
+. scripts/lib-gpu.sh && sg_lab_sanitizers "$OUT" 120 $B/test_sm90_lab --quick
 exit $rc

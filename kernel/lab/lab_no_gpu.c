@@ -12,6 +12,7 @@
 #include "sm100_mxf8_tile.h"
 #include "sm90_chain_lab.h"
 #include "sm90_dsmem_lab.h"
+#include "sm90_lean_lab.h"
 #include "sm90_lab.h"
 
 static const char k_no_cuda[] = "built without CUDA (no nvcc found at build time): the lab kernels are absent";
@@ -63,6 +64,9 @@ SG_LAB_REFUSE_RUN(sg_sm90_chain_task, sg_chain_task_cfg, sg_chain_task_result)
 /* The cluster hand-off microbenchmark (sm90_dsmem_lab.h). */
 SG_LAB_UNAVAILABLE(sg_sm90_dsmem_available)
 SG_LAB_REFUSE_RUN(sg_sm90_dsmem_hops, sg_dsmem_hop_cfg, sg_dsmem_hop_result)
+/* The lean batch-1 schedule (sm90_lean_lab.h). */
+SG_LAB_UNAVAILABLE(sg_sm90_lean_available)
+SG_LAB_REFUSE_RUN(sg_sm90_lean_run, sg_lean_cfg, sg_lean_result)
 
 int sg_sm100_attn_lab(const uint16_t *qkv_host, int n_img, int warpgroup, uint16_t *out_host, char *err,
                       size_t errlen) {
