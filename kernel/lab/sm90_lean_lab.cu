@@ -6,7 +6,9 @@
 // stage, b < 120, head b / 10 and query tiles {b % 10, b % 10 + 10} of its 13 tiles of 16. Between stages every
 // CTA increments the stage's counter and waits until all 128 have (targets grow by 128 each launch: `epoch`), so
 // each stage is a grid-wide hand-off, as the estimate assumed. Before that wait a CTA issues the copies of its
-// next weight slice (weights do not depend on the data), so they stream while the previous stage finishes.
+// next weight slice (weights do not depend on the data), meant to stream while the previous stage finishes;
+// measured, they delay the wait's poll by about as long as they take (docs/perf-notes.md, session 33). Params'
+// w_late issues them after the wait instead, and `diag` leaves out the weight or the A copies (timing only).
 //
 // Shared memory (bf16 rows padded by 8 elements, so a row is an odd number of 16-byte units and ldmatrix's eight
 // row addresses fall in eight different bank groups):

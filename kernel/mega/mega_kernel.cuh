@@ -446,7 +446,6 @@ __device__ __forceinline__ void sg_mega_pool(const sg_mega_params &p, int img, i
     sg_named_bar(SG_MEGA_BAR_ALL, SG_MEGA_CONSUMERS);  // every thread is done with the three stages
 }
 
-
 // A head product task (HOUT, HFC1, HFC2; mega_hmm.cuh) over its head row tile's images: w_s the weight slice the
 // producer brought, scratch the stage for the partial sums.
 __device__ __forceinline__ void sg_mega_head_product(const sg_mega_params &p, const sg_mega_task &k,
