@@ -128,10 +128,17 @@ static void ref_layer(const sg_lean_layer *L, float eps, float *h) {
     free(y), free(qkv), free(o), free(hm), free(acc), free(s);
 }
 
-/* The launch's h (h_gpu) against the reference run from h_ref's input, and the timed launches' sameness. */
-static void check_against_reference(const sg_lean_layer *layer, int layers, const float *h_gpu, float *h_ref,
-                                    const sg_lean_result *r, const char *wv, int reps, double min_cos) {
-    for (int l = 0; l < layers; l++) ref_layer(&layer[l], 1e-6f, h_ref);
+/* h after the first `layers` layers from h_in, on the CPU (malloc'd; free it). */
+static float *reference(const sg_lean_layer *layer, int layers, const float *h_in) {
+    float *h = sg_test_xmalloc((size_t)T * D * 4);
+    memcpy(h, h_in, (size_t)T * D * 4);
+    for (int l = 0; l < layers; l++) ref_layer(&layer[l], 1e-6f, h);
+    return h;
+}
+
+/* The launch's h (h_gpu) against the reference's (h_ref), and the timed launches' sameness. */
+static void check_against_reference(int layers, const float *h_gpu, const float *h_ref, const sg_lean_result *r,
+                                    const char *wv, int reps, double min_cos) {
     long bad = 0;
     double cmin = 1, dmax = 0, amax = 0;
     for (int t = 0; t < T; t++) {
@@ -152,25 +159,24 @@ static void check_against_reference(const sg_lean_layer *layer, int layers, cons
     CHECK(r->identical, "sm90 lean (%s): %d layers: %d timed launches bit-identical to the first", wv, layers, reps);
 }
 
-/* Runs `layers` layers on the GPU and the CPU; checks and (bench) prints the timing. */
-static void run(sg_lean_layer *layer, int layers, const float *h_in, int reps, int bench, int w_late, int diag,
-                double min_cos) {
-    float *h_gpu = sg_test_poisoned((size_t)T * D), *h_ref = sg_test_xmalloc((size_t)T * D * 4);
-    memcpy(h_ref, h_in, (size_t)T * D * 4);
+/* Runs `layers` layers on the GPU; checks them against h_ref (reference()'s for those layers; NULL for the
+ * diagnostics, whose outputs are wrong by design) and (bench) prints the timing. */
+static void run(sg_lean_layer *layer, int layers, const float *h_in, const float *h_ref, int reps, int bench,
+                int w_late, int diag, double min_cos) {
+    float *h_gpu = sg_test_poisoned((size_t)T * D);
     sg_lean_cfg c = {layers, layer, h_in, h_gpu, 1e-6f, reps, reps > 1 ? 20 : 0, w_late, diag};
     sg_lean_result r;
     char err[512] = "";
     if (sg_sm90_lean_run(&c, &r, err, sizeof err) != 0) {
         CHECK(0, "sm90 lean: %d layers: %s", layers, err);
-        free(h_gpu), free(h_ref);
+        free(h_gpu);
         return;
     }
     const char *wv = diag == 1   ? "diagnostic: no weight copies"
                      : diag == 2 ? "diagnostic: no A copies, no LayerNorm"
                      : w_late    ? "weights after the wait"
                                  : "weights before the wait";
-    if (!diag) check_against_reference(layer, layers, h_gpu, h_ref, &r, wv, reps, min_cos);
-    /* (the diagnostics' outputs are wrong by design) */
+    if (h_ref) check_against_reference(layers, h_gpu, h_ref, &r, wv, reps, min_cos);
     printf("sm90 lean (%s): %d layers on %d CTAs (%d SMs): %.1f us median (min %.1f, max %.1f) over %d launches, "
            "%.2f us a layer; traced launch %.1f us\n", wv, layers, r.ctas, r.sms, r.us_median, r.us_min, r.us_max,
            reps, r.us_median / layers, r.traced_us);
@@ -188,7 +194,7 @@ static void run(sg_lean_layer *layer, int layers, const float *h_in, int reps, i
         }
         printf("| layer | %.2f | %.2f | %.2f | %.2f | %.2f |\n\n", sum[0], sum[1], sum[2], sum[3], sum[4]);
     }
-    free(h_gpu), free(h_ref);
+    free(h_gpu);
 }
 
 int main(int argc, char **argv) {
@@ -210,14 +216,15 @@ int main(int argc, char **argv) {
         CHECK(sg_sm90_lean_run(&c, &r, err, sizeof err) == -1 && err[0], "sm90 lean: %d layers refused",
               SG_LEAN_MAX_LAYERS + 1);
     }
-    if (quick) {
-        run(layer, 1, h_in, 1, 0, 0, 0, 0.9999);
-    } else {
-        run(layer, bench ? 1 : 2, h_in, 100, 0, 0, 0, 0.9999);
-        if (bench) {
-            for (int w_late = 0; w_late < 2; w_late++) run(layer, layers, h_in, 200, 1, w_late, 0, 0.999);
-            for (int diag = 1; diag <= 2; diag++) run(layer, layers, h_in, 200, 1, 0, diag, 0);
-        }
+    const int first = quick || bench ? 1 : 2; /* layers of the first (or only) checked run */
+    float *ref = reference(layer, first, h_in);
+    run(layer, first, h_in, ref, quick ? 1 : 100, 0, 0, 0, 0.9999);
+    free(ref);
+    if (bench) { /* one reference for both variants */
+        ref = reference(layer, layers, h_in);
+        for (int w_late = 0; w_late < 2; w_late++) run(layer, layers, h_in, ref, 200, 1, w_late, 0, 0.999);
+        for (int diag = 1; diag <= 2; diag++) run(layer, layers, h_in, NULL, 200, 1, 0, diag, 0);
+        free(ref);
     }
     for (int l = 0; l < layers; l++) free_layer(&layer[l]);
     free(h_in);
