@@ -8,36 +8,29 @@
  */
 #include "preprocess/preprocess.h"
 
-#include "tests/check.h"
+#include "tests/fuzz/dump.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static void dump(const char *path, const uint8_t *d, size_t n, void *ctx) {
+    const sg_preprocess_opts *o = ctx;
+    char err[512];
+    sg_rgb_image img = {0};
+    if (sg_decode_rgb(d, n, o, &img, err, sizeof err)) {
+        printf("%s ERR %s\n", path, err);
+    } else {
+        printf("%s OK %d %d %016llx\n", path, img.w, img.h,
+               sg_dump_fnv(img.rgb, (size_t)img.w * img.h * 3, SG_DUMP_FNV_ORACLE));
+        sg_rgb_image_free(&img);
+    }
+}
+
 int main(int argc, char **argv) {
-    char path[4096], err[512];
     sg_preprocess_opts o;
     sg_preprocess_opts_default(&o);
     if (argc > 1) o.pillow_major = atoi(argv[1]); /* e.g. 12: Pillow 12's rules */
-    while (fgets(path, sizeof path, stdin)) {
-        path[strcspn(path, "\n")] = 0;
-        size_t n;
-        uint8_t *d = sg_test_read_file(path, &n); /* exactly the file: ASan sees any over-read */
-        if (!d) {
-            printf("%s ERR cannot open\n", path);
-            continue;
-        }
-        sg_rgb_image img = {0};
-        if (sg_decode_rgb(d, n, &o, &img, err, sizeof err)) {
-            printf("%s ERR %s\n", path, err);
-        } else {
-            unsigned long long h = 1469598103934665603ull;
-            for (size_t i = 0; i < (size_t)img.w * img.h * 3; i++) h = (h ^ img.rgb[i]) * 1099511628211ull;
-            printf("%s OK %d %d %016llx\n", path, img.w, img.h, h);
-            sg_rgb_image_free(&img);
-        }
-        free(d);
-        fflush(stdout);
-    }
+    sg_dump_each_file(dump, &o);
     return 0;
 }

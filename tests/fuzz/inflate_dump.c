@@ -11,6 +11,8 @@
  */
 #include "preprocess/internal.h"
 
+#include "tests/fuzz/dump.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +21,7 @@ int old_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **ou
 int old_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n);
 int old_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ);
 
-static unsigned long long fnv(const uint8_t *p, size_t n) {
-    unsigned long long h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
+static unsigned long long fnv(const uint8_t *p, size_t n) { return sg_dump_fnv(p, n, SG_DUMP_FNV_ORACLE); }
 
 static void one(int mode, uint64_t param, const uint8_t *d, size_t len, int old) {
     if (mode == 'i') {

@@ -9,7 +9,7 @@
  */
 #include "preprocess/internal.h"
 
-#include "tests/check.h"
+#include "tests/fuzz/dump.h"
 #include "tests/webp_chunk.h"
 
 #include <stdio.h>
@@ -17,16 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     if (argc < 3) return fprintf(stderr, "usage: %s REPS FILE...\n", argv[0]), 2;
@@ -43,14 +33,13 @@ int main(int argc, char **argv) {
         if (!v || sg_vp8_info(v, vn, &w, &h, err, sizeof err)) return fprintf(stderr, "%s: no VP8\n", argv[a]), 2;
         uint8_t *rgb = malloc((size_t)w * h * 3);
         for (int r = 0; r < reps; r++) {
-            double t0 = now_ms();
+            double t0 = 1e3 * sg_test_clock_s(CLOCK_MONOTONIC);
             if (sg_vp8_decode_rgb(v, vn, rgb, (size_t)w * 3, err, sizeof err))
                 return fprintf(stderr, "%s: %s\n", argv[a], err), 2;
-            t[r] = now_ms() - t0;
+            t[r] = 1e3 * sg_test_clock_s(CLOCK_MONOTONIC) - t0;
         }
-        unsigned long long hs = 1469598103934665603ull;
-        for (size_t i = 0; i < (size_t)w * h * 3; i++) hs = (hs ^ rgb[i]) * 1099511628211ull;
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        unsigned long long hs = sg_dump_fnv(rgb, (size_t)w * h * 3, SG_DUMP_FNV_ORACLE);
+        sg_test_sort_doubles(t, (size_t)reps);
         double med = t[reps / 2];
         total_med += med;
         printf("%-40s %5dx%-5d median %8.2f ms  min %8.2f ms  %6.1f MP/s  %016llx\n", argv[a], w, h, med, t[0],

@@ -10,44 +10,35 @@
  */
 #include "preprocess/internal.h"
 
-#include "tests/check.h"
+#include "tests/fuzz/dump.h"
 #include "tests/webp_chunk.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int main(void) {
-    char path[4096], err[512];
-    while (fgets(path, sizeof path, stdin)) {
-        path[strcspn(path, "\n")] = 0;
-        size_t n;
-        uint8_t *d = sg_test_read_file(path, &n); /* exactly the file: ASan sees any over-read */
-        if (!d) {
-            printf("%s ERR cannot open\n", path);
-            continue;
-        }
-        size_t vn = 0;
-        const uint8_t *v = sg_test_webp_chunk(d, n, "VP8 ", 1, &vn);
-        int w = 0, h = 0;
-        if (!v) {
-            printf("%s ERR no VP8 chunk\n", path);
-        } else if (sg_vp8_info(v, vn, &w, &h, err, sizeof err)) {
+static void dump(const char *path, const uint8_t *d, size_t n, void *ctx) {
+    (void)ctx;
+    char err[512];
+    size_t vn = 0;
+    const uint8_t *v = sg_test_webp_chunk(d, n, "VP8 ", 1, &vn);
+    int w = 0, h = 0;
+    if (!v) {
+        printf("%s ERR no VP8 chunk\n", path);
+    } else if (sg_vp8_info(v, vn, &w, &h, err, sizeof err)) {
+        printf("%s ERR %s\n", path, err);
+    } else {
+        uint8_t *rgb = malloc((size_t)w * h * 3);
+        if (!rgb) exit(2);
+        if (sg_vp8_decode_rgb(v, vn, rgb, (size_t)w * 3, err, sizeof err))
             printf("%s ERR %s\n", path, err);
-        } else {
-            uint8_t *rgb = malloc((size_t)w * h * 3);
-            if (!rgb) return 2;
-            if (sg_vp8_decode_rgb(v, vn, rgb, (size_t)w * 3, err, sizeof err)) {
-                printf("%s ERR %s\n", path, err);
-            } else {
-                unsigned long long hs = 1469598103934665603ull;
-                for (size_t i = 0; i < (size_t)w * h * 3; i++) hs = (hs ^ rgb[i]) * 1099511628211ull;
-                printf("%s OK %d %d %016llx\n", path, w, h, hs);
-            }
-            free(rgb);
-        }
-        fflush(stdout);
-        free(d);
+        else
+            printf("%s OK %d %d %016llx\n", path, w, h, sg_dump_fnv(rgb, (size_t)w * h * 3, SG_DUMP_FNV_ORACLE));
+        free(rgb);
     }
+}
+
+int main(void) {
+    sg_dump_each_file(dump, NULL);
     return 0;
 }
