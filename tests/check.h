@@ -7,7 +7,8 @@
  * sg_test_cos_min compares two sets of embeddings; sg_test_splitmix64 / sg_test_normal / sg_test_frand are the
  * seeded generators the tests draw their data from (each test keeps its own state, so a
  * printed seed reproduces a run); sg_test_lab_ready SKIPs a GPU lab that is not linked or has no GPU here;
- * sg_test_xmalloc allocates or ends the test (exit 2) saying how much it could not get.
+ * sg_test_xmalloc allocates or ends the test (exit 2) saying how much it could not get; sg_test_fnv1a64 hashes
+ * decoded pixels as the golden and fixture lists record them.
  * The helper programs in tests/tools include it too, for the readers and the clock.
  */
 #ifndef SG_TEST_CHECK_H
@@ -98,6 +99,16 @@ static inline int sg_test_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 static inline void sg_test_sort_doubles(double *v, size_t n) { qsort(v, n, sizeof *v, sg_test_cmp_double); }
+/* FNV-1a 64 of p[0 .. n): sg_test_fnv1a64 from FNV's offset basis (the hash the goldens and the codec fixture
+ * lists record: scripts/pillow_oracle.py's fnv1a64), sg_test_fnv1a64_from from h (a running hash, or another
+ * starting value: tests/fuzz/dump.h). */
+static inline uint64_t sg_test_fnv1a64_from(const uint8_t *p, size_t n, uint64_t h) {
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+static inline uint64_t sg_test_fnv1a64(const uint8_t *p, size_t n) {
+    return sg_test_fnv1a64_from(p, n, 0xcbf29ce484222325ull);
+}
 /* n floats, all NaN, in a malloc'd buffer (free it): an output buffer that shows any element left unwritten. */
 static inline float *sg_test_poisoned(size_t n) {
     float *p = malloc((n ? n : 1) * sizeof(float));

@@ -19,12 +19,6 @@
 #include <time.h>
 #include <turbojpeg.h>
 
-static uint64_t fnv1a64(const uint8_t *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint8_t *noise(uint32_t seed, int w, int h) {
     size_t n = (size_t)w * h * 3;
     uint8_t *p = malloc(n);
@@ -57,7 +51,7 @@ static void check_goldens(const char *root, const char *kern, int resize_only) {
             uint8_t *src = noise(seed, sw, sh), *dst = malloc((size_t)dw * dh * 3);
             memset(dst, 0xA5, (size_t)dw * dh * 3);
             int rc = sg_resize_rgb(src, sw, sh, dst, dw, dh, (sg_resample)filt);
-            uint64_t got = fnv1a64(dst, (size_t)dw * dh * 3);
+            uint64_t got = sg_test_fnv1a64(dst, (size_t)dw * dh * 3);
             CHECK(rc == 0 && got == want, "%s: resize noise seed %u %dx%d -> %dx%d filter %d: 0 LSB from Pillow (hash %016llx, Pillow %016llx)",
                   kern, seed, sw, sh, dw, dh, filt, (unsigned long long)got, want);
             bad += !(rc == 0 && got == want);
@@ -82,7 +76,7 @@ static void check_goldens(const char *root, const char *kern, int resize_only) {
             if (sscanf(line, "%*s %*s %*d %d %d %llx", &w, &h, &want) != 3) { free(data); continue; }
             sg_rgb_image img = {0};
             int rc = data ? sg_decode_rgb(data, len, &o, &img, err, sizeof err) : -1;
-            uint64_t got = rc == 0 ? fnv1a64(img.rgb, (size_t)img.w * img.h * 3) : 0;
+            uint64_t got = rc == 0 ? sg_test_fnv1a64(img.rgb, (size_t)img.w * img.h * 3) : 0;
             int ok = rc == 0 && img.w == w && img.h == h && got == want;
             CHECK(ok, "%s %s exif=%d: %dx%d, 0 LSB from Pillow (got %dx%d hash %016llx, Pillow %016llx; %s)", kind, name, exif, w, h,
                   img.w, img.h, (unsigned long long)got, want, rc ? err : "ok");
@@ -95,17 +89,17 @@ static void check_goldens(const char *root, const char *kern, int resize_only) {
             o.resample = (sg_resample)filt;
             memset(out, 0xA5, 224 * 224 * 3);
             int rc = data ? sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) : -1;
-            uint64_t got = fnv1a64(out, 224 * 224 * 3);
+            uint64_t got = sg_test_fnv1a64(out, 224 * 224 * 3);
             int ok = rc == 0 && got == want;
             if (data && strstr(name, ".jpg")) { /* both JPEG paths, each against Pillow */
                 memset(out, 0xA5, 224 * 224 * 3);
                 int r = sg_pre_jpeg_to_resized(data, len, &o, out, NULL, err, sizeof err);
                 njpeg_streamed += r == 0;
-                ok = ok && (r == 1 || (r == 0 && fnv1a64(out, 224 * 224 * 3) == want));
+                ok = ok && (r == 1 || (r == 0 && sg_test_fnv1a64(out, 224 * 224 * 3) == want));
                 o.whole_image = 1;
                 memset(out, 0x5A, 224 * 224 * 3);
                 ok = ok && sg_preprocess_memory(data, len, &o, out, NULL, err, sizeof err) == 0 &&
-                     fnv1a64(out, 224 * 224 * 3) == want;
+                     sg_test_fnv1a64(out, 224 * 224 * 3) == want;
             }
             CHECK(ok, "%s: preprocess%s %s exif=%d filter=%d -> 224x224: 0 LSB from Pillow%s (hash %016llx, Pillow %016llx; %s)",
                   kern, fast ? " --fast-decode" : "", name, exif, filt, fast ? " draft()" : "", (unsigned long long)got, want,
@@ -138,7 +132,7 @@ static void check_goldens(const char *root, const char *kern, int resize_only) {
         uint8_t *src = noise(seed, sw, sh), *dst = malloc((size_t)dw * dh * 3);
         memset(dst, 0xA5, (size_t)dw * dh * 3);
         int rc = sg_resize_rgb_pillow(src, sw, sh, dst, dw, dh, (sg_resample)filt, 12);
-        int ok = rc == 0 && fnv1a64(dst, (size_t)dw * dh * 3) == want;
+        int ok = rc == 0 && sg_test_fnv1a64(dst, (size_t)dw * dh * 3) == want;
         bad12 += !ok;
         n12++;
         if (!ok)

@@ -22,12 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t fnv1a64(const uint8_t *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* How much decoding the file at path grows a process's peak resident memory, in KB: measured in a child process
  * (fork: the decoders use no threads), so an allocation this process made before cannot hide it. -1 on failure. */
 static long decode_peak_growth_kb(const char *path) {
@@ -224,7 +218,7 @@ int main(void) {
             memset(out, 0xA5, 224 * 224 * 3);
             int rc = sg_preprocess_memory(bad, bad_len, &o, out, NULL, e, sizeof e);
             char got[32];
-            snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a64(out, 224 * 224 * 3));
+            snprintf(got, sizeof got, "%016llx", (unsigned long long)sg_test_fnv1a64(out, 224 * 224 * 3));
             int ok = pillow_ok ? rc == 0 && strcmp(got, hash) == 0 : rc == -1 && e[0];
             if (!ok) printf("  %s %s %llu, %s path: %s (rc %d, %s; Pillow: %s %s)\n", name,
                             cut ? "cut at" : dir ? "directory seed" : hdr ? "header seed" : "seed",

@@ -47,11 +47,6 @@
 
 static const char *g_tmp;
 
-static uint64_t fnv(const uint8_t *p, size_t n, uint64_t h) {
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 typedef struct {
     const sg_model *m;
     int max_batch;
@@ -201,7 +196,7 @@ static void check_images(void) {
     for (int i = 0; i < N; i++) {
         uint8_t *p = a + (size_t)i * img;
         sg_selfcheck_image(i, S, p);
-        h = fnv(p, img, h);
+        h = sg_test_fnv1a64_from(p, img, h);
         double sum = 0, sq = 0;
         size_t clip = 0;
         for (size_t j = 0; j < img; j++) {

@@ -21,12 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t fnv1a64(const uint8_t *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull; /* the FNV-1a 64 offset basis, as make_goldens.py */
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Decodes a VP8 payload: 0 with *w, *h and a malloc'ed RGB (*rgb), or -1 (err filled). */
 static int decode(const uint8_t *v, size_t n, int *w, int *h, uint8_t **rgb, char *err, size_t errlen) {
     *rgb = NULL;
@@ -77,7 +71,7 @@ static void check_fixtures(const char *root) {
         err[0] = 0;
         int rc = decode(v, vn, &w, &h, &rgb, err, sizeof err);
         if (want_ok) {
-            uint64_t got = rc == 0 ? fnv1a64(rgb, (size_t)w * h * 3) : 0;
+            uint64_t got = rc == 0 ? sg_test_fnv1a64(rgb, (size_t)w * h * 3) : 0;
             if (rc != 0 || w != ew || h != eh || got != eh64) {
                 CHECK(0, "%s: want %dx%d %016llx, got rc %d %dx%d %016llx (%s)", name, ew, eh, eh64, rc, w, h,
                       (unsigned long long)got, err);

@@ -16,12 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t fnv1a64(const uint8_t *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 typedef struct {
     int ok, alpha, refused, bad;
 } tally;
@@ -63,7 +57,7 @@ static void check_line(const char *root, const char *line, tally *t) {
                     *q++ = (uint8_t)(argb[i] >> 16), *q++ = (uint8_t)(argb[i] >> 8), *q++ = (uint8_t)argb[i];
                     if (rgba) *q++ = (uint8_t)(argb[i] >> 24);
                 }
-                got = fnv1a64(px, (size_t)(q - px));
+                got = sg_test_fnv1a64(px, (size_t)(q - px));
                 free(px);
             }
             int good = rc == 0 && iw == w && ih == h && got == want;
@@ -91,7 +85,7 @@ static void check_line(const char *root, const char *line, tally *t) {
     memset(a, 0xA5, (size_t)fw * fh);
     int rc = sg_vp8l_decode_alpha(alph + 1, clen - 1, fw, fh, a, err, sizeof err);
     if (!strcmp(kind, "ALPHA")) {
-        uint64_t got = rc == 0 ? fnv1a64(a, (size_t)fw * fh) : 0;
+        uint64_t got = rc == 0 ? sg_test_fnv1a64(a, (size_t)fw * fh) : 0;
         int good = rc == 0 && fw == w && fh == h && got == want;
         CHECK(good, "%s: alpha %dx%d as Pillow's (ours: rc %d hash %016llx, Pillow %016llx) %s", name, w, h, rc,
               (unsigned long long)got, want, err);

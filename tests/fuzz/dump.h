@@ -4,7 +4,7 @@
  * The hash starts from the caller's value, because each must match its script's Python side:
  * SG_DUMP_FNV_ORACLE (1469598103934665603, what scripts/pillow_oracle.py's ORACLE and inflate_differential.py
  * start from: gif_dump, webp_vp8_dump, webp_vp8_bench, inflate_dump) or SG_DUMP_FNV_BASIS (FNV's offset basis,
- * pillow_oracle.fnv1a64's: webp_vp8l_dump).
+ * pillow_oracle.fnv1a64's: webp_vp8l_dump). It is tests/check.h's sg_test_fnv1a64_from, typed for printf's %llx.
  */
 #ifndef SG_TEST_FUZZ_DUMP_H
 #define SG_TEST_FUZZ_DUMP_H
@@ -22,8 +22,7 @@
 
 /* FNV-1a 64 of p[0 .. n) from h. */
 static inline unsigned long long sg_dump_fnv(const uint8_t *p, size_t n, unsigned long long h) {
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    return sg_test_fnv1a64_from(p, n, h);
 }
 
 /* For each path on stdin (one a line): the file read whole into an exactly sized buffer (so ASan sees any
