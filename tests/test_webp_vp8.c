@@ -35,10 +35,15 @@ static int decode(const uint8_t *v, size_t n, int *w, int *h, uint8_t **rgb, cha
     return 0;
 }
 
-static uint8_t *read_fixture(const char *root, const char *name, size_t *len) {
+/* The "VP8 " chunk (padded, as libwebp's demuxer hands it over) of fixture `name`, its size in *vn; the whole file
+ * in *file (free it; NULL when it cannot be read). NULL when there is no such chunk. */
+static const uint8_t *fixture_vp8(const char *root, const char *name, uint8_t **file, size_t *vn) {
     char path[4096];
+    size_t len = 0;
     snprintf(path, sizeof path, "%s/tests/images/webp/%s", root, name);
-    return sg_test_read_file(path, len);
+    *file = sg_test_read_file(path, &len);
+    *vn = 0;
+    return *file ? sg_test_webp_chunk(*file, len, "VP8 ", 1, vn) : NULL;
 }
 
 /* Every line of vp8_expected.txt: our verdict, size and hash against Pillow's. */
@@ -56,9 +61,9 @@ static void check_fixtures(const char *root) {
         if (line[0] == '#' || sscanf(line, "%255s %7s", name, verdict) != 2) continue;
         int want_ok = strcmp(verdict, "OK") == 0;
         if (want_ok && sscanf(line, "%*s %*s %d %d %llx", &ew, &eh, &eh64) != 3) continue;
-        size_t len = 0, vn = 0;
-        uint8_t *d = read_fixture(root, name, &len);
-        const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
+        size_t vn = 0;
+        uint8_t *d = NULL;
+        const uint8_t *v = fixture_vp8(root, name, &d, &vn);
         n++;
         if (!v) {
             CHECK(0, "%s: no VP8 chunk found", name);
@@ -96,9 +101,9 @@ static void check_fixtures(const char *root) {
 /* A stride past the row: the same pixels, and the bytes between rows untouched. */
 static void check_stride(const char *root) {
     char err[256];
-    size_t len = 0, vn = 0;
-    uint8_t *d = read_fixture(root, "vp8_size_33x65.webp", &len);
-    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
+    size_t vn = 0;
+    uint8_t *d = NULL;
+    const uint8_t *v = fixture_vp8(root, "vp8_size_33x65.webp", &d, &vn);
     int w = 0, h = 0;
     uint8_t *ref = NULL;
     if (!v || decode(v, vn, &w, &h, &ref, err, sizeof err)) {
@@ -124,9 +129,9 @@ static void check_stride(const char *root) {
 /* Every prefix of a payload and many one-byte edits: each decodes or fails (ASan / UBSan watch the memory). */
 static void check_robust(const char *root) {
     char err[256];
-    size_t len = 0, vn = 0;
-    uint8_t *d = read_fixture(root, "vp8_partitions8.webp", &len);
-    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
+    size_t vn = 0;
+    uint8_t *d = NULL;
+    const uint8_t *v = fixture_vp8(root, "vp8_partitions8.webp", &d, &vn);
     if (!v) {
         CHECK(0, "robust: vp8_partitions8.webp has a VP8 chunk");
         free(d);
@@ -178,9 +183,9 @@ static void check_robust(const char *root) {
 /* Header edits in memory, refused by sg_vp8_info as libwebp's VP8GetInfo / VP8GetHeaders refuse them. */
 static void check_header_refusals(const char *root) {
     char err[256];
-    size_t len = 0, vn = 0;
-    uint8_t *d = read_fixture(root, "vp8_hdr_parts8_ok.webp", &len);
-    const uint8_t *v = d ? sg_test_webp_chunk(d, len, "VP8 ", 1, &vn) : NULL;
+    size_t vn = 0;
+    uint8_t *d = NULL;
+    const uint8_t *v = fixture_vp8(root, "vp8_hdr_parts8_ok.webp", &d, &vn);
     int w = 0, h = 0;
     if (!v || vn < 40) {
         CHECK(0, "header: vp8_hdr_parts8_ok.webp has a VP8 chunk");
