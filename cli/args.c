@@ -136,6 +136,8 @@ void sg_cli_usage(FILE *f) {
         "      --max-pixels N    refuse images with more than N decoded pixels (default 178956970,\n"
         "                        Pillow's decompression-bomb limit; K/M/G suffixes allowed)\n"
         "      --max-file-size B refuse files larger than B bytes (default 256M; K/M/G suffixes allowed)\n"
+        "      --decode-memory B memory the decode workers may hold at once (default: half of what this\n"
+        "                        process may still use); an image waits for room (K/M/G suffixes allowed)\n"
         "\n"
         "Reporting:\n"
         "      --progress        show progress on stderr even when it is not a terminal\n"
@@ -163,7 +165,7 @@ void sg_cli_usage(FILE *f) {
 enum {
     OPT_FILES_FROM = 256, OPT_ALL_FILES, OPT_SHARD, OPT_NORMALIZE, OPT_NO_NORMALIZE, OPT_RESUME, OPT_ON_ERROR,
     OPT_DUMP, OPT_WEIGHTS, OPT_BACKEND, OPT_DEVICE, OPT_PRECISION, OPT_NO_EXIF, OPT_RESAMPLE, OPT_FAST_DECODE,
-    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_PROGRESS, OPT_INFO, OPT_VERSION, OPT_PILLOW, OPT_TEXTS_FROM,
+    OPT_MAX_PIXELS, OPT_MAX_FILE_SIZE, OPT_DECODE_MEMORY, OPT_PROGRESS, OPT_INFO, OPT_VERSION, OPT_PILLOW, OPT_TEXTS_FROM,
     OPT_LABELS, OPT_LABELS_FROM, OPT_TOP_K, OPT_TEMPLATE
 };
 
@@ -197,6 +199,7 @@ static const struct option k_long[] = {
     {"pillow-version", required_argument, 0, OPT_PILLOW},
     {"max-pixels", required_argument, 0, OPT_MAX_PIXELS},
     {"max-file-size", required_argument, 0, OPT_MAX_FILE_SIZE},
+    {"decode-memory", required_argument, 0, OPT_DECODE_MEMORY},
     {"progress", no_argument, 0, OPT_PROGRESS},
     {"quiet", no_argument, 0, 'q'},
     {"verbose", no_argument, 0, 'v'},
@@ -335,6 +338,11 @@ int sg_cli_args_parse(int argc, char **argv, sg_cli_args *a, char *err, size_t e
         case OPT_MAX_FILE_SIZE:
             if (sg_cli_parse_size(optarg, &a->max_file_bytes) != 0 || a->max_file_bytes == 0)
                 USAGE_ERR("--max-file-size: expected a positive byte count (K/M/G suffixes allowed), got '%s'",
+                          optarg);
+            break;
+        case OPT_DECODE_MEMORY:
+            if (sg_cli_parse_size(optarg, &a->decode_memory) != 0 || a->decode_memory == 0)
+                USAGE_ERR("--decode-memory: expected a positive byte count (K/M/G suffixes allowed), got '%s'",
                           optarg);
             break;
         case OPT_PROGRESS: a->progress = 1; break;

@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "counter.h"
 #include "inputs.h"
+#include "memory.h"
 #include "outpath.h"
 #include "pathset.h"
 #include "pipeline.h"
@@ -166,6 +167,19 @@ static void print_verbose(const sg_cli_pipeline_stats *st, const sg_backend *b, 
     if (skipped_files)
         fprintf(stderr, "  %llu %s in directories skipped for their extension: %s\n",
                 (unsigned long long)skipped_files, plural(skipped_files, "file", "files"), skipped_summary);
+}
+
+/* The decode memory budget's line of the -v summary. */
+static void print_budget(sg_decode_budget *budget) {
+    sg_decode_budget_stats bs;
+    sg_decode_budget_get_stats(budget, &bs);
+    fprintf(stderr, "  decode memory: budget %.1f MiB (--decode-memory), most reserved at once %.1f MiB; %llu %s "
+                    "waited for room (%.3f s summed)",
+            bs.limit / 1048576.0, bs.peak / 1048576.0, (unsigned long long)bs.waits,
+            plural(bs.waits, "image", "images"), bs.wait_s);
+    if (bs.over)
+        fprintf(stderr, ", %llu went ahead over it while nothing else was decoding", (unsigned long long)bs.over);
+    fputc('\n', stderr);
 }
 
 /* A hint when --weights names a file that is not a checkpoint but sits beside one (DIR/config.json). */
@@ -382,6 +396,7 @@ int main(int argc, char **argv) {
     sg_cli_writer *w = NULL;
     sg_cli_counter *counter = NULL;
     sg_cli_pipeline *pl = NULL;
+    sg_decode_budget *budget = NULL;
     sg_zeroshot zs;
     memset(&zs, 0, sizeof zs);
     char where[4096], cerr[1024];
@@ -423,6 +438,13 @@ int main(int argc, char **argv) {
     pre.pillow_major = a.pillow_major;
     if (a.max_pixels) pre.max_pixels = a.max_pixels;
     if (a.max_file_bytes) pre.max_file_bytes = a.max_file_bytes;
+    /* What the decode workers hold at once is bounded (preprocess/budget.c): a folder of huge scans on many
+     * cores would otherwise hold one decoded image per worker, tens of GB. */
+    if (!(budget = sg_decode_budget_new(a.decode_memory ? a.decode_memory : sg_cli_decode_budget_default()))) {
+        setup_error("out of memory");
+        goto out;
+    }
+    pre.budget = budget;
 
     char shown_out[4096];
     if (a.output) sg_cli_shown_path(a.output, shown_out, sizeof shown_out);
@@ -578,10 +600,12 @@ int main(int argc, char **argv) {
                 t_loaded - t_start, t_setup - t_loaded, t_backend - t_setup,
                 early ? " (decoding ran meanwhile)" : " (then decoding started: an input comes from stdin or a pipe)");
         print_verbose(&st, b, threads, batch, skipped_files, skipped_summary);
+        print_budget(budget);
     }
 out:
     if (out_lock >= 0) close(out_lock);
     sg_cli_pipeline_cancel(pl);
+    sg_decode_budget_free(budget); /* after the workers have stopped */
     sg_cli_counter_stop(counter);
     if (w) sg_cli_writer_close(w, 0, cerr, sizeof cerr);
     sg_cli_inputs_close(in);

@@ -296,6 +296,7 @@ int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts
                        int *orientation, char *err, size_t errlen) {
     sg_jpeg_front fr;
     if (sg_jpeg_front_read(data, len, opts, &fr, err, errlen)) return -1;
+    sg_pre_budget_pixels("JPEG whole", (uint64_t)fr.dw, (uint64_t)fr.dh); /* more than the streamed path holds */
     if (sg_pre_alloc(out, fr.dw, fr.dh, err, errlen)) return -1;
     if (sg_jpeg_decode_rows(data, len, &fr, out->rgb, NULL, NULL, NULL, err, errlen) != 0) {
         sg_rgb_image_free(out);

@@ -39,11 +39,21 @@ static inline uint8_t sg_cmyk2rgb_channel(int c, int nk) {
 int sg_pre_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Returns 0 when w x h is a positive size within max_pixels (and fits size_t as RGB), else -1 with a reason
- * naming fmt, the declared size and the cap. */
+ * naming fmt, the declared size and the cap. On 0 the image's pixels are reserved in the decode budget, which
+ * may wait (sg_pre_budget_pixels). */
 int sg_pre_check_dims(const char *fmt, uint64_t w, uint64_t h, uint64_t max_pixels, char *err, size_t errlen);
 /* The pixel cap on a TIFF tile that is decoded whole into one buffer (a compressed tile, JPEG included): a few
  * compressed bytes could otherwise declare a tile of gigabytes around a tiny image. 0, or -1 with a reason. */
 int sg_pre_check_tile(uint64_t tw, uint64_t th, uint64_t max_pixels, char *err, size_t errlen);
+
+/* The decode memory budget (preprocess/budget.c) as the calling thread's image uses it: begin and end bracket one
+ * image (they nest: only the outermost pair counts; end gives back everything it reserved); file reserves the
+ * encoded bytes before they are read; pixels reserves fmt's estimate for a declared w x h, and is called by
+ * sg_pre_check_dims once the size has passed. All do nothing when opts->budget is NULL. */
+void sg_pre_budget_begin(const sg_preprocess_opts *opts);
+void sg_pre_budget_end(void);
+void sg_pre_budget_file(uint64_t bytes);
+void sg_pre_budget_pixels(const char *fmt, uint64_t w, uint64_t h);
 
 /* Allocates img->rgb for w x h (checked by sg_pre_check_dims first). Returns 0 or -1 with a reason. */
 int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);

@@ -47,6 +47,7 @@ int sg_pre_check_dims(const char *fmt, uint64_t w, uint64_t h, uint64_t max_pixe
         return sg_pre_err(err, errlen, "%s: image of %llux%llu = %llu pixels exceeds the cap of %llu pixels (decompression bomb?)",
                           fmt, (unsigned long long)w, (unsigned long long)h, (unsigned long long)(w * h), (unsigned long long)max_pixels);
     if (w * h > (uint64_t)(SIZE_MAX / 4)) return sg_pre_err(err, errlen, "%s: image too large for this machine", fmt);
+    sg_pre_budget_pixels(fmt, w, h);
     return 0;
 }
 
@@ -152,10 +153,8 @@ static double sg_now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
-                         sg_preprocess_stats *stats, char *err, size_t errlen) {
-    sg_preprocess_opts def;
-    if (!opts) sg_preprocess_opts_default(&def), opts = &def;
+static int sg_preprocess_bytes(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
+                               sg_preprocess_stats *stats, char *err, size_t errlen) {
     /* JPEG, the common case: decoded straight into the resize when it can be (sg_pre_jpeg_to_resized). The
      * checks sg_decode_rgb makes first are made here too, in the same order, so the same files fail the same
      * way on both paths. */
@@ -174,6 +173,17 @@ int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_op
     if (rc) sg_pre_err(err, errlen, "resize of %dx%d to %d failed (bad filter or out of memory)", img.w, img.h, opts->out_size);
     sg_rgb_image_free(&img);
     if (stats) stats->decode_s += t1 - t0, stats->resize_s += t2 - t1;
+    return rc;
+}
+
+int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
+                         sg_preprocess_stats *stats, char *err, size_t errlen) {
+    sg_preprocess_opts def;
+    if (!opts) sg_preprocess_opts_default(&def), opts = &def;
+    sg_pre_budget_begin(opts);
+    sg_pre_budget_file(len); /* bytes the caller holds already (an image from stdin), reserved beside its pixels */
+    int rc = sg_preprocess_bytes(data, len, opts, out, stats, err, errlen);
+    sg_pre_budget_end();
     return rc;
 }
 
@@ -198,9 +208,12 @@ int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t
                           (unsigned long long)opts->max_file_bytes);
     }
     size_t n = (size_t)st.st_size;
+    sg_pre_budget_begin(opts); /* the file's bytes are reserved before they are read, the pixels by the decoder */
+    sg_pre_budget_file(n);
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         fclose(f);
+        sg_pre_budget_end();
         return sg_pre_err(err, errlen, "out of memory reading %zu bytes", n);
     }
     size_t got = fread(buf, 1, n, f);
@@ -208,10 +221,12 @@ int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t
     fclose(f);
     if (rerr || got != n) {
         free(buf);
+        sg_pre_budget_end();
         return sg_pre_err(err, errlen, "read error: got %zu of %zu bytes", got, n);
     }
     if (stats) stats->read_s += sg_now() - t0;
-    int rc = sg_preprocess_memory(buf, n, opts, out, stats, err, errlen);
+    int rc = sg_preprocess_bytes(buf, n, opts, out, stats, err, errlen);
     free(buf);
+    sg_pre_budget_end();
     return rc;
 }

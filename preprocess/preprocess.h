@@ -17,6 +17,20 @@ extern "C" {
 
 typedef enum { SG_RESAMPLE_BILINEAR = 2, SG_RESAMPLE_BICUBIC = 3 } sg_resample; /* Pillow's filter ids */
 
+/* A memory budget shared by threads that decode at once (preprocess/budget.c): each image reserves its file's
+ * bytes and an estimate of its decoded pixels before it holds them, and waits (first come, first served) while
+ * the reservations of the images being decoded would pass the budget; an image larger than the whole budget
+ * decodes alone. Thread-safe. */
+typedef struct sg_decode_budget sg_decode_budget;
+sg_decode_budget *sg_decode_budget_new(uint64_t bytes); /* NULL when out of memory */
+void sg_decode_budget_free(sg_decode_budget *b);
+typedef struct sg_decode_budget_stats {
+    uint64_t limit, peak; /* the budget, and the most reserved at once */
+    uint64_t waits, over; /* reservations that waited; images let in over the budget because nothing else ran */
+    double wait_s;        /* wall seconds waited, summed over threads */
+} sg_decode_budget_stats;
+void sg_decode_budget_get_stats(sg_decode_budget *b, sg_decode_budget_stats *st);
+
 typedef struct sg_preprocess_opts {
     int out_size;            /* S: side of the square output (the model's image_size) */
     sg_resample resample;    /* SG_RESAMPLE_BILINEAR (HF siglip2 default) */
@@ -31,6 +45,7 @@ typedef struct sg_preprocess_opts {
     int whole_image;         /* 1: always decode the whole image, then resize; 0 (default): JPEGs are decoded
                                 straight into the resize where they can be (same bytes, less memory traffic).
                                 For tests and benchmarks that compare the two paths. */
+    sg_decode_budget *budget; /* NULL (default): no limit on what threads decoding at once hold */
 } sg_preprocess_opts;
 
 /* Fills opts with the defaults: S = 224, bilinear, EXIF on, exact decode, and the default caps. */
