@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 34: the GPU gates and the benchmark in one call on the session's final tree (no kernel changed; the
+# decode workers now share a memory budget, --decode-memory), run with setsid and collected by a loop that waits
+# for $R/done and tars $R into $OUT: gpu-check, gpu-bench (its end-to-end runs go through the budget), then the
+# budget's two tests on this 16-core machine, then selfcheck-gpu.
+cd "$(dirname "$0")/../.." || exit 1
+R=/tmp/s34f; rm -rf $R; mkdir -p $R
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,power.limit,memory.total,clocks.max.sm --format=csv,noheader
+  nproc; grep MemAvailable /proc/meminfo
+  OUT=$R/check bash scripts/gpu-check.sh > $R/check.log 2>&1; echo "check rc $?"; date -u
+  OUT=$R/bench bash scripts/gpu-bench.sh > $R/bench.log 2>&1; echo "bench rc $?"; date -u
+  SG_TEST_FILTER=memory bash tests/run.sh build ./siglip2-embed > $R/memory.log 2>&1; echo "memory tests rc $?"
+  SG_TEST_FILTER=budget bash tests/run.sh build ./siglip2-embed >> $R/memory.log 2>&1; echo "budget tests rc $?"
+  OUT=$R/self bash scripts/selfcheck-gpu.sh > $R/self.log 2>&1; echo "selfcheck rc $?"; date -u
+} > $R/driver.log 2>&1
+touch $R/done
