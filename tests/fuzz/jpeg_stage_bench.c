@@ -20,13 +20,18 @@
 #include <stdlib.h>
 #include <jpeglib.h>
 
+/* A decompressor on the n bytes at b, its header read (libjpeg's default error handler exits on a broken file). */
+static void open_jpeg(struct jpeg_decompress_struct *d, struct jpeg_error_mgr *e, const unsigned char *b, size_t n) {
+    d->err = jpeg_std_error(e);
+    jpeg_create_decompress(d);
+    jpeg_mem_src(d, b, (unsigned long)n);
+    jpeg_read_header(d, TRUE);
+}
+
 static void full(const unsigned char *b, size_t n) {
     struct jpeg_decompress_struct d;
     struct jpeg_error_mgr e;
-    d.err = jpeg_std_error(&e);
-    jpeg_create_decompress(&d);
-    jpeg_mem_src(&d, b, (unsigned long)n);
-    jpeg_read_header(&d, TRUE);
+    open_jpeg(&d, &e, b, n);
     d.out_color_space = JCS_RGB;
     jpeg_start_decompress(&d);
     unsigned char *buf = malloc((size_t)d.output_width * 3 * 16);
@@ -41,10 +46,7 @@ static void full(const unsigned char *b, size_t n) {
 static void raw(const unsigned char *b, size_t n) {
     struct jpeg_decompress_struct d;
     struct jpeg_error_mgr e;
-    d.err = jpeg_std_error(&e);
-    jpeg_create_decompress(&d);
-    jpeg_mem_src(&d, b, (unsigned long)n);
-    jpeg_read_header(&d, TRUE);
+    open_jpeg(&d, &e, b, n);
     d.raw_data_out = TRUE;
     jpeg_start_decompress(&d);
     JSAMPROW rows[MAX_COMPONENTS][4 * DCTSIZE];
@@ -64,10 +66,7 @@ static void raw(const unsigned char *b, size_t n) {
 static long coef(const unsigned char *b, size_t n) {
     struct jpeg_decompress_struct d;
     struct jpeg_error_mgr e;
-    d.err = jpeg_std_error(&e);
-    jpeg_create_decompress(&d);
-    jpeg_mem_src(&d, b, (unsigned long)n);
-    jpeg_read_header(&d, TRUE);
+    open_jpeg(&d, &e, b, n);
     jvirt_barray_ptr *arr = jpeg_read_coefficients(&d);
     long nonzero = 0;
     for (int c = 0; c < d.num_components; c++) {
