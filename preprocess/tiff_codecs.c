@@ -25,46 +25,64 @@
 #define SG_LZW_CSIZE 5119 /* libtiff: MAXCODE(12) + 1024 entries */
 
 typedef struct {
-    uint32_t off;   /* where its string already stands whole in out (entries >= 258, once added) */
-    uint16_t len;   /* string length (0: never filled) */
-    uint8_t first;  /* its first byte */
-} sg_lzw_entry;     /* 8 bytes: the table (40 KB) stays close to L1 */
+    uint32_t off; /* where its string already stands whole in out (entries >= 258, once added) */
+    uint32_t len; /* string length (0: never filled) */
+} sg_lzw_entry;   /* 8 bytes: the table (40 KB) stays close to L1 */
 
+/* Copies k bytes from f to d in 16-byte steps, writing up to 15 bytes past d + k (the caller leaves that room).
+ * Each step loads its 16 bytes before it stores them, so it is right whenever f + k <= d (a string that stands
+ * wholly before where it is written), however close the two are. */
+static inline void sg_lzw_copy16(uint8_t *d, const uint8_t *f, size_t k) {
+    for (size_t i = 0; i < k; i += 16) {
+        uint64_t a, b;
+        memcpy(&a, f + i, 8), memcpy(&b, f + i + 8, 8);
+        memcpy(d + i, &a, 8), memcpy(d + i + 8, &b, 8);
+    }
+}
+
+/* Fills out[0, occ) and returns 0, or returns -1 (the stream is bad, or ends before occ bytes); on -1 out holds
+ * nothing the caller may use (bytes past the last string may have been written: the copies run ahead). */
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
     if (occ > UINT32_MAX) return -1; /* past 4 GB a strip: only with --max-pixels raised far past its default */
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
-    for (int i = 0; i < 256; i++) t[i].len = 1, t[i].first = (uint8_t)i, t[i].off = 0;
-    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].first = 0, t[i].off = 0;
-    uint64_t bits_left = (uint64_t)n * 8, pos = 0;
-    uint32_t acc = 0;
+    for (int i = 0; i < 256; i++) t[i].len = 1, t[i].off = 0;
+    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].off = 0;
+    /* the bit reader: the next accbits bits of the stream, MSB first, in the top of acc (the rest zero) */
+    uint64_t acc = 0;
+    size_t pos = 0;
     int accbits = 0, nbits = 9, rc = -1;
     int free_ent = -1;  /* -1: libtiff's "before the table" (no entry may be added) */
     int maxcode = 510;  /* the width grows when free_ent passes this: (1 << nbits) - 2 */
     int old = 0;        /* entry 0 at the start, as libtiff's dec_oldcodep */
     size_t o = 0, old_off = 0; /* old_off: where old's string was written */
+    const size_t fast_end = occ >= 16 ? occ - 16 : 0; /* below it a copy of up to 16 bytes may run ahead */
+#define SG_LZW_NEXT(code)                                                                                        \
+    do {                                                                                                       \
+        if (accbits < nbits) {                                                                                 \
+            if (n - pos >= 8) { /* whole bytes while they fit: accbits ends at 57..63 */                        \
+                uint64_t w;                                                                                    \
+                memcpy(&w, in + pos, 8);                                                                       \
+                const int take = (63 - accbits) >> 3;                                                          \
+                acc |= (__builtin_bswap64(w) >> accbits) & ~(~0ull >> (accbits + 8 * take));                 \
+                pos += (size_t)take, accbits += 8 * take;                                                      \
+            } else {                                                                                           \
+                while (accbits < nbits && pos < n) acc |= (uint64_t)in[pos++] << (56 - accbits), accbits += 8; \
+                if (accbits < nbits) goto done; /* the input ends first: "not terminated with EOI" */         \
+            }                                                                                                  \
+        }                                                                                                      \
+        (code) = (uint32_t)(acc >> (64 - nbits));                                                              \
+        acc <<= nbits, accbits -= nbits;                                                                       \
+    } while (0)
     for (;;) {
-        /* the next nbits-bit code, MSB first; the input ending first is "not terminated with EOI" */
-        while (accbits < nbits) {
-            if (bits_left < 8) goto done;
-            acc = (acc << 8) | in[pos++];
-            accbits += 8, bits_left -= 8;
-        }
-        uint32_t code = (acc >> (accbits - nbits)) & ((1u << nbits) - 1);
-        accbits -= nbits;
+        uint32_t code;
+        SG_LZW_NEXT(code);
         if (code == 257) goto done; /* EOI */
         if (code == 256) {          /* Clear, then (after any more Clears) a literal or EOI */
             free_ent = 258, nbits = 9, maxcode = 510;
-            do {
-                while (accbits < nbits) {
-                    if (bits_left < 8) goto done;
-                    acc = (acc << 8) | in[pos++];
-                    accbits += 8, bits_left -= 8;
-                }
-                code = (acc >> (accbits - nbits)) & ((1u << nbits) - 1);
-                accbits -= nbits;
-            } while (code == 256);
+            do SG_LZW_NEXT(code);
+            while (code == 256);
             if (code == 257) goto done;
             if (code > 257) goto bad;
             old_off = o;
@@ -75,8 +93,7 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
         }
         /* a literal or a table code: a new entry is old's string plus the first byte of code's string */
         if (free_ent < 0 || (int)code > free_ent) goto bad;
-        t[free_ent].len = (uint16_t)(t[old].len + 1);
-        t[free_ent].first = t[old].first;
+        t[free_ent].len = t[old].len + 1;
         t[free_ent].off = (uint32_t)old_off; /* old's string, then the first byte of code's, which follows it in out */
         if (++free_ent > maxcode) {
             if (++nbits > 12) nbits = 12;
@@ -84,25 +101,36 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
             if (free_ent >= SG_LZW_CSIZE) free_ent = -1;
         }
         old = (int)code;
-        uint32_t len = t[code].len;
-        if (len == 0) goto bad; /* an entry never filled (libtiff zeroes them; cannot happen after the checks) */
-        /* the string, cut to what is left of occ (libtiff keeps the first bytes): copied from where it stands
-         * in out already (an entry's string is old's string followed by the first byte written after it, and
-         * nothing is cut before the end); the entry added just now reaches one byte into what is written here,
-         * the byte that is written first (its first byte), so that copy goes forward byte by byte */
-        size_t room = occ - o, k = len < room ? len : room;
         old_off = o;
         if (code < 256) {
-            out[o] = (uint8_t)code;
-        } else {
-            const uint8_t *f = out + t[code].off;
-            uint8_t *d = out + o;
-            if (k > 16 && t[code].off + k <= o) memcpy(d, f, k);
-            else for (size_t i = 0; i < k; i++) d[i] = f[i]; /* short, or overlapping: forward */
+            out[o++] = (uint8_t)code;
+            if (o == occ) { rc = 0; goto done; }
+            continue;
         }
+        const size_t len = t[code].len, off = t[code].off;
+        if (len == 0) goto bad; /* an entry never filled (libtiff zeroes them; cannot happen after the checks) */
+        /* The string stands in out already: an entry's string is old's string followed by the first byte written
+         * after it. The one exception reaches into what is written now: the entry added just above (code =
+         * free_ent - 1, "KwKwK"), whose last byte is its own first byte. It is cut to what is left of occ
+         * (libtiff keeps the first bytes). */
+        uint8_t *d = out + o;
+        const uint8_t *f = out + off;
+        if (o + len <= fast_end) {
+            if (off + len <= o) {
+                sg_lzw_copy16(d, f, len);
+            } else { /* KwKwK: off + len == o + 1 */
+                sg_lzw_copy16(d, f, len - 1);
+                d[len - 1] = f[0];
+            }
+            o += len;
+            continue;
+        }
+        const size_t k = len < occ - o ? len : occ - o;
+        for (size_t i = 0; i < k; i++) d[i] = f[i]; /* forward, byte by byte: right in both cases */
         o += k;
         if (o == occ) { rc = 0; goto done; }
     }
+#undef SG_LZW_NEXT
 bad:
     rc = -1;
 done:

@@ -5,8 +5,8 @@
  * each prints "RC LEN FNV1A64" for preprocess/inflate.c and then the same for a second build of the decoder
  * whose entry points are named old_zlib_inflate / old_zlib_inflate_exact / old_tiff_lzw (the script builds
  * previous versions of inflate.c and tiff_codecs.c that way), one line per record. Every buffer is malloc'd to its exact size so that
- * ASan sees any over-read or over-write. For 'x' the whole out buffer is hashed, pre-filled with 0xa5, so a
- * write on failure shows too. Built by the script (see its top comment), e.g.
+ * ASan sees any over-read or over-write. For 'x' and 'l' the whole out buffer is hashed on success, pre-filled
+ * with 0xa5, so a byte left unwritten shows too; on failure only the result code is compared. Built by the script (see its top comment), e.g.
  *   cc -O2 -I. tests/fuzz/inflate_dump.c preprocess/inflate.c preprocess/tiff_codecs.c /tmp/old.o /tmp/old_codecs.o
  */
 #include "preprocess/internal.h"
@@ -35,8 +35,9 @@ static void one(int mode, uint64_t param, const uint8_t *d, size_t len, int old)
         if (!o) exit(2);
         memset(o, 0xa5, (size_t)param);
         int rc = mode == 'l' ? (old ? old_tiff_lzw(d, len, o, (size_t)param) : sg_tiff_lzw(d, len, o, (size_t)param)) : old ? old_zlib_inflate_exact(d, len, o, (size_t)param) : sg_zlib_inflate_exact(d, len, o, (size_t)param);
-        /* exact mode: out is the caller's only when it succeeds (on failure it holds whatever was decoded) */
-        printf("%d %llu %016llx", rc, (unsigned long long)param, mode == 'x' && rc ? 0ull : fnv(o, (size_t)param));
+        /* out is the caller's only when it succeeds: on failure inflate holds whatever was decoded, and LZW's
+         * copies may have run ahead of the last string (the TIFF decoder refuses the image either way) */
+        printf("%d %llu %016llx", rc, (unsigned long long)param, rc ? 0ull : fnv(o, (size_t)param));
         free(o);
     }
 }
