@@ -7,6 +7,8 @@
  *   - the file's bytes, before they are read (sg_preprocess_file);
  *   - its pixels, once the decoder knows the declared size (sg_pre_check_dims, which every decoder calls before
  *     it allocates pixels), at a per-format number of bytes per pixel measured from the decoders' peaks (below);
+ *   - and what a decoder allocates beyond that estimate as the stream asks for it (sg_pre_budget_more: WebP
+ *     lossless's prefix-code tables, which a crafted file of a few MB can grow to hundreds of MB);
  * and gives it all back when the image is done. A reservation that does not fit waits, first come first served.
  *
  * Why it cannot deadlock: a thread that holds a reservation and is not waiting ("running") never blocks on
@@ -148,4 +150,10 @@ void sg_pre_budget_pixels(const char *fmt, uint64_t w, uint64_t h) {
     if (need <= tl.pix) return;
     tl.over |= sg_budget_take(tl.b, tl.file + tl.pix, need - tl.pix);
     tl.pix = need;
+}
+
+void sg_pre_budget_more(uint64_t bytes) {
+    if (!tl.b || !bytes) return;
+    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix, bytes);
+    tl.pix += bytes;
 }

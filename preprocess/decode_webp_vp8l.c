@@ -173,6 +173,7 @@ static int sg_l_pool_reserve(sg_l_pool *p, size_t n) {
     if (p->n + n <= p->cap) return 0;
     size_t cap = p->cap ? p->cap : 4096;
     while (cap < p->n + n) cap *= 2;
+    sg_pre_budget_more((uint64_t)(cap - p->cap) * sizeof *p->e); /* a crafted stream can ask for hundreds of MB */
     sg_l_entry *e = realloc(p->e, cap * sizeof *e);
     if (!e) return -1;
     p->e = e, p->cap = cap;

@@ -54,6 +54,9 @@ void sg_pre_budget_begin(const sg_preprocess_opts *opts);
 void sg_pre_budget_end(void);
 void sg_pre_budget_file(uint64_t bytes);
 void sg_pre_budget_pixels(const char *fmt, uint64_t w, uint64_t h);
+/* Reserves bytes more for the calling thread's image, for memory its decoder allocates as the stream asks (it may
+ * wait, as any reservation). */
+void sg_pre_budget_more(uint64_t bytes);
 
 /* Allocates img->rgb for w x h (checked by sg_pre_check_dims first). Returns 0 or -1 with a reason. */
 int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);

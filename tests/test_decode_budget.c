@@ -5,8 +5,9 @@
  * keeps its own account of what is reserved and checks, each time a thread is let in, the rule the budget
  * promises: either everything reserved fits the budget, or the thread that was let in is the only one decoding.
  * Also: no run hangs (an alarm fails the test instead), a single image larger than the whole budget decodes, a
- * budget of NULL changes nothing, nested begin / end pairs give everything back once, and real decodes through
- * sg_preprocess_file give the same pixels with a budget as without.
+ * budget of NULL changes nothing, nested begin / end pairs give everything back once, real decodes through
+ * sg_preprocess_file give the same pixels with a budget as without, and WebP lossless's prefix tables are
+ * reserved as they grow.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -202,6 +203,33 @@ static void real_files(const char *root) {
     free(b);
 }
 
+/* WebP lossless's prefix-code tables are reserved as they grow (sg_pre_budget_more), beyond the pixel estimate: a
+ * crafted stream of a few MB can ask for hundreds of MB of them. */
+static void webp_tables(const char *root) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/images/webp/vp8l_hand_meta_groups.webp", root); /* 8 x 4, 2 groups */
+    size_t n;
+    uint8_t *d = sg_test_read_file(path, &n);
+    if (!d) {
+        SKIP("WebP tables: %s not found", path);
+        return;
+    }
+    sg_preprocess_opts o;
+    sg_preprocess_opts_default(&o);
+    o.budget = sg_decode_budget_new(1ull << 40);
+    uint8_t out[224 * 224 * 3];
+    char err[256] = "";
+    int rc = sg_preprocess_memory(d, n, &o, out, NULL, err, sizeof err);
+    sg_decode_budget_stats st;
+    sg_decode_budget_get_stats(o.budget, &st);
+    const uint64_t pixels = (uint64_t)n + 8 * 4 * 12; /* the file and the 8 x 4 image at WebP's 12 B/px */
+    CHECK(rc == 0 && st.peak >= pixels + 4096 * 3,
+          "WebP lossless: its prefix tables are reserved beside its file and pixels (%llu bytes at most, %llu for the "
+          "file and pixels; %s)", (unsigned long long)st.peak, (unsigned long long)pixels, rc ? err : "decoded");
+    sg_decode_budget_free(o.budget);
+    free(d);
+}
+
 int main(void) {
     alarm(240); /* a hang is a failure, not a stuck test run */
     const char *root = getenv("SG_ROOT") ? getenv("SG_ROOT") : ".";
@@ -214,6 +242,7 @@ int main(void) {
     play("a single thread never waits", 1, 8, 1000, 1000000, 1000, 1000, 0, 0, 1);
     nested();
     real_files(root);
+    webp_tables(root);
     {
         sg_preprocess_opts o;
         sg_preprocess_opts_default(&o);
