@@ -3,7 +3,7 @@
  * Each decode worker holds one image's encoded bytes and its decoded pixels (and what its decoder needs beside
  * them) until the image is resized. Sixteen workers on sixteen panoramas or scans of 100+ megapixels would hold
  * tens of GB at once, so a folder of them could run a machine out of memory where one at a time fits. With a
- * budget, every image reserves what it will hold before it holds it, in two steps:
+ * budget, every image reserves what it will hold before it holds it:
  *   - the file's bytes, before they are read (sg_preprocess_file);
  *   - its pixels, once the decoder knows the declared size (sg_pre_check_dims, which every decoder calls before
  *     it allocates pixels), at a per-format number of bytes per pixel measured from the decoders' peaks (below);
@@ -11,11 +11,11 @@
  *     lossless's prefix-code tables, which a crafted file of a few MB can grow to hundreds of MB);
  * and gives it all back when the image is done. A reservation that does not fit waits, first come first served.
  *
- * Why it cannot deadlock: a thread that holds a reservation and is not waiting ("running") never blocks on
- * anything until it gives it back (a decode worker has its batch slot before it decodes). A waiting request is
- * granted when it is first in line and fits, or when no thread is running: then every holder is waiting, and the
- * first in line goes ahead over the limit (an image larger than the whole budget still decodes, alone). So
- * something always runs, and everything that runs finishes.
+ * Why it cannot deadlock: a thread that holds a reservation blocks on nothing but the budget until it gives it
+ * back (a decode worker has its batch slot before it decodes); when it asks for more and waits in line, it counts
+ * as not running. A waiting request is granted when it is first in line and fits, or when no thread is running:
+ * then every holder is waiting, and the first in line goes ahead over the limit (an image larger than the whole
+ * budget still decodes, alone). So something always runs, and everything that runs finishes.
  *
  * The reservations are estimates (declared size x bytes per pixel), not the allocations themselves, so the
  * resident set can pass the budget by what the estimates miss; they are set above the measured peaks to keep that
@@ -32,18 +32,18 @@ struct sg_decode_budget {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t limit, used, peak;
-    int running;                  /* threads holding a reservation that are not waiting for more */
+    int running;                   /* threads holding a reservation that are not waiting for more */
     uint64_t next_ticket, serving; /* the line of waiting requests */
-    uint64_t waits, over; /* reservations that had to wait; images let in (partly) over the budget */
+    uint64_t waits, over;          /* reservations that had to wait; images let in (partly) over the budget */
     double wait_s;
 };
 
-/* This thread's image: its budget, what it holds (file bytes and pixel estimate), and the nesting depth of the
- * preprocess entry points (sg_preprocess_file calls sg_preprocess_memory). */
+/* This thread's image: its budget, what it holds (file bytes; pixel estimate and more), and how deep the begin /
+ * end pairs nest (a caller may bracket an image itself around the entry points' own pair). */
 static __thread struct {
     sg_decode_budget *b;
-    uint64_t file, pix;
-    int depth, over; /* over: some of it was let in over the budget */
+    uint64_t file, pix, more; /* the encoded bytes, the pixel estimate, what the decoder asked for beyond it */
+    int depth, over;          /* over: some of it was let in over the budget */
 } tl;
 
 sg_decode_budget *sg_decode_budget_new(uint64_t bytes) {
@@ -106,15 +106,15 @@ static int sg_budget_take(sg_decode_budget *b, uint64_t held, uint64_t extra) {
 }
 
 void sg_pre_budget_begin(const sg_preprocess_opts *opts) {
-    if (tl.depth++ == 0) tl.b = opts ? opts->budget : NULL, tl.file = tl.pix = 0, tl.over = 0;
+    if (tl.depth++ == 0) tl.b = opts ? opts->budget : NULL, tl.file = tl.pix = tl.more = 0, tl.over = 0;
 }
 
 void sg_pre_budget_end(void) {
     if (--tl.depth > 0) return;
     sg_decode_budget *b = tl.b;
-    const uint64_t held = tl.file + tl.pix;
+    const uint64_t held = tl.file + tl.pix + tl.more;
     const int over = tl.over;
-    tl.b = NULL, tl.file = tl.pix = 0, tl.over = 0;
+    tl.b = NULL, tl.file = tl.pix = tl.more = 0, tl.over = 0;
     if (!b || !held) return;
     pthread_mutex_lock(&b->mu);
     b->used -= held;
@@ -126,7 +126,7 @@ void sg_pre_budget_end(void) {
 
 void sg_pre_budget_file(uint64_t bytes) {
     if (!tl.b || bytes <= tl.file) return;
-    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix, bytes - tl.file);
+    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix + tl.more, bytes - tl.file);
     tl.file = bytes;
 }
 
@@ -148,12 +148,12 @@ void sg_pre_budget_pixels(const char *fmt, uint64_t w, uint64_t h) {
     if (!tl.b) return;
     const uint64_t need = w * h * sg_bytes_per_pixel(fmt); /* w * h <= the pixel cap: no overflow */
     if (need <= tl.pix) return;
-    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix, need - tl.pix);
+    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix + tl.more, need - tl.pix);
     tl.pix = need;
 }
 
 void sg_pre_budget_more(uint64_t bytes) {
     if (!tl.b || !bytes) return;
-    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix, bytes);
-    tl.pix += bytes;
+    tl.over |= sg_budget_take(tl.b, tl.file + tl.pix + tl.more, bytes);
+    tl.more += bytes;
 }
