@@ -135,6 +135,13 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
             printf("backend chosen: none: %s\n", err);
         }
     }
+    {
+        const uint64_t avail = sg_cli_memory_available(), budget = a->decode_memory ? a->decode_memory
+                                                                                   : sg_cli_decode_budget_default();
+        printf("decode memory: the decode workers may hold %.0f MiB at once (%s the %.0f MiB this process may still "
+               "use)\n", budget / 1048576.0, a->decode_memory ? "--decode-memory; of" : "the default: half of",
+               avail / 1048576.0);
+    }
     sg_model_free(m);
     return EXIT_ALL_OK;
 }

@@ -6,7 +6,7 @@ waits for room. Checked here, on the CPU backend with the tiny196 fixture and PN
 6 megapixels: ~96 MB reserved each):
   - the rows are the same bytes with a budget that lets one image in at a time as with no pressure at all;
   - under that budget images waited, the -v line says so, and the process's peak memory is lower;
-  - the default budget is half of what the process may still use, and -v prints it;
+  - the default budget is half of what the process may still use, and -v prints it; --info says it;
   - --decode-memory 0 and --decode-memory abc are refused with exit 2, naming the option.
 Binary: $SG_BIN.
 """
@@ -89,6 +89,11 @@ budget = float(m.group(1)) * 1048576 if m else 0
 check(r.returncode == 0 and m is not None and budget >= 512 * 1048576 and (not avail or budget <= max(avail * 0.55, 512 * 1048576)),
       f"the default budget is at least 512 MiB and at most about half of MemAvailable ({budget / 1048576:.0f} MiB "
       f"of {avail / 1048576:.0f} MiB available)")
+
+r = run(["--info", "--decode-memory", "2G"])
+m = re.search(r"decode memory: the decode workers may hold (\d+) MiB at once \(--decode-memory", r.stdout.decode())
+check(r.returncode == 0 and m is not None and m.group(1) == "2048",
+      f"--info says what the decode workers may hold ({m.group(0) if m else r.stdout.decode()[-200:]!r})")
 
 for bad in ["0", "abc", "-5"]:
     r = run(["--decode-memory", bad, files[0]])
