@@ -55,8 +55,8 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     int accbits = 0, nbits = 9, rc = -1;
     int free_ent = -1;  /* -1: libtiff's "before the table" (no entry may be added) */
     int maxcode = 510;  /* the width grows when free_ent passes this: (1 << nbits) - 2 */
-    int old = 0;        /* entry 0 at the start, as libtiff's dec_oldcodep */
-    size_t o = 0, old_off = 0; /* old_off: where old's string was written */
+    uint32_t old_len = 1; /* the previous code's string length (entry 0 at the start, as libtiff's dec_oldcodep) */
+    size_t o = 0, old_off = 0; /* old_off: where that string was written */
     const size_t fast_end = occ >= 16 ? occ - 16 : 0; /* below it a copy of up to 16 bytes may run ahead */
 #define SG_LZW_NEXT(code)                                                                                        \
     do {                                                                                                       \
@@ -87,29 +87,30 @@ int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
             if (code > 257) goto bad;
             old_off = o;
             out[o++] = (uint8_t)code;
-            old = (int)code;
+            old_len = 1;
             if (o == occ) { rc = 0; goto done; }
             continue;
         }
-        /* a literal or a table code: a new entry is old's string plus the first byte of code's string */
+        /* a literal or a table code: a new entry is the previous string plus the first byte of code's string */
         if (free_ent < 0 || (int)code > free_ent) goto bad;
-        t[free_ent].len = t[old].len + 1;
-        t[free_ent].off = (uint32_t)old_off; /* old's string, then the first byte of code's, which follows it in out */
+        t[free_ent].len = old_len + 1;
+        t[free_ent].off = (uint32_t)old_off; /* the previous string, then code's first byte, which follows it in out */
         if (++free_ent > maxcode) {
             if (++nbits > 12) nbits = 12;
             maxcode = (1 << nbits) - 2;
             if (free_ent >= SG_LZW_CSIZE) free_ent = -1;
         }
-        old = (int)code;
         old_off = o;
         if (code < 256) {
             out[o++] = (uint8_t)code;
+            old_len = 1;
             if (o == occ) { rc = 0; goto done; }
             continue;
         }
         const size_t len = t[code].len, off = t[code].off;
         if (len == 0) goto bad; /* an entry never filled (libtiff zeroes them; cannot happen after the checks) */
-        /* The string stands in out already: an entry's string is old's string followed by the first byte written
+        old_len = (uint32_t)len;
+        /* The string stands in out already: an entry's string is an earlier string followed by the first byte written
          * after it. The one exception reaches into what is written now: the entry added just above (code =
          * free_ent - 1, "KwKwK"), whose last byte is its own first byte. It is cut to what is left of occ
          * (libtiff keeps the first bytes). */
