@@ -55,7 +55,7 @@ typedef struct sg_cli_args {
     int pillow_major;        /* resize pass order of this Pillow version: 0 = latest (13), 12 = Pillow <= 12 */
     uint64_t max_pixels;     /* 0 = preprocess default */
     uint64_t max_file_bytes; /* 0 = preprocess default */
-    uint64_t decode_memory;  /* --decode-memory, 0 = sg_cli_decode_budget_default() */
+    uint64_t decode_memory;  /* --decode-memory, 0 = the default (sg_cli_decode_budget) */
     const char *dump_dir;    /* --dump-preprocessed DIR, or NULL */
     int batch_set;           /* -b was given (text runs otherwise use a larger default batch) */
     /* text queries: a run embeds either images (PATH, --files-from) or texts (--text, --texts-from) */

@@ -136,8 +136,7 @@ static int run_info(const sg_cli_args *a, sg_backend_opts *bo) {
         }
     }
     {
-        const uint64_t avail = sg_cli_memory_available(), budget = a->decode_memory ? a->decode_memory
-                                                                                   : sg_cli_decode_budget_default();
+        const uint64_t avail = sg_cli_memory_available(), budget = sg_cli_decode_budget(a->decode_memory, avail);
         printf("decode memory: the decode workers may hold %.0f MiB at once (%s the %.0f MiB this process may still "
                "use)\n", budget / 1048576.0, a->decode_memory ? "--decode-memory; of" : "the default: half of",
                avail / 1048576.0);
@@ -447,7 +446,7 @@ int main(int argc, char **argv) {
     if (a.max_file_bytes) pre.max_file_bytes = a.max_file_bytes;
     /* What the decode workers hold at once is bounded (preprocess/budget.c): a folder of huge scans on many
      * cores would otherwise hold one decoded image per worker, tens of GB. */
-    if (!(budget = sg_decode_budget_new(a.decode_memory ? a.decode_memory : sg_cli_decode_budget_default()))) {
+    if (!(budget = sg_decode_budget_new(sg_cli_decode_budget(a.decode_memory, sg_cli_memory_available())))) {
         setup_error("out of memory");
         goto out;
     }

@@ -85,8 +85,8 @@ uint64_t sg_cli_memory_available(void) {
     return avail;
 }
 
-uint64_t sg_cli_decode_budget_default(void) {
-    uint64_t avail = sg_cli_memory_available();
+uint64_t sg_cli_decode_budget(uint64_t asked, uint64_t avail) {
+    if (asked) return asked;
     if (!avail) return 4ull << 30;
     uint64_t half = avail / 2;
     return half < (512ull << 20) ? 512ull << 20 : half;

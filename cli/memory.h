@@ -10,8 +10,9 @@
  * these can be read (not Linux). */
 uint64_t sg_cli_memory_available(void);
 
-/* The decode workers' default memory budget (--decode-memory): half of sg_cli_memory_available(), leaving the
- * rest to the backend, the writer and the system, and at least 512 MiB; 4 GiB when nothing can be read. */
-uint64_t sg_cli_decode_budget_default(void);
+/* The decode workers' memory budget: asked (--decode-memory) when not 0, else the default, half of avail (what
+ * sg_cli_memory_available() returned), leaving the rest to the backend, the writer and the system, and at least
+ * 512 MiB; 4 GiB when avail is 0 (nothing could be read). */
+uint64_t sg_cli_decode_budget(uint64_t asked, uint64_t avail);
 
 #endif
