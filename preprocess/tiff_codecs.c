@@ -45,10 +45,10 @@ static inline void sg_lzw_copy16(uint8_t *d, const uint8_t *f, size_t k) {
 int sg_tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t occ) {
     if (occ == 0) return 0;
     if (occ > UINT32_MAX) return -1; /* past 4 GB a strip: only with --max-pixels raised far past its default */
+    /* entries 258 on (literals are written without the table; 256 and 257 are Clear and EOI), all unfilled */
     sg_lzw_entry *t = malloc(sizeof(sg_lzw_entry) * SG_LZW_CSIZE);
     if (!t) return -1;
-    for (int i = 0; i < 256; i++) t[i].len = 1, t[i].off = 0;
-    for (int i = 256; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].off = 0;
+    for (int i = 0; i < SG_LZW_CSIZE; i++) t[i].len = 0, t[i].off = 0;
     /* the bit reader: the next accbits bits of the stream, MSB first, in the top of acc (the rest zero) */
     uint64_t acc = 0;
     size_t pos = 0;
