@@ -36,12 +36,18 @@ static void nap(int us) {
     nanosleep(&ts, NULL);
 }
 
+/* The next of n items for a thread to take (*next counts them out under mu), or -1 when all are taken. */
+static int take_next(pthread_mutex_t *mu, int *next, int n) {
+    pthread_mutex_lock(mu);
+    int i = *next < n ? (*next)++ : -1;
+    pthread_mutex_unlock(mu);
+    return i;
+}
+
 static void *player(void *arg) {
     world *w = arg;
     for (;;) {
-        pthread_mutex_lock(&w->mu);
-        int i = w->next_image < w->n_images ? w->next_image++ : -1;
-        pthread_mutex_unlock(&w->mu);
+        int i = take_next(&w->mu, &w->next_image, w->n_images);
         if (i < 0) return NULL;
         const uint64_t scale = w->big_every && i % w->big_every == 0 ? 2 : 1;
         const uint64_t file = w->file_bytes * scale, pw = w->pixels_w * scale, ph = w->pixels_h * scale;
@@ -149,9 +155,7 @@ typedef struct {
 static void *decoder(void *arg) {
     decode_job *j = arg;
     for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int i = j->next < j->n ? j->next++ : -1;
-        pthread_mutex_unlock(&j->mu);
+        int i = take_next(&j->mu, &j->next, j->n);
         if (i < 0) return NULL;
         char err[512];
         if (sg_preprocess_file(j->files[i], j->opts, j->out + (size_t)i * 224 * 224 * 3, NULL, err, sizeof err)) {
