@@ -187,10 +187,10 @@ int sg_preprocess_memory(const uint8_t *data, size_t len, const sg_preprocess_op
     return rc;
 }
 
-int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t *out, sg_preprocess_stats *stats,
-                       char *err, size_t errlen) {
-    sg_preprocess_opts def;
-    if (!opts) sg_preprocess_opts_default(&def), opts = &def;
+/* sg_preprocess_file inside its image's budget bracket: the file's bytes are reserved before they are read, the
+ * pixels by the decoder. */
+static int sg_preprocess_path(const char *path, const sg_preprocess_opts *opts, uint8_t *out,
+                              sg_preprocess_stats *stats, char *err, size_t errlen) {
     double t0 = sg_now();
     /* O_NONBLOCK: opening a FIFO named as an input would otherwise wait for a writer forever; it is refused
      * below like any file that is not regular, and a regular file reads the same either way. */
@@ -208,12 +208,10 @@ int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t
                           (unsigned long long)opts->max_file_bytes);
     }
     size_t n = (size_t)st.st_size;
-    sg_pre_budget_begin(opts); /* the file's bytes are reserved before they are read, the pixels by the decoder */
     sg_pre_budget_file(n);
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         fclose(f);
-        sg_pre_budget_end();
         return sg_pre_err(err, errlen, "out of memory reading %zu bytes", n);
     }
     size_t got = fread(buf, 1, n, f);
@@ -221,12 +219,20 @@ int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t
     fclose(f);
     if (rerr || got != n) {
         free(buf);
-        sg_pre_budget_end();
         return sg_pre_err(err, errlen, "read error: got %zu of %zu bytes", got, n);
     }
     if (stats) stats->read_s += sg_now() - t0;
     int rc = sg_preprocess_bytes(buf, n, opts, out, stats, err, errlen);
     free(buf);
+    return rc;
+}
+
+int sg_preprocess_file(const char *path, const sg_preprocess_opts *opts, uint8_t *out, sg_preprocess_stats *stats,
+                       char *err, size_t errlen) {
+    sg_preprocess_opts def;
+    if (!opts) sg_preprocess_opts_default(&def), opts = &def;
+    sg_pre_budget_begin(opts);
+    int rc = sg_preprocess_path(path, opts, out, stats, err, errlen);
     sg_pre_budget_end();
     return rc;
 }
