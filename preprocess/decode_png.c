@@ -1,4 +1,5 @@
-/* preprocess/decode_png.c — PNG: our own chunk walk, as Pillow's PngImageFile walks it, then stb_image for the pixels.
+/* preprocess/decode_png.c — PNG: our own chunk walk, as Pillow's PngImageFile walks it, then the pixels as Pillow
+ * decodes them.
  *
  * Pillow reads a PNG in three stages, and the walk here follows each (Pillow 12 and 13 agree on all of it):
  *  - _open, up to the first IDAT: every name must be 4 word characters, every chunk whole with a good CRC (an
@@ -10,14 +11,18 @@
  *    cut refuses the file ("Truncated File Read"), as do the handlers' own checks (sg_png_handler_check).
  *  Bytes after IEND are never read; a missing IEND is no error.
  * Every chunk read goes to png_meta.c, which finds the orientation where Pillow finds it (eXIf, text, XMP).
- * stb_image would read the file its own way (it refuses unknown critical chunks and a missing IEND, and joins
- * IDATs across other chunks), so it gets a rebuilt stream instead: IHDR (compression byte 0, interlace 0/1 as
- * Pillow reads it), PLTE (padded, see below), the tRNS before IDAT, the IDAT run's data, IEND; CRCs zero (stb
- * does not check them). Mode rules that differ from stb's defaults: 16-bit grey is Pillow's I;16, and
- * convert("RGB") clips it at 255 (stb would keep the high byte). Everything else (palette with tRNS, LA,
- * RGBA, 16-bit RGB(A) high byte, 1/2/4-bit grey scaled to 0..255) is what stb gives with 3 requested channels.
- * A palette shorter than its indices need is padded to 256 entries, the missing ones black: stb keeps the
- * palette in an uninitialised stack array, and Pillow 13 maps such indices to (0,0,0) in convert("RGB").
+ * The image data (decode_data) is decoded as Pillow's ZipDecode.c decodes it, since session 35 by our own code
+ * (stb_image had decoded it before, with its own verdicts on damaged data):
+ *  - inflate.c inflates it with zlib's verdicts, fed as ImageFile.load feeds it (64 KiB at most at a time, never
+ *    across a chunk's end; sg_zlib_inflate_png): a corrupt stream refuses the image ("broken data stream") where
+ *    zlib finds it before the last row is out, or in the rest of the block that row came from (the Adler-32
+ *    trailer, mostly); data past the last row is never read. A stream that ends early ends the image there
+ *    when it ends a row (the rows after it stay 0, as in Pillow), else the file is truncated.
+ *  - every row's filter type must be 0..4; rows are unfiltered by png_unfilter.c (one pass, or Adam7's seven).
+ *  - convert("RGB")'s mode rules: grey repeated, 1/2/4-bit grey scaled to 0..255, 16-bit grey as I;16 clipped at
+ *    255, other 16-bit samples by their high byte, alpha dropped, tRNS ignored, palette indices looked up with
+ *    the entries past PLTE's black (Pillow 13).
+ *  - stb's chunk checks are kept (sg_png_chunk_rules), so the files it refused are refused as before.
  */
 #include "preprocess/internal.h"
 
@@ -59,7 +64,7 @@ typedef struct {
     uint32_t plte_len, trns_len;
     size_t *idat; /* offset, length, offset, length, ... */
     size_t n_idat, cap_idat, idat_total;
-    int cut; /* the end of the file cut the IDAT run */
+    int cut; /* the end of the file cuts the last IDAT's data */
 } sg_png_layout;
 
 /* APNG state, as PngStream keeps it: acTL's frame count, the last sequence number, whether fcTL came first. */
@@ -138,12 +143,10 @@ static int sg_png_walk(const uint8_t *d, size_t len, const sg_preprocess_opts *o
             break; /* IEND, or the next frame of an animated APNG */
         if (is_idat && stage < 2) { /* the IDAT run: data as far as the file goes, CRC unread */
             if (!lay->ihdr_off) return sg_pre_err(err, errlen, "PNG: IDAT before IHDR");
-            /* Pillow's decoder stops at the last row; IDATs after that one are read by load_end, whole or refused.
-             * We take a cut IDAT after the first as such a one (wrong only where the cut lost no pixel data). */
-            if (n > left && lay->n_idat)
-                return sg_pre_err(err, errlen, "PNG: IDAT at offset %zu declares %u bytes, only %zu left (truncated file)", p, n, left);
+            /* Pillow's decoder stops at the last row; IDATs after that one are read by load_end, whole or refused:
+             * a cut one is refused if the rows end before it (sg_png_decode_data), taken as far as it goes if not. */
             if (sg_png_add_idat(lay, p + 8, n < left ? n : left)) return sg_pre_err(err, errlen, "PNG: out of memory");
-            lay->cut = n >= left || left - n < 8;
+            lay->cut = n > left;
             if (stage == 0) /* is_animated, fixed at open: acTL's count, plus the IDAT when no fcTL came first */
                 animated = a.n_frames >= 0 && a.n_frames + !a.fctl_before_idat > 1;
             stage = 1;
@@ -180,50 +183,155 @@ static int sg_png_walk(const uint8_t *d, size_t len, const sg_preprocess_opts *o
     return 0;
 }
 
-static uint8_t *sg_png_put(uint8_t *o, const char *type, const uint8_t *s, size_t n) {
-    o[0] = (uint8_t)(n >> 24), o[1] = (uint8_t)(n >> 16), o[2] = (uint8_t)(n >> 8), o[3] = (uint8_t)n;
-    memcpy(o + 4, type, 4);
-    if (n && s) memcpy(o + 8, s, n);
-    else if (n) memset(o + 8, 0, n);
-    memset(o + 8 + n, 0, 4); /* stb does not read CRCs */
-    return o + 12 + n;
+/* The rows of the image data as Pillow's decoder lays them out (ZipDecode.c): one pass, or Adam7's
+ * seven with the empty ones left out; each row a filter byte and its samples. */
+typedef struct {
+    int w, h, bpp_bits, interlace;
+} sg_png_rows;
+static const int sg_adam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+/* Pass p's width and height in pixels (0 when empty). */
+static void sg_png_pass(const sg_png_rows *r, int p, int *pw, int *ph) {
+    if (!r->interlace) { *pw = r->w, *ph = r->h; return; }
+    *pw = (r->w - sg_adam7[p][0] + sg_adam7[p][2] - 1) / sg_adam7[p][2];
+    *ph = (r->h - sg_adam7[p][1] + sg_adam7[p][3] - 1) / sg_adam7[p][3];
+    if (*pw <= 0 || *ph <= 0) *pw = *ph = 0;
+}
+/* The data's size when every row is there. */
+static size_t sg_png_rows_size(const sg_png_rows *r) {
+    size_t n = 0;
+    for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
+        int pw, ph;
+        sg_png_pass(r, p, &pw, &ph);
+        if (pw) n += (((size_t)pw * r->bpp_bits + 7) / 8 + 1) * ph;
+    }
+    return n;
+}
+/* Walks the rows that end by got: each filter byte must be 0..4, as Pillow's decoder requires of every row it
+ * finishes (-1 otherwise, with the row's number and filter type in row[0], row[1]). *boundary: whether got ends
+ * a row. */
+static int sg_png_rows_check(const sg_png_rows *r, const uint8_t *raw, size_t got, int row[2], int *boundary) {
+    size_t at = 0;
+    int k = 0;
+    for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
+        int pw, ph;
+        sg_png_pass(r, p, &pw, &ph);
+        size_t rb = ((size_t)pw * r->bpp_bits + 7) / 8 + 1;
+        for (int y = 0; y < ph && at < got; y++, k++, at += rb)
+            if (at + rb <= got && raw[at] > 4) return row[0] = k, row[1] = raw[at], -1;
+    }
+    *boundary = at == got;
+    return 0;
 }
 
-/* The stream stb reads (see the top of the file). */
-static uint8_t *sg_png_rebuild(const uint8_t *d, const sg_png_layout *lay, size_t *out_len) {
-    const size_t piece = 1u << 30; /* stb's IDAT size limit */
-    uint32_t pl = lay->plte_off ? lay->plte_len : 0;
-    if (lay->ctype == 3 && pl && pl < 768 && pl % 3 == 0) pl = 768;
-    size_t n = 8 + 25 + (lay->plte_off ? 12 + pl : 0) + (lay->trns_off ? 12 + lay->trns_len : 0) +
-               lay->idat_total + 12 * (lay->idat_total / piece + 1) + 12;
-    uint8_t *b = malloc(n), *o = b;
-    if (!b) return NULL;
-    memcpy(o, d, 8);
-    o = sg_png_put(o + 8, "IHDR", d + lay->ihdr_off + 8, 13);
-    o[-5] = o[-5] ? 1 : 0, o[-7] = 0; /* interlace: Pillow takes any non-zero as Adam7; compression: unread */
-    if (lay->plte_off) {
-        uint8_t *at = o;
-        o = sg_png_put(o, "PLTE", NULL, pl);
-        memcpy(at + 8, d + lay->plte_off + 8, lay->plte_len);
+/* The chunk checks stb_image made when it decoded PNG pixels (before session 35), kept so that the same files
+ * are refused: a PLTE that is not whole entries or holds more than 256; a palette image without a PLTE of at
+ * least one entry; a tRNS in an image with alpha, or of the wrong size (grey 2 bytes, RGB 6, palette no more
+ * entries than PLTE has). 0, or -1 with the reason. */
+static int sg_png_chunk_rules(const sg_png_layout *lay, char *err, size_t errlen) {
+    uint32_t pl = lay->plte_off ? lay->plte_len : 0, tl = lay->trns_len;
+    if (lay->plte_off && (pl > 768 || pl % 3)) return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is not 1-256 colours", pl);
+    if (lay->ctype == 3 && pl == 0) return sg_pre_err(err, errlen, "PNG: a palette image without a palette");
+    if (!lay->trns_off) return 0;
+    if (lay->ctype == 4 || lay->ctype == 6) return sg_pre_err(err, errlen, "PNG: tRNS in an image with alpha");
+    if (lay->ctype == 3 ? tl > pl / 3 : tl != (lay->ctype == 2 ? 6u : 2u))
+        return sg_pre_err(err, errlen, "PNG: tRNS of %u bytes does not fit the image", tl);
+    return 0;
+}
+
+/* Pixel i of an unfiltered row of the image's colour type and depth, as RGB the way Pillow's convert("RGB") makes
+ * it: grey repeated (1/2/4-bit grey scaled to 0..255; 16-bit grey is I;16, clipped at 255), 16-bit samples by
+ * their high byte, alpha dropped, palette indices looked up (pal: 256 entries, the missing ones black). */
+static inline void sg_png_rgb(const uint8_t *row, int i, int ctype, int depth, const uint8_t *pal, uint8_t *o) {
+    if (depth < 8) {
+        int v = row[(i * depth) >> 3] >> (8 - depth - ((i * depth) & 7)) & ((1 << depth) - 1);
+        if (ctype == 3) o[0] = pal[3 * v], o[1] = pal[3 * v + 1], o[2] = pal[3 * v + 2];
+        else o[0] = o[1] = o[2] = (uint8_t)(v * (depth == 1 ? 255 : depth == 2 ? 85 : 17));
+        return;
     }
-    if (lay->trns_off) o = sg_png_put(o, "tRNS", d + lay->trns_off + 8, lay->trns_len);
-    size_t k = 0, used = 0; /* piece k of the IDAT data, bytes of it used */
-    size_t left = lay->idat_total;
-    do {
-        size_t m = left < piece ? left : piece;
-        uint8_t *at = o;
-        o = sg_png_put(o, "IDAT", NULL, m);
-        for (size_t w = 0; w < m;) {
-            size_t take = lay->idat[2 * k + 1] - used < m - w ? lay->idat[2 * k + 1] - used : m - w;
-            memcpy(at + 8 + w, d + lay->idat[2 * k] + used, take);
-            w += take, used += take;
-            if (used == lay->idat[2 * k + 1]) k++, used = 0;
+    int b = depth / 8, n = ctype == 2 ? 3 : ctype == 4 ? 2 : ctype == 6 ? 4 : 1;
+    const uint8_t *p = row + (size_t)i * n * b;
+    if (ctype == 3) o[0] = pal[3 * p[0]], o[1] = pal[3 * p[0] + 1], o[2] = pal[3 * p[0] + 2];
+    else if (ctype == 0 && b == 2) o[0] = o[1] = o[2] = p[0] ? 255 : p[1];
+    else if (ctype == 0 || ctype == 4) o[0] = o[1] = o[2] = p[0];
+    else o[0] = p[0], o[1] = p[b], o[2] = p[2 * b];
+}
+
+/* raw's rows (all there, their filter types checked) unfiltered (png_unfilter.c) and made RGB (sg_png_rgb), each
+ * pass of an interlaced image to its pixels' places. Rows of 8-bit RGB are unfiltered straight into the output. */
+static int sg_png_pixels(const uint8_t *d, const sg_png_layout *lay, const uint8_t *raw, const sg_png_rows *r,
+                         sg_rgb_image *out, char *err, size_t errlen) {
+    uint8_t pal[768] = {0};
+    if (lay->ctype == 3) memcpy(pal, d + lay->plte_off + 8, lay->plte_len);
+    int bpp = r->bpp_bits < 8 ? 1 : r->bpp_bits / 8, direct = !r->interlace && lay->ctype == 2 && lay->depth == 8;
+    size_t most = ((size_t)r->w * r->bpp_bits + 7) / 8;
+    uint8_t *rows = direct ? NULL : malloc(2 * most + 1);
+    if (!direct && !rows) return sg_pre_err(err, errlen, "PNG: out of memory");
+    if (sg_pre_alloc(out, r->w, r->h, err, errlen)) return free(rows), -1;
+    for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
+        int pw, ph;
+        sg_png_pass(r, p, &pw, &ph);
+        size_t rb = ((size_t)pw * r->bpp_bits + 7) / 8;
+        int x0 = r->interlace ? sg_adam7[p][0] : 0, y0 = r->interlace ? sg_adam7[p][1] : 0;
+        int dx = r->interlace ? sg_adam7[p][2] : 1, dy = r->interlace ? sg_adam7[p][3] : 1;
+        for (int y = 0; y < ph; y++, raw += rb + 1) {
+            uint8_t *o = out->rgb + (size_t)(y0 + y * dy) * r->w * 3;
+            uint8_t *cur = direct ? o : rows + (y & 1) * most;
+            const uint8_t *up = !y ? NULL : direct ? o - rb : rows + ((y - 1) & 1) * most;
+            sg_png_unfilter(cur, up, raw + 1, rb, bpp, raw[0]);
+            if (!direct)
+                for (int x = 0; x < pw; x++) sg_png_rgb(cur, x, lay->ctype, lay->depth, pal, o + 3 * (size_t)(x0 + x * dx));
         }
-        left -= m;
-    } while (left);
-    o = sg_png_put(o, "IEND", NULL, 0);
-    *out_len = (size_t)(o - b);
-    return b;
+    }
+    free(rows);
+    return 0;
+}
+
+/* The image data decoded as Pillow decodes it (see the top), then the pixels (sg_png_pixels). */
+static int sg_png_decode_data(const uint8_t *d, const sg_png_layout *lay, sg_rgb_image *out, char *err, size_t errlen) {
+    const uint8_t *ihdr = d + lay->ihdr_off + 8;
+    static const int chans[7] = {1, 0, 3, 1, 2, 0, 4};
+    int depth = lay->depth, ctype = lay->ctype;
+    uint32_t w = sg_be32(ihdr), h = sg_be32(ihdr + 4);
+    if (ctype < 0 || ctype > 6 || !chans[ctype] || (depth != 1 && depth != 2 && depth != 4 && depth != 8 && depth != 16) ||
+        (ctype == 3 && depth == 16) || (ctype != 0 && ctype != 3 && depth < 8))
+        return sg_pre_err(err, errlen, "PNG: bit depth %d with colour type %d", depth, ctype);
+    if (!w || !h || w > (1u << 24) || h > (1u << 24) || (1u << 30) / w / (ctype == 3 ? 4u : (uint32_t)chans[ctype]) < h)
+        return sg_pre_err(err, errlen, "PNG: %u x %u is too large", w, h); /* the pixel cap refuses such sizes first */
+    if (sg_png_chunk_rules(lay, err, errlen)) return -1;
+    sg_png_rows r = {(int)w, (int)h, chans[ctype] * depth, ihdr[12] != 0};
+    size_t n = sg_png_rows_size(&r), n_ends = 0;
+    size_t *ends = malloc((lay->idat_total / 65536 + lay->n_idat / 2 + 1) * sizeof *ends);
+    uint8_t *joined = lay->n_idat > 2 ? malloc(lay->idat_total) : NULL, *raw = malloc(n);
+    if (!ends || !raw || (lay->n_idat > 2 && !joined)) {
+        free(ends), free(raw), free(joined);
+        return sg_pre_err(err, errlen, "PNG: out of memory");
+    }
+    /* Pillow reads the data 64 KiB at a time, never across a chunk's end (ImageFile.load, load_read). */
+    for (size_t k = 0, at = 0; k < lay->n_idat; k += 2) {
+        if (joined) memcpy(joined + at, d + lay->idat[k], lay->idat[k + 1]);
+        for (size_t e = 65536; e < lay->idat[k + 1]; e += 65536) ends[n_ends++] = at + e;
+        at += lay->idat[k + 1];
+        if (lay->idat[k + 1]) ends[n_ends++] = at;
+    }
+    size_t got = 0;
+    const uint8_t *z = joined ? joined : d + lay->idat[0];
+    size_t last_in = 0, last_piece = lay->idat_total - lay->idat[lay->n_idat - 1];
+    int rc = sg_zlib_inflate_png(z, lay->idat_total, ends, n_ends, raw, n, &got, &last_in), row[2], boundary = 0;
+    free(ends), free(joined);
+    if (rc >= 0 && lay->cut && last_in <= last_piece) /* the rows ended before the cut IDAT: load_end reads it */
+        rc = sg_pre_err(err, errlen, "PNG: truncated file: an IDAT after the image data is cut short (Pillow refuses it)");
+    else if (rc == SG_PNGZ_BROKEN)
+        rc = sg_pre_err(err, errlen, "PNG: broken data stream: the image data's zlib stream is corrupt (Pillow refuses it)");
+    else if (sg_png_rows_check(&r, raw, got, row, &boundary))
+        rc = sg_pre_err(err, errlen, "PNG: row %d has filter type %d (Pillow refuses it)", row[0], row[1]);
+    else if (rc == SG_PNGZ_SHORT || (rc == SG_PNGZ_END && !boundary))
+        rc = sg_pre_err(err, errlen, "PNG: truncated file: the image data ends after %zu of its %zu bytes", got, n);
+    else {
+        memset(raw + got, 0, n - got); /* the stream ended at a row's end: Pillow leaves the rest 0 */
+        rc = sg_png_pixels(d, lay, raw, &r, out, err, errlen);
+    }
+    free(raw);
+    return rc;
 }
 
 int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
@@ -232,42 +340,15 @@ int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     sg_png_layout lay = {.ctype = -1};
     sg_png_meta meta = {0};
     int rc = sg_png_walk(d, len, opts, &lay, &meta, err, errlen);
-    /* IDATs with no bytes at all: Pillow's decoder gets no data and the file is truncated for it. (stb, given an
-     * empty IDAT, offsets a NULL pointer: undefined behaviour, found by fuzzing.) */
+    /* IDATs with no bytes at all: Pillow's decoder gets no data and the file is truncated for it. */
     if (rc == 0 && lay.idat_total == 0)
         rc = sg_pre_err(err, errlen, "PNG: the image data is empty (truncated file)");
     *orientation = rc ? 1 : sg_png_meta_orientation(&meta, opts->pillow_major);
     sg_png_meta_free(&meta);
-    size_t src_len = 0;
-    uint8_t *src = rc ? NULL : sg_png_rebuild(d, &lay, &src_len);
-    free(lay.idat);
-    if (rc) return -1;
-    if (!src) return sg_pre_err(err, errlen, "PNG: out of memory");
-    if (*orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose calls getexif() */
-        return free(src), sg_pre_err(err, errlen, "PNG: the EXIF data is not readable (bad hex, not TIFF, or text): Pillow's exif_transpose raises on it");
+    if (!rc && *orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose calls getexif() */
+        rc = sg_pre_err(err, errlen, "PNG: the EXIF data is not readable (bad hex, not TIFF, or text): Pillow's exif_transpose raises on it");
     if (*orientation == SG_EXIF_REFUSED) *orientation = 1;
-    int depth = lay.depth, ctype = lay.ctype;
-
-    int sw, sh;
-    if (ctype == 0 && depth == 16) {
-        uint16_t *g = sg_stb_load16(src, src_len, 1, &sw, &sh, err, errlen);
-        free(src);
-        if (!g) return lay.cut ? sg_pre_err(err, errlen, "PNG: truncated file: the IDAT data ends early") : -1;
-        if (sg_pre_alloc(out, sw, sh, err, errlen)) { free(g); return -1; }
-        for (size_t i = 0, np = (size_t)sw * sh; i < np; i++) {
-            uint8_t v = g[i] > 255 ? 255 : (uint8_t)g[i]; /* Pillow I;16 -> RGB clips, it does not scale */
-            out->rgb[3 * i] = out->rgb[3 * i + 1] = out->rgb[3 * i + 2] = v;
-        }
-        free(g);
-        return 0;
-    }
-    uint8_t *rgb = sg_stb_load8(src, src_len, 3, &sw, &sh, err, errlen);
-    free(src);
-    if (!rgb) {
-        char why[200];
-        snprintf(why, sizeof why, "%s", err ? err : "");
-        return sg_pre_err(err, errlen, "PNG: %s%s", lay.cut ? "truncated file: " : "", why);
-    }
-    out->w = sw, out->h = sh, out->rgb = rgb;
-    return 0;
+    if (!rc) rc = sg_png_decode_data(d, &lay, out, err, errlen);
+    free(lay.idat);
+    return rc ? -1 : 0;
 }

@@ -1,6 +1,7 @@
 /* preprocess/decode_stb.c — the one translation unit that compiles stb_image (Debian's libstb-dev header).
  *
- * Only the formats we need are compiled in (PNG, BMP). PSD goes through decode_psd.c (stb read RGB only
+ * Only the format we need is compiled in (BMP). PNG goes through decode_png.c (since session 35: Pillow's verdicts
+ * on damaged image data, and faster). PSD goes through decode_psd.c (stb read RGB only
  * and removed a white matte where Pillow drops alpha). JPEG goes through libjpeg-turbo (Pillow's
  * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
  * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
@@ -18,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STBI_ONLY_PNG
 #define STBI_ONLY_BMP
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
@@ -64,15 +64,6 @@ uint8_t *sg_stb_load8(const uint8_t *data, size_t len, int req_comp, int *w, int
     if (!p) sg_pre_err(err, errlen, "decode failed: %s", sg_stb_reason());
     return p;
 }
-
-uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen) {
-    int comp;
-    if (sg_stb_len(len, err, errlen)) return NULL;
-    uint16_t *p = stbi_load_16_from_memory(data, (int)len, w, h, &comp, req_comp);
-    if (!p) sg_pre_err(err, errlen, "decode failed: %s", sg_stb_reason());
-    return p;
-}
-
 
 /* Refuses, by name, the BMP compressions stb_image cannot decode (it would say only "unknown image type"): a
  * JPEG or PNG stream inside the BMP. RLE8 and RLE4 never come here (decode_bmp_rle.c). */

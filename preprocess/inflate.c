@@ -21,6 +21,7 @@
  */
 #include "preprocess/internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,27 @@ typedef struct {
     uint8_t *out;
     size_t n, cap, max;
     int stop_full; /* sg_zlib_inflate_exact: stop when a byte past max is to be written (SG_Z_FULL) */
+    const size_t *ends; /* sg_zlib_inflate_png: where the input's blocks end; cleared once the cut is made */
+    size_t n_ends;
+    size_t pos_out; /* pos when the output last grew */
 } sg_inflater;
+
+/* sg_zlib_inflate_png's cut: once the output is full, the input ends where the block being read ends. */
+static size_t sg_z_block_end(const size_t *ends, size_t n_ends, size_t pos) { /* the first end >= pos, or SIZE_MAX */
+    size_t lo = 0, hi = n_ends;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ends[mid] < pos) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n_ends ? ends[lo] : SIZE_MAX;
+}
+static inline void sg_z_cut(sg_inflater *z) {
+    if (!z->ends || z->n != z->max) return;
+    size_t e = sg_z_block_end(z->ends, z->n_ends, z->pos);
+    if (e < z->len) z->len = e;
+    z->ends = NULL;
+}
 
 #define SG_Z_FAST 10 /* bits of the fast path's first-level table */
 
@@ -48,6 +69,7 @@ typedef struct {
 /* The next n bits (LSB first) into *v: SG_Z_OK, or SG_Z_EOF when the input ends first. */
 static int sg_z_bits(sg_inflater *z, int n, uint32_t *v) {
     while (z->nbits < n) {
+        sg_z_cut(z);
         if (z->pos == z->len) return SG_Z_EOF;
         z->bits |= (uint32_t)z->in[z->pos++] << z->nbits;
         z->nbits += 8;
@@ -67,6 +89,7 @@ static int sg_z_put(sg_inflater *z, uint8_t b) {
         z->out = o, z->cap = cap > z->max ? z->max : cap;
     }
     z->out[z->n++] = b;
+    z->pos_out = z->pos;
     return SG_Z_OK;
 }
 
@@ -227,6 +250,7 @@ static int sg_z_fast(sg_inflater *z, const sg_huffman *lit, const sg_huffman *di
     }
     pos -= (size_t)(nbits >> 3); /* give back whole bytes not yet used */
     nbits &= 7;
+    if (n != z->n) z->pos_out = pos; /* every symbol taken here wrote bytes */
     z->pos = pos, z->n = n, z->nbits = nbits, z->bits = (uint32_t)(bits & ((1u << nbits) - 1));
     return rc;
 }
@@ -258,6 +282,7 @@ static int sg_z_codes(sg_inflater *z, const sg_huffman *lit, const sg_huffman *d
 
 static int sg_z_stored(sg_inflater *z) {
     z->bits = 0, z->nbits = 0; /* to a byte boundary */
+    sg_z_cut(z);
     if (z->len - z->pos < 4) return SG_Z_EOF;
     const uint8_t *p = z->in + z->pos;
     unsigned n = sg_le16(p), nc = sg_le16(p + 2);
@@ -270,6 +295,7 @@ static int sg_z_stored(sg_inflater *z) {
     if (k && sg_z_room(z, k)) return SG_Z_BAD;
     if (k) memcpy(z->out + z->n, z->in + z->pos, k);
     z->n += k, z->pos += k, n -= (unsigned)k;
+    if (k) z->pos_out = z->pos;
     for (unsigned i = 0; i < n; i++) {
         if (z->pos == z->len) return SG_Z_EOF;
         int rc = sg_z_put(z, z->in[z->pos]); /* at the cap the byte is input left over, as zlib leaves it */
@@ -339,7 +365,9 @@ static int sg_z_stream(sg_inflater *z) {
         if (rc) return rc;
     } while (!last);
     z->bits = 0, z->nbits = 0;
+    sg_z_cut(z);
     if (z->len - z->pos < 4) return SG_Z_EOF;
+    z->pos += 4; /* the stream's end, once its Adler-32 is checked below */
     uint32_t a = 1, b = 0;
     for (size_t i = 0; i < z->n;) { /* reduced every 5552 bytes, before b can pass 2^32 (zlib's NMAX) */
         size_t e = z->n - i < 5552 ? z->n : i + 5552;
@@ -349,7 +377,7 @@ static int sg_z_stream(sg_inflater *z) {
         for (; i < e; i++) a += z->out[i], b += a;
         a %= 65521, b %= 65521;
     }
-    const uint8_t *t = z->in + z->pos;
+    const uint8_t *t = z->in + z->pos - 4;
     uint32_t want = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
     return want == (b << 16 | a) ? SG_Z_OK : SG_Z_BAD;
 }
@@ -373,4 +401,19 @@ int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n)
     sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = out, .cap = n};
     int rc = sg_z_stream(&z);
     return z.n == n && (rc == SG_Z_FULL || rc == SG_Z_OK || rc == SG_Z_EOF) ? 0 : -1;
+}
+
+int sg_zlib_inflate_png(const uint8_t *in, size_t len, const size_t *ends, size_t n_ends, uint8_t *out, size_t n,
+                        size_t *got, size_t *last_in) {
+    *got = 0, *last_in = 0;
+    if (n == 0) return SG_PNGZ_FULL;
+    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = out, .cap = n, .ends = ends, .n_ends = n_ends};
+    int rc = sg_z_stream(&z);
+    *got = z.n, *last_in = z.pos_out;
+    if (rc == SG_Z_BAD) return SG_PNGZ_BROKEN;
+    if (z.n == n) return SG_PNGZ_FULL;
+    if (rc != SG_Z_OK) return SG_PNGZ_SHORT;
+    /* The stream ended before n bytes. Pillow sees that end only in the zlib call that wrote the last byte,
+     * whose input ends with the block that byte's code came from: the Adler-32 must end there too. */
+    return z.n && z.pos <= sg_z_block_end(ends, n_ends, z.pos_out) ? SG_PNGZ_END : SG_PNGZ_SHORT;
 }

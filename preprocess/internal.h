@@ -73,7 +73,8 @@ int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts
 int sg_pre_jpeg_to_resized(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, uint8_t *out,
                            sg_preprocess_stats *stats, char *err, size_t errlen);
 
-/* PNG: chunk walk (CRC, IHDR, orientation metadata: png_meta.c) then pixels through stb_image with Pillow's mode rules. */
+/* PNG: chunk walk (CRC, IHDR, orientation metadata: png_meta.c), then the image data inflated as Pillow's decoder
+ * inflates it (inflate.c), unfiltered (png_unfilter.c) and made RGB with Pillow's mode rules. */
 int sg_pre_decode_png(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                       int *orientation, char *err, size_t errlen);
 
@@ -109,6 +110,19 @@ int sg_zlib_inflate(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
  * (or its input ends) before n bytes (out then holds what was decoded). libtiff's Deflate decoding of a strip or
  * tile (tiff_codecs.c). */
 int sg_zlib_inflate_exact(const uint8_t *in, size_t len, uint8_t *out, size_t n);
+/* A PNG's image data as Pillow's decoder inflates it (ImageFile.load feeds ZipDecode.c the IDAT data in blocks:
+ * 64 KiB at most, none across a chunk's end; ends[] are the offsets where they end, ascending, the last = len)
+ * into out, n bytes (every row with its filter byte). zlib decodes all it can of the input it was given, so once
+ * the n-th byte is out, what follows it in the same block is still read: a block end, the last block's header
+ * and the Adler-32, whose errors refuse the image. SG_PNGZ_FULL: n bytes, no error within reach.
+ * SG_PNGZ_END: the stream ended (Adler-32 checked) after *got bytes, in the block of its last byte's code
+ * (Pillow then ends the image there when *got ends a row, the rest left 0). SG_PNGZ_BROKEN: a corrupt stream
+ * (zlib's Z_DATA_ERROR, Pillow's "broken data stream"). SG_PNGZ_SHORT: the input ran out first, or the stream
+ * ended where Pillow would not see it (its "image file is truncated"). *last_in: the input's length up to the
+ * last output byte's code. */
+enum { SG_PNGZ_FULL = 0, SG_PNGZ_END = 1, SG_PNGZ_BROKEN = -1, SG_PNGZ_SHORT = -2 };
+int sg_zlib_inflate_png(const uint8_t *in, size_t len, const size_t *ends, size_t n_ends, uint8_t *out, size_t n,
+                        size_t *got, size_t *last_in);
 
 /* GIF first frame with Pillow's rules for transparent pixels (palette colour, not black). */
 int sg_pre_decode_gif(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
@@ -216,8 +230,14 @@ int sg_resize_portable_kernels(int on);
 int sg_stb_info(const uint8_t *data, size_t len, int *w, int *h, int *comp, char *err, size_t errlen);
 /* Decodes with req_comp channels (8-bit). Returns a malloc'd buffer (free with free) or NULL with a reason. */
 uint8_t *sg_stb_load8(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
-/* Decodes with req_comp channels, 16 bits each. NULL with a reason on failure. */
-uint16_t *sg_stb_load16(const uint8_t *data, size_t len, int req_comp, int *w, int *h, char *err, size_t errlen);
+
+/* --- png_unfilter.c ---------------------------------------------------------------------------------- */
+/* Undoes PNG filter `filter` (0-4) on one row of n bytes of bpp-byte pixels (1..8; n a multiple of bpp): src the
+ * filtered bytes (after the filter byte), up the row above as unfiltered (NULL for the first row: zeros), dst the
+ * output (not overlapping src or up). Returns 0, or -1 for a filter type above 4.
+ * sg_png_unfilter runs the SSE2 kernels on x86-64, sg_png_unfilter_c the portable C (the tests' reference). */
+int sg_png_unfilter(uint8_t *dst, const uint8_t *up, const uint8_t *src, size_t n, int bpp, int filter);
+int sg_png_unfilter_c(uint8_t *dst, const uint8_t *up, const uint8_t *src, size_t n, int bpp, int filter);
 
 /* --- exif.c ------------------------------------------------------------------------------------------ */
 /* What Pillow's getexif() makes of a TIFF-structured EXIF block (with or without "Exif\0\0" prefixes) for
