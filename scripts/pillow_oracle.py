@@ -5,7 +5,8 @@ Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1
 a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal; ORACLE_EXIF applies
 ImageOps.exif_transpose first, as the tool's default pipeline does). verdicts() runs either (Pillow's
 as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}; parse_args() and write_cases() are the
-scripts' shared command line and file writing. fnv1a64() is the hash the golden and fixture files record (FNV-1a 64
+scripts' shared command line and file writing, and compare_main() the whole run of a script that only compares verdicts
+and pixels (gif_differential.py, png_differential.py). fnv1a64() is the hash the golden and fixture files record (FNV-1a 64
 with its standard offset basis; ORACLE's and the dump programs' hash starts from 1469598103934665603 instead, which
 matters only in that both sides of a differential agree).
 """
@@ -70,3 +71,23 @@ def write_cases(outdir, n, seed, name, make):
             f.write(make(rng))
         paths.append(p)
     return paths
+
+
+def compare_main(name, make):
+    """DUMP OUTDIR [N] [SEED] [--python PY]: writes N files OUTDIR/(name % i) made by make(rng), decodes them with
+    DUMP (given this Pillow's major version, for its rules) and with Pillow, prints every file whose verdict, size or
+    pixels differ (two refusals agree, whatever their reasons) and a count."""
+    dump, outdir, n, seed, py, _ = parse_args(sys.argv[1:])
+    paths = write_cases(outdir, n, seed, name, make)
+    major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE], paths)
+    diff = 0
+    for p in paths:
+        a, b = ours.get(p, "missing"), theirs.get(p, "missing")
+        if a.split()[0] == b.split()[0] == "ERR" or a == b:
+            continue
+        diff += 1
+        print(p, "| ours:", a, "| pillow:", b)
+    print("%d files, %d differ" % (n, diff))
+

@@ -13,11 +13,9 @@ Prints every file whose verdict, size or pixels differ, and a count. Usage: png_
 [--python PY]
 """
 import struct
-import subprocess
-import sys
 import zlib
 
-from pillow_oracle import ORACLE, parse_args, verdicts, write_cases
+from pillow_oracle import compare_main
 
 
 def chunk(name, data):
@@ -107,21 +105,5 @@ def png(rng):
     return out
 
 
-def main():
-    dump, outdir, n, seed, py, _ = parse_args(sys.argv[1:])
-    paths = write_cases(outdir, n, seed, "r%05d.png", png)
-    major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
-                           text=True, check=True).stdout.strip()
-    ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE], paths)
-    diff = 0
-    for p in paths:
-        a, b = ours.get(p, "missing"), theirs.get(p, "missing")
-        if a.split()[0] == b.split()[0] == "ERR" or a == b:
-            continue
-        diff += 1
-        print(p, "| ours:", a, "| pillow:", b)
-    print("%d files, %d differ" % (n, diff))
-
-
 if __name__ == "__main__":
-    main()
+    compare_main("r%05d.png", png)
