@@ -133,10 +133,12 @@ void sg_pre_budget_file(uint64_t bytes) {
 /* Bytes a decoder holds per declared pixel at its peak, the encoded bytes not counted, with room over what was
  * measured (4000 x 3000 images, ru_maxrss growth over the decode; docs/perf-notes.md, preprocess/ section 7):
  * JPEG streamed into the resize 0.3 baseline, 3.2 progressive (its coefficients), and decoded whole ("JPEG whole",
- * reserved by sg_pre_decode_jpeg: an EXIF rotation or a vertical-first resize) 3 more, 6 more rotated; PNG 9.9
- * RGBA, 15.7 RGBA 16-bit; TIFF 6.9; WebP 6.9 lossless, 4.4 lossy, +3 rotated; GIF 3.9; BMP, TGA, PNM 3.1. */
+ * reserved by sg_pre_decode_jpeg: an EXIF rotation or a vertical-first resize) 3 more, 6 more rotated; PNG (our
+ * own decoder since session 35: the rows, then RGB) 6.0 RGB, 7.0 RGBA, 9.0 RGB 16-bit, 11.0 RGBA 16-bit; TIFF 6.9;
+ * WebP 6.9 lossless, 4.4 lossy, +3 rotated; GIF 3.9; BMP, TGA, PNM 3.1. */
 static uint64_t sg_bytes_per_pixel(const char *fmt) {
-    if (!strcmp(fmt, "PNG") || !strcmp(fmt, "TIFF") || !strcmp(fmt, "PSD")) return 16;
+    if (!strcmp(fmt, "TIFF") || !strcmp(fmt, "PSD")) return 16;
+    if (!strcmp(fmt, "PNG")) return 12;
     if (!strcmp(fmt, "WebP")) return 12;
     if (!strcmp(fmt, "JPEG whole")) return 10;
     if (!strcmp(fmt, "JPEG")) return 4;

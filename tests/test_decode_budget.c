@@ -27,7 +27,7 @@ typedef struct {
     int inside;      /* threads whose pixels were granted and that have not ended */
     int violations, max_inside;
     int next_image, n_images;
-    uint64_t file_bytes, pixels_w, pixels_h; /* per image; pixels at PNG's 16 bytes each */
+    uint64_t file_bytes, pixels_w, pixels_h; /* per image; pixels at TIFF's 16 bytes each */
     int big_every;   /* every big_every-th image is four times larger (0: none) */
 } world;
 
@@ -57,7 +57,7 @@ static void *player(void *arg) {
         w->held += file;
         pthread_mutex_unlock(&w->mu);
         char err[256];
-        int rc = sg_pre_check_dims("PNG", pw, ph, 1ull << 40, err, sizeof err);
+        int rc = sg_pre_check_dims("TIFF", pw, ph, 1ull << 40, err, sizeof err);
         pthread_mutex_lock(&w->mu);
         w->held += pw * ph * 16;
         w->inside++;
