@@ -3,7 +3,8 @@
 # speed and embeddings against Pillow and HF on the same machine, in one run.
 #
 #   scripts/gpu-format-e2e.sh [webp|png]   (default webp; results under $OUT, else /tmp/sg-FORMAT-e2e; work files
-#                                          in $SG_WORK; SG_E2E_OLD_BIN: a second siglip2-embed, timed beside)
+#                                          in $SG_WORK; SG_E2E_BACKEND: the backend, default sm90;
+#                                          SG_E2E_OLD_BIN: a second siglip2-embed, timed beside)
 #
 # 1. builds siglip2-embed as gpu-bench.sh builds it, makes or reuses the
 #    full-size random checkpoint and gpu-bench's corpus of 4,000 JPEG photos (.carry/bench/make_corpus.py);
