@@ -21,8 +21,7 @@
  *  - every row's filter type must be 0..4; rows are unfiltered by png_unfilter.c (one pass, or Adam7's seven).
  *  - convert("RGB")'s mode rules: grey repeated, 1/2/4-bit grey scaled to 0..255, 16-bit grey as I;16 clipped at
  *    255, other 16-bit samples by their high byte, alpha dropped, tRNS ignored, palette indices looked up with
- *    the entries past PLTE's black (Pillow 13).
- *  - stb's chunk checks are kept (sg_png_chunk_rules), so the files it refused are refused as before.
+ *    the entries past PLTE's whole ones black (Pillow 13); PLTE's one check is Pillow's (sg_png_palette).
  */
 #include "preprocess/internal.h"
 
@@ -223,18 +222,16 @@ static int sg_png_rows_check(const sg_png_rows *r, const uint8_t *raw, size_t go
     return 0;
 }
 
-/* The chunk checks stb_image made when it decoded PNG pixels (before session 35), kept so that the same files
- * are refused: a PLTE that is not whole entries or holds more than 256; a palette image without a PLTE of at
- * least one entry; a tRNS in an image with alpha, or of the wrong size (grey 2 bytes, RGB 6, palette no more
- * entries than PLTE has). 0, or -1 with the reason. */
-static int sg_png_chunk_rules(const sg_png_layout *lay, char *err, size_t errlen) {
-    uint32_t pl = lay->plte_off ? lay->plte_len : 0, tl = lay->trns_len;
-    if (lay->plte_off && (pl > 768 || pl % 3)) return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is not 1-256 colours", pl);
-    if (lay->ctype == 3 && pl == 0) return sg_pre_err(err, errlen, "PNG: a palette image without a palette");
-    if (!lay->trns_off) return 0;
-    if (lay->ctype == 4 || lay->ctype == 6) return sg_pre_err(err, errlen, "PNG: tRNS in an image with alpha");
-    if (lay->ctype == 3 ? tl > pl / 3 : tl != (lay->ctype == 2 ? 6u : 2u))
-        return sg_pre_err(err, errlen, "PNG: tRNS of %u bytes does not fit the image", tl);
+/* Pillow's one check of the palette: a palette image whose PLTE holds more than 256 colours (over 770 bytes) is
+ * refused ("invalid palette size"). Otherwise PLTE's whole entries are the palette (none without a PLTE), a second
+ * PLTE replaces the first, the entries past them are black, and PLTE and tRNS mean nothing else for RGB. (stb had
+ * refused partial entries, a palette image without PLTE and tRNS of other sizes or with alpha: Pillow decodes
+ * them.) */
+static int sg_png_palette(const uint8_t *d, const sg_png_layout *lay, uint8_t pal[768], char *err, size_t errlen) {
+    memset(pal, 0, 768);
+    if (lay->ctype != 3 || !lay->plte_off) return 0;
+    if (lay->plte_len > 770) return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is more than 256 colours (Pillow refuses it)", lay->plte_len);
+    memcpy(pal, d + lay->plte_off + 8, lay->plte_len / 3 * 3 > 768 ? 768 : lay->plte_len / 3 * 3);
     return 0;
 }
 
@@ -260,8 +257,8 @@ static inline void sg_png_rgb(const uint8_t *row, int i, int ctype, int depth, c
  * pass of an interlaced image to its pixels' places. Rows of 8-bit RGB are unfiltered straight into the output. */
 static int sg_png_pixels(const uint8_t *d, const sg_png_layout *lay, const uint8_t *raw, const sg_png_rows *r,
                          sg_rgb_image *out, char *err, size_t errlen) {
-    uint8_t pal[768] = {0};
-    if (lay->ctype == 3) memcpy(pal, d + lay->plte_off + 8, lay->plte_len);
+    uint8_t pal[768];
+    if (sg_png_palette(d, lay, pal, err, errlen)) return -1;
     int bpp = r->bpp_bits < 8 ? 1 : r->bpp_bits / 8, direct = !r->interlace && lay->ctype == 2 && lay->depth == 8;
     size_t most = ((size_t)r->w * r->bpp_bits + 7) / 8;
     uint8_t *rows = direct ? NULL : malloc(2 * most + 1);
@@ -278,7 +275,12 @@ static int sg_png_pixels(const uint8_t *d, const sg_png_layout *lay, const uint8
             uint8_t *cur = direct ? o : rows + (y & 1) * most;
             const uint8_t *up = !y ? NULL : direct ? o - rb : rows + ((y - 1) & 1) * most;
             sg_png_unfilter(cur, up, raw + 1, rb, bpp, raw[0]);
-            if (!direct)
+            if (direct) continue;
+            if (dx == 1 && lay->depth == 8 && lay->ctype == 6) /* the common ones, without sg_png_rgb's choices */
+                for (int x = 0; x < pw; x++) o[3 * x] = cur[4 * x], o[3 * x + 1] = cur[4 * x + 1], o[3 * x + 2] = cur[4 * x + 2];
+            else if (dx == 1 && lay->depth == 8 && (lay->ctype == 0 || lay->ctype == 4))
+                for (int x = 0; x < pw; x++) o[3 * x] = o[3 * x + 1] = o[3 * x + 2] = cur[x * bpp];
+            else
                 for (int x = 0; x < pw; x++) sg_png_rgb(cur, x, lay->ctype, lay->depth, pal, o + 3 * (size_t)(x0 + x * dx));
         }
     }
@@ -297,7 +299,6 @@ static int sg_png_decode_data(const uint8_t *d, const sg_png_layout *lay, sg_rgb
         return sg_pre_err(err, errlen, "PNG: bit depth %d with colour type %d", depth, ctype);
     if (!w || !h || w > (1u << 24) || h > (1u << 24) || (1u << 30) / w / (ctype == 3 ? 4u : (uint32_t)chans[ctype]) < h)
         return sg_pre_err(err, errlen, "PNG: %u x %u is too large", w, h); /* the pixel cap refuses such sizes first */
-    if (sg_png_chunk_rules(lay, err, errlen)) return -1;
     sg_png_rows r = {(int)w, (int)h, chans[ctype] * depth, ihdr[12] != 0};
     size_t n = sg_png_rows_size(&r), n_ends = 0;
     size_t *ends = malloc((lay->idat_total / 65536 + lay->n_idat / 2 + 1) * sizeof *ends);

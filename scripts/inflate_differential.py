@@ -29,7 +29,8 @@ def build(old_rev, san):
     os.makedirs(tmp, exist_ok=True)
     open(f"{tmp}/old.c", "wb").write(src)
     subprocess.run(["cc", *flags, "-I", ROOT, "-c", "-Dsg_zlib_inflate=old_zlib_inflate",
-                    "-Dsg_zlib_inflate_exact=old_zlib_inflate_exact", f"{tmp}/old.c", "-o", f"{tmp}/old.o"], check=True)
+                    "-Dsg_zlib_inflate_exact=old_zlib_inflate_exact", "-Dsg_zlib_inflate_png=old_zlib_inflate_png",
+                    f"{tmp}/old.c", "-o", f"{tmp}/old.o"], check=True)
     src = subprocess.run(["git", "-C", ROOT, "show", f"{old_rev}:preprocess/tiff_codecs.c"], check=True,
                          capture_output=True).stdout
     open(f"{tmp}/old_codecs.c", "wb").write(src)

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """scripts/png_differential.py — random and damaged PNGs, our decoder's verdict and pixels against Pillow's.
 
-Design: a seeded generator writes N PNGs: every colour type and bit depth (8-bit grey, grey + alpha, RGB and RGBA,
-which our own row decode takes since session 35, and 1/2/4/16-bit, palettes, interlace and tRNS, which stb_image
-decodes), sizes from 1 x 1 to 300 x 80, each row's filter type drawn at random (or one for the whole image, or
-Pillow's own choice when Pillow writes the file), photo-like rows (small differences) or noise, the zlib stream at a
-random level, in one IDAT or many. A third of them are damaged: a filter type above 4, the stream cut or with bytes
-flipped, a wrong Adler-32, fewer or more bytes than the rows need, the file cut short. Each file is decoded by
-Pillow (Image.open(f).convert("RGB"); any exception is a refusal) in the Python given by --python (default: this
-one) and by DUMP (tests/fuzz/gif_dump.c built as its top comment says: it decodes any format with sg_decode_rgb).
+Design: a seeded generator writes N PNGs: every colour type and bit depth (8-bit grey, grey + alpha, RGB and RGBA
+most often, and 1/2/4/16-bit, palettes, Adam7), PLTE of whole entries or not, missing, doubled or over 256 colours,
+tRNS of any size in any colour type, sizes from 1 x 1 to 300 x 80, each row's filter type drawn at random (or one
+for the whole image), photo-like rows (small differences) or noise, the zlib stream at a random level, in one IDAT
+or many. A third of them are damaged: a filter type above 4, the stream cut or with bytes flipped, a wrong Adler-32,
+fewer or more bytes than the rows need, the file cut short. Each file is decoded by Pillow (Image.open(f).convert(
+"RGB"); any exception is a refusal) in the Python given by --python (default: this one) and by DUMP
+(tests/fuzz/gif_dump.c built as its top comment says: it decodes any format with sg_decode_rgb).
 Prints every file whose verdict, size or pixels differ, and a count. Usage: png_differential.py DUMP OUTDIR [N] [SEED]
 [--python PY]
 """
@@ -87,11 +87,13 @@ def png(rng):
     if damage == 6:
         del z[rng.randrange(2, len(z)):]  # the stream cut, the file whole
     out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, interlace))
-    if ctype == 3 or rng.random() < 0.05:
-        n = rng.randint(1, 256) if ctype != 3 else rng.randint(1 << depth if depth < 8 else 1, 256)
-        out += chunk(b"PLTE", bytes(rng.randrange(256) for _ in range(3 * n)))
-    if rng.random() < 0.05 and ctype in (0, 2, 3):
-        out += chunk(b"tRNS", bytes(rng.randrange(256) for _ in range({0: 2, 2: 6, 3: rng.randint(1, 4)}[ctype])))
+    for _ in range(2 if rng.random() < 0.05 else 1):  # a second PLTE now and then (the last one counts)
+        if rng.random() < 0.9 if ctype == 3 else rng.random() < 0.05:
+            n = 3 * rng.randint(1, 256) if rng.random() < 0.8 else rng.randint(0, 800)  # or not whole entries
+            out += chunk(b"PLTE", bytes(rng.randrange(256) for _ in range(n)))
+    if rng.random() < 0.1:  # any size, any colour type
+        n = {0: 2, 2: 6, 3: rng.randint(1, 4)}.get(ctype, 2) if rng.random() < 0.6 else rng.randint(0, 10)
+        out += chunk(b"tRNS", bytes(rng.randrange(256) for _ in range(n)))
     at = 0
     while at < len(z) or at == 0:
         m = len(z) - at if rng.random() < 0.7 else rng.randint(1, max(1, len(z) - at))

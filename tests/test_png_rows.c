@@ -14,7 +14,9 @@
  *     after the rows likewise; a filter type above 4 refuses; a stream that ends after whole rows ends the image
  *     there (the rest 0: black, or palette entry 0), unless its Adler-32 comes in a later IDAT; one that ends
  *     inside a row, or a file cut in the data, is truncated; bytes past the last row are never read, nor what
- *     follows the last row past a 64 KiB read (Pillow's block) of one IDAT.
+ *     follows the last row past a 64 KiB read (Pillow's block) of one IDAT;
+ *  4. Pillow's palette and tRNS rules: PLTE's whole entries only, none without PLTE (black), the second of two
+ *     PLTEs, more than 256 colours refused; tRNS of any size, or in an image with alpha, changes nothing.
  * A failure prints the case's number and seed, so it can be rerun alone.
  */
 #include "preprocess/internal.h"
@@ -348,10 +350,65 @@ static void check_block_ends(void) {
     free(data.p), free(im.smp), free(im.rgb);
 }
 
+/* Pillow's palette and tRNS rules (sg_png_palette), on a 4 x 1 image: one PLTE chunk set (two when plte2 is set,
+ * the last counting), tRNS of trns_n bytes when trns_n >= 0. */
+static int palette_case(int ctype, const uint8_t *plte, int plte_n, int plte2, int trns_n, sg_rgb_image *img, char *err) {
+    static const uint8_t idx[4] = {0, 1, 2, 255};
+    uint8_t row[1 + 16] = {0}, ihdr[13] = {0, 0, 0, 4, 0, 0, 0, 1, 8, (uint8_t)ctype, 0, 0, 0};
+    int c = chans(ctype);
+    for (int x = 0; x < 4; x++)
+        for (int j = 0; j < c; j++) row[1 + x * c + j] = ctype == 3 ? idx[x] : (uint8_t)(40 * x + j);
+    buf z = {0}, f = {0};
+    zlib_stream(&z, row, 1 + 4 * (size_t)c, 0, 0);
+    put(&f, "\x89PNG\r\n\x1a\n", 8);
+    chunk(&f, "IHDR", ihdr, 13);
+    if (plte2) chunk(&f, "PLTE", (const uint8_t *)"\1\2\3\4\5\6", 6);
+    if (plte_n >= 0) chunk(&f, "PLTE", plte, (size_t)plte_n);
+    uint8_t t[10] = {0, 9, 0, 9, 0, 9, 0, 9, 0, 9};
+    if (trns_n >= 0) chunk(&f, "tRNS", t, (size_t)trns_n);
+    chunk(&f, "IDAT", z.p, z.n);
+    chunk(&f, "IEND", NULL, 0);
+    int rc = decode(&f, img, err, 512);
+    free(z.p), free(f.p);
+    return rc;
+}
+
+static void check_palette_rules(void) {
+    uint8_t pal[800];
+    for (int i = 0; i < 800; i++) pal[i] = (uint8_t)(i * 7 + 1);
+    sg_rgb_image img;
+    char err[512] = "";
+    int rc = palette_case(3, pal, 7, 0, -1, &img, err); /* two whole entries and one byte */
+    CHECK(rc == 0 && !memcmp(img.rgb, pal, 6) && !memcmp(img.rgb + 6, "\0\0\0\0\0\0", 6),
+          "PLTE of 7 bytes: two colours, the other indices black (rc %d '%s')", rc, err);
+    sg_rgb_image_free(&img);
+    rc = palette_case(3, pal, -1, 0, 1, &img, err);
+    CHECK(rc == 0 && !memcmp(img.rgb, "\0\0\0\0\0\0\0\0\0\0\0\0", 12), "no PLTE: every index black, tRNS or not (rc %d '%s')", rc, err);
+    sg_rgb_image_free(&img);
+    rc = palette_case(3, pal, 770, 0, 5, &img, err);
+    CHECK(rc == 0 && !memcmp(img.rgb + 9, pal + 765, 3), "PLTE of 770 bytes: 256 colours, index 255 the last (rc %d '%s')", rc, err);
+    sg_rgb_image_free(&img);
+    rc = palette_case(3, pal, 771, 0, -1, &img, err);
+    CHECK(rc != 0 && strstr(err, "more than 256 colours"), "PLTE of 771 bytes is refused, as Pillow refuses it ('%s')", err);
+    sg_rgb_image_free(&img);
+    rc = palette_case(3, pal, 6, 1, -1, &img, err);
+    CHECK(rc == 0 && !memcmp(img.rgb, pal, 6), "of two PLTE chunks the second counts (rc %d '%s')", rc, err);
+    sg_rgb_image_free(&img);
+    int ok = 1;
+    static const int kinds[4][2] = {{6, 6}, {4, 2}, {0, 4}, {2, 8}}; /* tRNS with alpha, or of another size */
+    for (int k = 0; k < 4; k++) {
+        rc = palette_case(kinds[k][0], pal, k == 3 ? 7 : -1, 0, kinds[k][1], &img, err);
+        ok &= rc == 0 && img.w == 4 && img.rgb[3] == 40 && img.rgb[3 * 3 + 2] == (kinds[k][0] == 2 || kinds[k][0] == 6 ? 122 : 120);
+        sg_rgb_image_free(&img);
+    }
+    CHECK(ok, "tRNS in RGBA and grey + alpha, of 4 bytes in grey, of 8 in RGB (with a partial PLTE): decoded, alpha dropped");
+}
+
 int main(void) {
     rng_state = 35;
     check_kernels();
     check_files(3501, 6000);
     check_block_ends();
+    check_palette_rules();
     return CHECK_DONE();
 }
