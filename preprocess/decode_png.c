@@ -187,7 +187,8 @@ static int sg_png_walk(const uint8_t *d, size_t len, const sg_preprocess_opts *o
 typedef struct {
     int w, h, bpp_bits, interlace;
 } sg_png_rows;
-static const int sg_adam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+static const int sg_adam7[7][4] = { /* x0, y0, dx, dy */
+    {0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
 /* Pass p's width and height in pixels (0 when empty). */
 static void sg_png_pass(const sg_png_rows *r, int p, int *pw, int *ph) {
     if (!r->interlace) { *pw = r->w, *ph = r->h; return; }
@@ -230,7 +231,9 @@ static int sg_png_rows_check(const sg_png_rows *r, const uint8_t *raw, size_t go
 static int sg_png_palette(const uint8_t *d, const sg_png_layout *lay, uint8_t pal[768], char *err, size_t errlen) {
     memset(pal, 0, 768);
     if (lay->ctype != 3 || !lay->plte_off) return 0;
-    if (lay->plte_len > 770) return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is more than 256 colours (Pillow refuses it)", lay->plte_len);
+    if (lay->plte_len > 770)
+        return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is more than 256 colours (Pillow refuses it)",
+                          lay->plte_len);
     memcpy(pal, d + lay->plte_off + 8, lay->plte_len / 3 * 3 > 768 ? 768 : lay->plte_len / 3 * 3);
     return 0;
 }
@@ -277,11 +280,13 @@ static int sg_png_pixels(const uint8_t *d, const sg_png_layout *lay, const uint8
             sg_png_unfilter(cur, up, raw + 1, rb, bpp, raw[0]);
             if (direct) continue;
             if (dx == 1 && lay->depth == 8 && lay->ctype == 6) /* the common ones, without sg_png_rgb's choices */
-                for (int x = 0; x < pw; x++) o[3 * x] = cur[4 * x], o[3 * x + 1] = cur[4 * x + 1], o[3 * x + 2] = cur[4 * x + 2];
+                for (int x = 0; x < pw; x++)
+                    o[3 * x] = cur[4 * x], o[3 * x + 1] = cur[4 * x + 1], o[3 * x + 2] = cur[4 * x + 2];
             else if (dx == 1 && lay->depth == 8 && (lay->ctype == 0 || lay->ctype == 4))
                 for (int x = 0; x < pw; x++) o[3 * x] = o[3 * x + 1] = o[3 * x + 2] = cur[x * bpp];
             else
-                for (int x = 0; x < pw; x++) sg_png_rgb(cur, x, lay->ctype, lay->depth, pal, o + 3 * (size_t)(x0 + x * dx));
+                for (int x = 0; x < pw; x++)
+                    sg_png_rgb(cur, x, lay->ctype, lay->depth, pal, o + 3 * (size_t)(x0 + x * dx));
         }
     }
     free(rows);
@@ -294,8 +299,8 @@ static int sg_png_decode_data(const uint8_t *d, const sg_png_layout *lay, sg_rgb
     static const int chans[7] = {1, 0, 3, 1, 2, 0, 4};
     int depth = lay->depth, ctype = lay->ctype;
     uint32_t w = sg_be32(ihdr), h = sg_be32(ihdr + 4);
-    if (ctype < 0 || ctype > 6 || !chans[ctype] || (depth != 1 && depth != 2 && depth != 4 && depth != 8 && depth != 16) ||
-        (ctype == 3 && depth == 16) || (ctype != 0 && ctype != 3 && depth < 8))
+    if (ctype < 0 || ctype > 6 || !chans[ctype] || (depth != 1 && depth != 2 && depth != 4 && depth != 8 &&
+        depth != 16) || (ctype == 3 && depth == 16) || (ctype != 0 && ctype != 3 && depth < 8))
         return sg_pre_err(err, errlen, "PNG: bit depth %d with colour type %d", depth, ctype);
     if (!w || !h || w > (1u << 24) || h > (1u << 24) || (1u << 30) / w / (ctype == 3 ? 4u : (uint32_t)chans[ctype]) < h)
         return sg_pre_err(err, errlen, "PNG: %u x %u is too large", w, h); /* the pixel cap refuses such sizes first */
@@ -320,9 +325,11 @@ static int sg_png_decode_data(const uint8_t *d, const sg_png_layout *lay, sg_rgb
     int rc = sg_zlib_inflate_png(z, lay->idat_total, ends, n_ends, raw, n, &got, &last_in), row[2], boundary = 0;
     free(ends), free(joined);
     if (rc >= 0 && lay->cut && last_in <= last_piece) /* the rows ended before the cut IDAT: load_end reads it */
-        rc = sg_pre_err(err, errlen, "PNG: truncated file: an IDAT after the image data is cut short (Pillow refuses it)");
+        rc = sg_pre_err(err, errlen, "PNG: truncated file: an IDAT after the image data is cut short (Pillow "
+                                     "refuses it)");
     else if (rc == SG_PNGZ_BROKEN)
-        rc = sg_pre_err(err, errlen, "PNG: broken data stream: the image data's zlib stream is corrupt (Pillow refuses it)");
+        rc = sg_pre_err(err, errlen, "PNG: broken data stream: the image data's zlib stream is corrupt (Pillow "
+                                     "refuses it)");
     else if (sg_png_rows_check(&r, raw, got, row, &boundary))
         rc = sg_pre_err(err, errlen, "PNG: row %d has filter type %d (Pillow refuses it)", row[0], row[1]);
     else if (rc == SG_PNGZ_SHORT || (rc == SG_PNGZ_END && !boundary))
@@ -347,7 +354,8 @@ int sg_pre_decode_png(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     *orientation = rc ? 1 : sg_png_meta_orientation(&meta, opts->pillow_major);
     sg_png_meta_free(&meta);
     if (!rc && *orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose calls getexif() */
-        rc = sg_pre_err(err, errlen, "PNG: the EXIF data is not readable (bad hex, not TIFF, or text): Pillow's exif_transpose raises on it");
+        rc = sg_pre_err(err, errlen, "PNG: the EXIF data is not readable (bad hex, not TIFF, or text): Pillow's "
+                                     "exif_transpose raises on it");
     if (*orientation == SG_EXIF_REFUSED) *orientation = 1;
     if (!rc) rc = sg_png_decode_data(d, &lay, out, err, errlen);
     free(lay.idat);

@@ -369,7 +369,8 @@ static uint32_t sg_adler32(const uint8_t *p, size_t n) {
         size_t k = e / 16;
         if (k) {
             const __m128i zero = _mm_setzero_si128();
-            const __m128i w_lo = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9), w_hi = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
+            const __m128i w_lo = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9);
+            const __m128i w_hi = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
             __m128i sum = zero, prefix = zero, weighted = zero;
             for (size_t j = 0; j < k; j++, p += 16) {
                 __m128i v = _mm_loadu_si128((const __m128i *)p);
@@ -379,8 +380,10 @@ static uint32_t sg_adler32(const uint8_t *p, size_t n) {
                 weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), w_hi));
             }
             uint32_t s4[4], p4[4], w4[4];
-            _mm_storeu_si128((__m128i *)s4, sum), _mm_storeu_si128((__m128i *)p4, prefix), _mm_storeu_si128((__m128i *)w4, weighted);
-            uint64_t bytes = (uint64_t)s4[0] + s4[2], pre = (uint64_t)p4[0] + p4[2], wt = (uint64_t)w4[0] + w4[1] + w4[2] + w4[3];
+            _mm_storeu_si128((__m128i *)s4, sum), _mm_storeu_si128((__m128i *)p4, prefix);
+            _mm_storeu_si128((__m128i *)w4, weighted);
+            uint64_t bytes = (uint64_t)s4[0] + s4[2], pre = (uint64_t)p4[0] + p4[2]; /* psadbw: lanes 0 and 2 */
+            uint64_t wt = (uint64_t)w4[0] + w4[1] + w4[2] + w4[3];
             b = (uint32_t)((b + 16 * (uint64_t)k * a + 16 * pre + wt) % 65521);
             a = (uint32_t)((a + bytes) % 65521);
             e -= 16 * k;
@@ -441,7 +444,8 @@ int sg_zlib_inflate_png(const uint8_t *in, size_t len, const size_t *ends, size_
                         size_t *got, size_t *last_in) {
     *got = 0, *last_in = 0;
     if (n == 0) return SG_PNGZ_FULL;
-    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = out, .cap = n, .ends = ends, .n_ends = n_ends};
+    sg_inflater z = {.in = in, .len = len, .max = n, .stop_full = 1, .out = out, .cap = n, .ends = ends,
+                     .n_ends = n_ends};
     int rc = sg_z_stream(&z);
     *got = z.n, *last_in = z.pos_out;
     if (rc == SG_Z_BAD) return SG_PNGZ_BROKEN;
