@@ -88,6 +88,42 @@ static int sg_stb_bmp_info(const uint8_t *data, size_t len, int *w, int *h, char
     return 0;
 }
 
+/* A palette BMP (1, 4 or 8 bits a pixel, uncompressed) rebuilt for stb with Pillow's palette: stb sizes the palette
+ * from the pixel data's offset, off by four entries for OS/2 headers (its psize can come out negative), and leaves the
+ * entries past it as uninitialised stack memory, so indices past the palette gave pixels that changed from run to
+ * run (valgrind: uninitialised values reach the output). Pillow reads clr_used entries (2^bpp when 0; OS/2 headers:
+ * 2^bpp of 3 bytes) from right after the header, whatever the offset, and maps indices past them to black. The
+ * rebuilt file: a 40-byte header with the same size and depth, those entries padded with black to 256, and the pixel
+ * data from the original offset. NULL (no rebuild: stb reads the file as it is) for anything else. */
+static uint8_t *sg_bmp_palette_rebuild(const uint8_t *d, size_t len, size_t *out_len) {
+    if (len < 30) return NULL;
+    uint32_t hsz = sg_le32(d + 14), off = sg_le32(d + 10);
+    int os2 = hsz == 12;
+    if (!os2 && (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)) return NULL;
+    if (len < 14 + (size_t)hsz || off < 14 + hsz || off > len) return NULL;
+    uint32_t bpp = sg_le16(d + (os2 ? 24 : 28)), comp = os2 ? 0 : sg_le32(d + 30);
+    if ((bpp != 1 && bpp != 4 && bpp != 8) || comp != 0) return NULL;
+    uint32_t colors = os2 ? 0 : sg_le32(d + 46), entry = os2 ? 3 : 4;
+    if (!colors) colors = 1u << bpp;
+    if (colors > 256) return NULL;
+    int32_t w = os2 ? (int32_t)sg_le16(d + 18) : (int32_t)sg_le32(d + 18);
+    int32_t h = os2 ? (int32_t)sg_le16(d + 20) : (int32_t)sg_le32(d + 22);
+    size_t avail = len - 14 - hsz, n = (size_t)colors * entry < avail ? (size_t)colors * entry : avail;
+    size_t out = 14 + 40 + 1024 + (len - off);
+    uint8_t *b = calloc(out, 1);
+    if (!b) return NULL;
+    b[0] = 'B', b[1] = 'M';
+    uint32_t v[] = {(uint32_t)out, 0, 14 + 40 + 1024, 40, (uint32_t)w, (uint32_t)h};
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 4; k++) b[2 + 4 * i + k] = (uint8_t)(v[i] >> (8 * k));
+    b[26] = 1, b[28] = (uint8_t)bpp, b[46] = 0, b[47] = 1; /* planes 1, bpp, no compression, 256 colours */
+    for (size_t e = 0; e * entry + entry <= n; e++) /* whole entries only, BGR(X) */
+        memcpy(b + 54 + 4 * e, d + 14 + hsz + e * entry, 3);
+    memcpy(b + 54 + 1024, d + off, len - off);
+    *out_len = out;
+    return b;
+}
+
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen) {
     int w, h, comp;
@@ -102,7 +138,10 @@ int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg
     if (sg_pre_check_complete(fmt, data, len, err, errlen)) return -1;
     if (stbi_is_16_bit_from_memory(data, (int)len))
         return sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
-    uint8_t *rgb = sg_stb_load8(data, len, 3, &w, &h, err, errlen);
+    size_t rlen = 0;
+    uint8_t *rebuilt = bmp ? sg_bmp_palette_rebuild(data, len, &rlen) : NULL;
+    uint8_t *rgb = sg_stb_load8(rebuilt ? rebuilt : data, rebuilt ? rlen : len, 3, &w, &h, err, errlen);
+    free(rebuilt);
     if (!rgb) {
         char why[200];
         snprintf(why, sizeof why, "%s", err ? err : "");
