@@ -88,60 +88,115 @@ static int sg_stb_bmp_info(const uint8_t *data, size_t len, int *w, int *h, char
     return 0;
 }
 
-/* A palette BMP (1, 4 or 8 bits a pixel, uncompressed) rebuilt for stb with Pillow's palette: stb sizes the palette
- * from the pixel data's offset, off by four entries for OS/2 headers (its psize can come out negative), and leaves the
- * entries past it as uninitialised stack memory, so indices past the palette gave pixels that changed from run to
- * run (valgrind: uninitialised values reach the output). Pillow reads clr_used entries (2^bpp when 0; OS/2 headers:
- * 2^bpp of 3 bytes) from right after the header, whatever the offset, and maps indices past them to black. The
- * rebuilt file: a 40-byte header with the same size and depth, those entries padded with black to 256, and the pixel
- * data from the original offset. NULL (no rebuild: stb reads the file as it is) for anything else. */
-static uint8_t *sg_bmp_palette_rebuild(const uint8_t *d, size_t len, size_t *out_len) {
-    if (len < 30) return NULL;
+/* An uncompressed or bitfields BMP (1, 4, 8, 24 or 32 bits; 16-bit and RLE files have their own decoders) rebuilt
+ * for stb as Pillow reads it (BmpImagePlugin._bitmap):
+ *  - any of Pillow's header sizes (12, 40, 52, 56, 64, 108, 124; stb knows no 52 or 64) becomes a 40-byte header;
+ *  - the palette: clr_used entries (2^bpp when 0; OS/2 headers 2^bpp of 3 bytes) read right after the header, padded
+ *    with black to 256. stb sized it from the data offset (four entries short for OS/2 headers, even negative) and
+ *    left the entries past it uninitialised: such files gave pixels that changed from run to run;
+ *  - the pixels from Pillow's offset (the file's; past the palette when the file's points right after the header; the
+ *    end of what was read when 0), whatever lies between. stb refused any gap before 24- and 32-bit data;
+ *  - bitfields: only Pillow's layouts (32 bits: BGRX, XBGR, BGXR, ABGR, RGBA, BGRA, BGAR and all-zero masks, read as
+ *    BGRA; 24 bits: BGR); the 8-bit masks are kept for stb, all-zero masks and 24-bit BGR become uncompressed data.
+ * Returns the rebuilt file, or NULL with *refused set (Pillow's reason in err) or not (stb reads the file as it is:
+ * what neither decodes, or what this does not know). */
+static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels, size_t *out_len, int *refused,
+                               char *err, size_t errlen) {
+    *refused = 0;
+    if (len < 30) return NULL; /* stb's header check refuses it */
+    *refused = 1;
     uint32_t hsz = sg_le32(d + 14), off = sg_le32(d + 10);
     int os2 = hsz == 12;
-    if (!os2 && (hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)) return NULL;
-    if (len < 14 + (size_t)hsz || off < 14 + hsz || off > len) return NULL;
+    if (!os2 && hsz != 40 && hsz != 52 && hsz != 56 && hsz != 64 && hsz != 108 && hsz != 124)
+        return sg_pre_err(err, errlen, "BMP: header of %u bytes (Pillow refuses it)", hsz), NULL;
+    if (len < 14 + (size_t)hsz) return sg_pre_err(err, errlen, "BMP: the header is cut short (truncated file)"), NULL;
     uint32_t bpp = sg_le16(d + (os2 ? 24 : 28)), comp = os2 ? 0 : sg_le32(d + 30);
-    if ((bpp != 1 && bpp != 4 && bpp != 8) || comp != 0) return NULL;
-    uint32_t colors = os2 ? 0 : sg_le32(d + 46), entry = os2 ? 3 : 4;
-    if (!colors) colors = 1u << bpp;
-    if (colors > 256) return NULL;
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
+        return sg_pre_err(err, errlen, "BMP: %u bits a pixel (Pillow refuses it)", bpp), NULL;
+    if (comp > 5) return sg_pre_err(err, errlen, "BMP: compression %u (Pillow refuses it)", comp), NULL;
+    *refused = 0;
+    if ((bpp != 1 && bpp != 4 && bpp != 8 && bpp != 24 && bpp != 32) || (comp != 0 && comp != 3)) return NULL;
+    uint32_t colors = os2 ? 0 : sg_le32(d + 46), entry = os2 ? 3 : 4, m[4] = {0, 0, 0, 0};
+    size_t read_end = 14 + (size_t)hsz; /* where Pillow's reading of the header ends */
+    if (comp == 3) {
+        if (bpp < 24 || len < 66 + (hsz >= 56 ? 4u : 0u)) return NULL;
+        for (int i = 0; i < (hsz >= 56 ? 4 : 3); i++) m[i] = sg_le32(d + 54 + 4 * i);
+        if (hsz == 40) read_end += 12;
+        static const uint32_t ok32[8][4] = {{0xFF0000, 0xFF00, 0xFF, 0}, {0xFF000000, 0xFF0000, 0xFF00, 0},
+            {0xFF000000, 0xFF00, 0xFF, 0}, {0xFF000000, 0xFF0000, 0xFF00, 0xFF}, {0xFF, 0xFF00, 0xFF0000, 0xFF000000},
+            {0xFF0000, 0xFF00, 0xFF, 0xFF000000}, {0xFF000000, 0xFF00, 0xFF, 0xFF0000}, {0, 0, 0, 0}};
+        int ok = 0;
+        for (int i = 0; i < 8 && bpp == 32; i++) ok |= !memcmp(m, ok32[i], sizeof m);
+        if (bpp == 24) ok = m[0] == 0xFF0000 && m[1] == 0xFF00 && m[2] == 0xFF;
+        if (!ok) return *refused = 1, sg_pre_err(err, errlen, "BMP: unsupported bitfields layout (Pillow refuses it)"), NULL;
+        if (bpp == 24 || !(m[0] | m[1] | m[2] | m[3])) comp = 0; /* plain BGR / BGRA bytes */
+    }
+    if (bpp <= 8) {
+        if (!colors) colors = 1u << bpp;
+        size_t got = (size_t)colors * entry < len - 14 - hsz ? (size_t)colors * entry : len - 14 - hsz; /* a short read */
+        if (colors > 65536 || got / entry > 256) /* Pillow: "Unsupported BMP Palette size", "invalid palette size" */
+            return *refused = 1, sg_pre_err(err, errlen, "BMP: a palette of %u colours (Pillow refuses it)", colors), NULL;
+        if (off == 14 + hsz) off += entry * colors;
+        read_end += (size_t)entry * colors;
+    }
+    if (off == 0) off = (uint32_t)read_end;
     int32_t w = os2 ? (int32_t)sg_le16(d + 18) : (int32_t)sg_le32(d + 18);
     int32_t h = os2 ? (int32_t)sg_le16(d + 20) : (int32_t)sg_le32(d + 22);
-    size_t avail = len - 14 - hsz, n = (size_t)colors * entry < avail ? (size_t)colors * entry : avail;
-    size_t out = 14 + 40 + 1024 + (len - off);
+    if (h == INT32_MIN) return sg_pre_err(err, errlen, "BMP: bad height %d", h), NULL;
+    if (sg_pre_check_dims("BMP", (uint64_t)(w < 0 ? -(int64_t)w : w), (uint64_t)(h < 0 ? -(int64_t)h : h), max_pixels,
+                          err, errlen))
+        return NULL;
+    uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), rows = (uint64_t)(h < 0 ? -(int64_t)h : h);
+    uint64_t stride = ((uint64_t)bpp * aw + 31) / 32 * 4;
+    uint64_t need = rows ? stride * (rows - 1) + ((uint64_t)bpp * aw + 7) / 8 : 0; /* the last row's padding unread */
+    if (off > len || need > len - off)
+        return *refused = 1, sg_pre_err(err, errlen, "BMP: the file is truncated: the pixels at %u need %llu bytes, %zu left",
+                                        off, (unsigned long long)need, off > len ? 0 : len - off), NULL;
+    size_t head = 14 + 40 + (comp == 3 ? 12 : 0), pal = bpp <= 8 ? 1024 : 0, data = len - off;
+    if (data < stride * rows) data = (size_t)(stride * rows); /* the last row's padding, zero (stb reads it) */
+    size_t out = head + pal + data;
     uint8_t *b = calloc(out, 1);
     if (!b) return NULL;
     b[0] = 'B', b[1] = 'M';
-    uint32_t v[] = {(uint32_t)out, 0, 14 + 40 + 1024, 40, (uint32_t)w, (uint32_t)h};
+    uint32_t v[] = {(uint32_t)out, 0, (uint32_t)(head + pal), 40, (uint32_t)w, (uint32_t)h};
     for (int i = 0; i < 6; i++)
         for (int k = 0; k < 4; k++) b[2 + 4 * i + k] = (uint8_t)(v[i] >> (8 * k));
-    b[26] = 1, b[28] = (uint8_t)bpp, b[46] = 0, b[47] = 1; /* planes 1, bpp, no compression, 256 colours */
-    for (size_t e = 0; e * entry + entry <= n; e++) /* whole entries only, BGR(X) */
-        memcpy(b + 54 + 4 * e, d + 14 + hsz + e * entry, 3);
-    memcpy(b + 54 + 1024, d + off, len - off);
+    b[26] = 1, b[28] = (uint8_t)bpp, b[30] = (uint8_t)comp;
+    if (pal) b[47] = 1; /* 256 colours */
+    for (int i = 0; comp == 3 && i < 3; i++)
+        for (int k = 0; k < 4; k++) b[54 + 4 * i + k] = (uint8_t)(m[i] >> (8 * k));
+    size_t avail = len - 14 - hsz, n = (size_t)colors * entry < avail ? (size_t)colors * entry : avail;
+    for (size_t e = 0; pal && e * entry + entry <= n; e++) /* whole entries only, BGR(X) */
+        memcpy(b + head + 4 * e, d + 14 + hsz + e * entry, 3);
+    memcpy(b + head + pal, d + off, len - off);
     *out_len = out;
     return b;
 }
 
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen) {
-    int w, h, comp;
+    int w, h, comp, refused = 0;
     int bmp = strcmp(fmt, "BMP") == 0;
-    if (bmp ? sg_bmp_refuse_compression(data, len, err, errlen) || sg_stb_bmp_info(data, len, &w, &h, err, errlen)
+    size_t rlen = 0;
+    uint8_t *rebuilt = NULL;
+    if (bmp && !sg_bmp_refuse_compression(data, len, err, errlen) &&
+        !(rebuilt = sg_bmp_rebuild(data, len, opts->max_pixels, &rlen, &refused, err, errlen)) && refused)
+        return -1;
+    const uint8_t *src = rebuilt ? rebuilt : data;
+    size_t n = rebuilt ? rlen : len;
+    int rc = 0;
+    if (bmp ? sg_bmp_refuse_compression(data, len, err, errlen) || sg_stb_bmp_info(src, n, &w, &h, err, errlen)
             : sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {
         char why[200];
         snprintf(why, sizeof why, "%s", err ? err : "");
-        return sg_pre_err(err, errlen, "%s: %s", fmt, why);
+        rc = sg_pre_err(err, errlen, "%s: %s", fmt, why);
     }
-    if (sg_pre_check_dims(fmt, (uint64_t)w, (uint64_t)h, opts->max_pixels, err, errlen)) return -1;
-    if (sg_pre_check_complete(fmt, data, len, err, errlen)) return -1;
-    if (stbi_is_16_bit_from_memory(data, (int)len))
-        return sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
-    size_t rlen = 0;
-    uint8_t *rebuilt = bmp ? sg_bmp_palette_rebuild(data, len, &rlen) : NULL;
-    uint8_t *rgb = sg_stb_load8(rebuilt ? rebuilt : data, rebuilt ? rlen : len, 3, &w, &h, err, errlen);
+    if (!rc && sg_pre_check_dims(fmt, (uint64_t)w, (uint64_t)h, opts->max_pixels, err, errlen)) rc = -1;
+    if (!rc && sg_pre_check_complete(fmt, data, len, err, errlen)) rc = -1;
+    if (!rc && stbi_is_16_bit_from_memory(src, (int)n)) rc = sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
+    uint8_t *rgb = rc ? NULL : sg_stb_load8(src, n, 3, &w, &h, err, errlen);
     free(rebuilt);
+    if (rc) return -1;
     if (!rgb) {
         char why[200];
         snprintf(why, sizeof why, "%s", err ? err : "");
