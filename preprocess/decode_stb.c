@@ -6,8 +6,9 @@
  * decoder, bit-exact), GIF through decode_gif.c (stb paints transparent pixels black where Pillow shows their
  * palette colour), PNM through decode_pnm.c (Pillow rescales maxvals other than 255) and 16-bit BMP through
  * decode_bmp16.c, RLE8 / RLE4 BMP (which stb refuses) through decode_bmp_rle.c, TGA through decode_tga.c (stb
- * ignores the right-to-left origin and a colour map's first index). A BMP's header is read by stb's
- * BMP parser alone, so its reason reaches the message; JPEG/PNG-in-BMP, which neither stb nor we decode, is
+ * ignores the right-to-left origin and a colour map's first index). An uncompressed or bitfields BMP is first
+ * rebuilt as Pillow reads it (sg_bmp_rebuild: header sizes, palette, data offset, bitfield layouts; Pillow's
+ * refusals with their reasons), so stb decodes a plain file; JPEG/PNG-in-BMP, which neither stb nor we decode, is
  * refused by name first. A top-down BMP (negative height) decodes like any other: stb flips by the sign. No
  * stdio: we always decode from memory. stb's failure reason is thread-local in C11 (STBI_THREAD_LOCAL), so these
  * wrappers are thread-safe. Its warnings are silenced here and only here.
