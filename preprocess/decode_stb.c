@@ -115,12 +115,13 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
         return sg_pre_err(err, errlen, "BMP: %u bits a pixel (Pillow refuses it)", bpp), NULL;
     if (comp > 5) return sg_pre_err(err, errlen, "BMP: compression %u (Pillow refuses it)", comp), NULL;
-    *refused = 0;
-    if ((bpp != 1 && bpp != 4 && bpp != 8 && bpp != 24 && bpp != 32) || (comp != 0 && comp != 3)) return NULL;
+    if ((bpp != 1 && bpp != 4 && bpp != 8 && bpp != 24 && bpp != 32) || (comp != 0 && comp != 3))
+        return *refused = 0, NULL; /* OS/2 16-bit files: stb as before (RLE, Windows 16-bit never come here) */
     uint32_t colors = os2 ? 0 : sg_le32(d + 46), entry = os2 ? 3 : 4, m[4] = {0, 0, 0, 0};
     size_t read_end = 14 + (size_t)hsz; /* where Pillow's reading of the header ends */
     if (comp == 3) {
-        if (bpp < 24 || len < 66 + (hsz >= 56 ? 4u : 0u)) return NULL;
+        if (bpp < 24) return *refused = 0, NULL;
+        if (len < 66 + (hsz >= 56 ? 4u : 0u)) return sg_pre_err(err, errlen, "BMP: the bitfield masks are cut short"), NULL;
         for (int i = 0; i < (hsz >= 56 ? 4 : 3); i++) m[i] = sg_le32(d + 54 + 4 * i);
         if (hsz == 40) read_end += 12;
         static const uint32_t ok32[8][4] = {{0xFF0000, 0xFF00, 0xFF, 0}, {0xFF000000, 0xFF0000, 0xFF00, 0},
@@ -129,14 +130,15 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
         int ok = 0;
         for (int i = 0; i < 8 && bpp == 32; i++) ok |= !memcmp(m, ok32[i], sizeof m);
         if (bpp == 24) ok = m[0] == 0xFF0000 && m[1] == 0xFF00 && m[2] == 0xFF;
-        if (!ok) return *refused = 1, sg_pre_err(err, errlen, "BMP: unsupported bitfields layout (Pillow refuses it)"), NULL;
+        if (!ok) return sg_pre_err(err, errlen, "BMP: unsupported bitfields layout (Pillow refuses it)"), NULL;
         if (bpp == 24 || !(m[0] | m[1] | m[2] | m[3])) comp = 0; /* plain BGR / BGRA bytes */
     }
     if (bpp <= 8) {
         if (!colors) colors = 1u << bpp;
-        size_t got = (size_t)colors * entry < len - 14 - hsz ? (size_t)colors * entry : len - 14 - hsz; /* a short read */
+        size_t got = len - 14 - hsz; /* what Pillow's read of the palette gets: all of it, or the rest of the file */
+        if ((size_t)colors * entry < got) got = (size_t)colors * entry;
         if (colors > 65536 || got / entry > 256) /* Pillow: "Unsupported BMP Palette size", "invalid palette size" */
-            return *refused = 1, sg_pre_err(err, errlen, "BMP: a palette of %u colours (Pillow refuses it)", colors), NULL;
+            return sg_pre_err(err, errlen, "BMP: a palette of %u colours (Pillow refuses it)", colors), NULL;
         if (off == 14 + hsz) off += entry * colors;
         read_end += (size_t)entry * colors;
     }
@@ -151,8 +153,8 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     uint64_t stride = ((uint64_t)bpp * aw + 31) / 32 * 4;
     uint64_t need = rows ? stride * (rows - 1) + ((uint64_t)bpp * aw + 7) / 8 : 0; /* the last row's padding unread */
     if (off > len || need > len - off)
-        return *refused = 1, sg_pre_err(err, errlen, "BMP: the file is truncated: the pixels at %u need %llu bytes, %zu left",
-                                        off, (unsigned long long)need, off > len ? 0 : len - off), NULL;
+        return sg_pre_err(err, errlen, "BMP: the file is truncated: the pixels at %u need %llu bytes, %zu left", off,
+                          (unsigned long long)need, off > len ? 0 : len - off), NULL;
     size_t head = 14 + 40 + (comp == 3 ? 12 : 0), pal = bpp <= 8 ? 1024 : 0, data = len - off;
     if (data < stride * rows) data = (size_t)(stride * rows); /* the last row's padding, zero (stb reads it) */
     size_t out = head + pal + data;
@@ -194,7 +196,8 @@ int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg
     }
     if (!rc && sg_pre_check_dims(fmt, (uint64_t)w, (uint64_t)h, opts->max_pixels, err, errlen)) rc = -1;
     if (!rc && sg_pre_check_complete(fmt, data, len, err, errlen)) rc = -1;
-    if (!rc && stbi_is_16_bit_from_memory(src, (int)n)) rc = sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
+    if (!rc && stbi_is_16_bit_from_memory(src, (int)n))
+        rc = sg_pre_err(err, errlen, "%s with 16 bits per channel is not supported", fmt);
     uint8_t *rgb = rc ? NULL : sg_stb_load8(src, n, 3, &w, &h, err, errlen);
     free(rebuilt);
     if (rc) return -1;
