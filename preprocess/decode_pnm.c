@@ -7,37 +7,80 @@
  * and convert("RGB") then clips to 0..255 (i2rgb), so such a PGM is mostly white, as in Pillow. A sample above
  * maxval is not refused: the min() clips it. Every sample value maps through one table built per image.
  *
- * The header is parsed here, not by stb_image (2.27 overflows an int on a long number: tests/fuzz/README.md),
- * and a file shorter than its pixels is refused, as Pillow refuses it ("not enough image data").
+ * The header is parsed here as Pillow reads it (pnm_parse_header; not by stb_image, which overflows an int on a long
+ * number: tests/fuzz/README.md), and a file shorter than its pixels is refused, as Pillow refuses it ("not enough
+ * image data").
  */
 #include "preprocess/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-/* Magic, then width, height, maxval as decimal tokens separated by whitespace and '#' comments, then exactly
- * one whitespace byte before the pixels. A number longer than 9 digits is refused. On success *data_start is
- * the pixels' offset (possibly len: then the size check refuses the file). */
-static int pnm_parse_header(const uint8_t *d, size_t len, uint64_t v[3], size_t *data_start, char *err, size_t errlen) {
-    size_t p = 2;
-    for (int i = 0; i < 3; i++) {
-        for (;;) {
-            while (p < len && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' || d[p] == '\v' || d[p] == '\f')) p++;
-            if (p < len && d[p] == '#') {
-                while (p < len && d[p] != '\n' && d[p] != '\r') p++;
-                continue;
-            }
-            break;
+static int pnm_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+/* Pillow's _read_token from *p: white space before it skipped, a '#' anywhere drops the rest of its line (up to CR
+ * or LF) and the token goes on after it, the token ends at white space (consumed) or the end of the file, and an 11th
+ * byte makes it too long. 0 with the token, -1 at the end of the file, -2 for a token too long. */
+static int pnm_token(const uint8_t *d, size_t len, size_t *p, char tok[11], int *n) {
+    *n = 0;
+    while (*n <= 10 && *p < len) {
+        uint8_t c = d[(*p)++];
+        if (pnm_ws(c)) {
+            if (*n) break;
+            continue;
         }
-        if (p >= len || d[p] < '0' || d[p] > '9') return sg_pre_err(err, errlen, "PNM: bad or truncated header at byte %zu", p);
-        v[i] = 0;
-        int digits = 0;
-        while (p < len && d[p] >= '0' && d[p] <= '9') {
-            if (++digits > 9) return sg_pre_err(err, errlen, "PNM: number with more than 9 digits in the header at byte %zu", p);
-            v[i] = v[i] * 10 + (uint64_t)(d[p++] - '0');
+        if (c == '#') {
+            while (*p < len && d[*p] != '\r' && d[*p] != '\n') (*p)++;
+            if (*p < len) (*p)++;
+            continue;
         }
+        if (*n < 11) tok[*n] = (char)c;
+        (*n)++;
     }
-    *data_start = p + 1;
+    return *n == 0 ? -1 : *n > 10 ? -2 : 0;
+}
+
+/* Python's int() of a token: an optional sign, then digits with single underscores between them (at most 10 bytes,
+ * so it fits). 0 and the value, or -1. */
+static int pnm_int(const char *t, int n, int64_t *v) {
+    int i = 0, neg = 0, under = 0;
+    if (i < n && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
+    if (i >= n || t[i] < '0' || t[i] > '9') return -1;
+    int64_t x = 0;
+    for (; i < n; i++) {
+        if (t[i] == '_') {
+            if (under) return -1;
+            under = 1;
+            continue;
+        }
+        if (t[i] < '0' || t[i] > '9') return -1;
+        x = x * 10 + (t[i] - '0'), under = 0;
+    }
+    if (under) return -1;
+    *v = neg ? -x : x;
+    return 0;
+}
+
+/* The header as Pillow's PpmImagePlugin reads it: the magic ends at white space (P5 or P6 followed by anything else is
+ * not a PPM file), then width, height and maxval as tokens (pnm_token, pnm_int); a size that is not positive is
+ * refused (Pillow cannot identify the file), and so is a maxval outside 1..65535. *data_start is where the maxval's
+ * token ended (past the white space that ended it): the pixels start there. */
+static int pnm_parse_header(const uint8_t *d, size_t len, uint64_t v[3], size_t *data_start, char *err, size_t errlen) {
+    if (len > 2 && !pnm_ws(d[2])) return sg_pre_err(err, errlen, "PNM: not a PPM file (the magic is not P5 or P6 alone)");
+    size_t p = len > 2 ? 3 : 2;
+    for (int i = 0; i < 3; i++) {
+        char tok[11];
+        int n, rc = pnm_token(d, len, &p, tok, &n);
+        int64_t x = 0;
+        if (rc == -1) return sg_pre_err(err, errlen, "PNM: the header ends early (truncated file)");
+        if (rc == -2) return sg_pre_err(err, errlen, "PNM: a header token of more than 10 bytes at byte %zu", p);
+        if (pnm_int(tok, n, &x)) return sg_pre_err(err, errlen, "PNM: a header token ending at byte %zu is not a number", p);
+        if (i < 2 && x <= 0) return sg_pre_err(err, errlen, "PNM: image size %lld is not positive", (long long)x);
+        if (i == 2 && (x <= 0 || x > 65535))
+            return sg_pre_err(err, errlen, "PNM: maxval %lld is out of range (1 to 65535)", (long long)x);
+        v[i] = (uint64_t)x;
+    }
+    *data_start = p;
     return 0;
 }
 
@@ -58,8 +101,6 @@ int sg_pre_decode_pnm(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     size_t start = 0;
     if (pnm_parse_header(d, len, v, &start, err, errlen)) return -1;
     uint64_t w = v[0], h = v[1], maxval = v[2];
-    if (maxval == 0 || maxval > 65535) /* Pillow: "maxval must be greater than 0 and less than 65536" */
-        return sg_pre_err(err, errlen, "PNM: maxval %llu is out of range (1 to 65535)", (unsigned long long)maxval);
     if (sg_pre_check_dims("PNM", w, h, opts->max_pixels, err, errlen)) return -1;
     int grey = d[1] == '5', wide = maxval > 255;
     uint64_t samples = w * h * (grey ? 1 : 3), need = (uint64_t)start + samples * (wide ? 2 : 1);

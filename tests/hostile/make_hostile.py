@@ -77,7 +77,7 @@ FUZZ_FOUND = [
     ("fuzz_tga_rle_tall_timeout.tga", "buffer overrun"),
     # a PNM header number of 120 digits: stb_image 2.27 overflows an int parsing it (UBSan); now refused by
     # our own header check before stb sees it
-    ("fuzz_pnm_long_number_ubsan.ppm", "more than 9 digits"),
+    ("fuzz_pnm_long_number_ubsan.ppm", "not a PPM file"),  # "P53 ...": Pillow cannot identify it either
     # a PNG whose only IDAT holds no bytes, then a broken chunk name: stb_image, given the rebuilt stream's empty
     # IDAT, offset a NULL pointer (UBSan); now refused before stb sees it. Pillow refuses it too (broken PNG file)
     ("fuzz_png_empty_idat_ubsan.png", "image data is empty"),
@@ -354,6 +354,11 @@ def main():
     put("ppm16_truncated.ppm", b"P6\n4 4\n1000\n" + b"\x01" * 48, "truncated")  # 16-bit samples: 96 bytes due
     put("ppm_huge_dims.ppm", b"P6\n100000 100000\n255\n" + b"\0" * 30, "exceeds the cap")
     put("ppm_truncated.ppm", b"P6\n64 64\n255\n" + b"\x80" * 100, "PNM")
+    # the header as Pillow's PpmImagePlugin reads it (session 35)
+    put("pgm_token_long.pgm", b"P5 3 3 99999999999\n" + b"\0" * 9, "more than 10 bytes")
+    put("pgm_size_zero.pgm", b"P5 0 2 255\n" + b"\0" * 4, "not positive")
+    put("pgm_token_letter.pgm", b"P5 2 2 25x\n" + b"\0" * 4, "not a number")
+    put("pgm_comment_inside_token.pgm", b"P5 2 2 25#c\n5\n" + b"\0\x40\x80\xff", "OK")  # maxval 255
     put("psd_truncated.psd", img("psd_rgb.psd")[:40], "PSD")
     # PSD (preprocess/decode_psd.c, Pillow's PsdImagePlugin rules); Pillow refuses each of these too, but Lab
     def psd(w, h, mode=3, ch=3, bits=8, comp=0, data=b"", version=1, cm=b"", res=b"", lm=b"", res_size=None):
