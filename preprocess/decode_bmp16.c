@@ -20,7 +20,7 @@ int sg_pre_decode_bmp16(const uint8_t *d, size_t len, const sg_preprocess_opts *
     int top_down = h < 0;
     if (w <= 0 || h == 0 || h == INT32_MIN) return sg_pre_err(err, errlen, "BMP: bad size %dx%d", w, h);
     if (top_down) h = -h;
-    if (hsize != 40 && hsize != 52 && hsize != 56 && hsize != 64 && hsize != 108 && hsize != 124)
+    if (!sg_pre_bmp_header_known(hsize))
         return sg_pre_err(err, errlen, "BMP: header of %u bytes (Pillow refuses it)", hsize);
     if (len < 14 + (size_t)hsize) return sg_pre_err(err, errlen, "BMP: the header is cut short (truncated file)");
     if (off == 0) /* Pillow reads the pixels from where its reading of the header ended */
@@ -37,7 +37,7 @@ int sg_pre_decode_bmp16(const uint8_t *d, size_t len, const sg_preprocess_opts *
             return sg_pre_err(err, errlen, "BMP: unsupported 16-bit bitfields layout (masks %x %x %x; Pillow reads 5-5-5 and 5-6-5 only)", rm, gm, bm);
     }
     size_t stride = (((size_t)16 * w + 31) / 32) * 4;
-    if (off > len || stride * (size_t)(h - 1) + 2 * (size_t)w > len - off) /* the last row's padding is never read */
+    if (off > len || sg_pre_bmp_data_bytes(16, (uint64_t)w, (uint64_t)h) > len - off)
         return sg_pre_err(err, errlen, "BMP: the file is truncated: the pixels at %u run past its end", off);
     if (sg_pre_alloc(out, w, h, err, errlen)) return -1;
     for (int y = 0; y < h; y++) {

@@ -147,7 +147,7 @@ int sg_pre_decode_bmp_rle(const uint8_t *d, size_t len, const sg_preprocess_opts
                           char *err, size_t errlen) {
     uint32_t hsize = sg_le32(d + 14), comp = sg_le32(d + 30);
     const char *name = comp == 1 ? "RLE8" : "RLE4";
-    if (hsize != 40 && hsize != 52 && hsize != 56 && hsize != 64 && hsize != 108 && hsize != 124)
+    if (!sg_pre_bmp_header_known(hsize))
         return sg_pre_err(err, errlen, "BMP: unsupported header size %u (Pillow reads RLE after a header of 40, 52, 56, "
                           "64, 108 or 124 bytes)", hsize);
     if (len < 14 + (uint64_t)hsize)

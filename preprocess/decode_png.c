@@ -196,13 +196,15 @@ static void sg_png_pass(const sg_png_rows *r, int p, int *pw, int *ph) {
     *ph = (r->h - sg_adam7[p][1] + sg_adam7[p][3] - 1) / sg_adam7[p][3];
     if (*pw <= 0 || *ph <= 0) *pw = *ph = 0;
 }
+/* A row's bytes, its filter byte not counted, for pw pixels. */
+static size_t sg_png_row_bytes(const sg_png_rows *r, int pw) { return ((size_t)pw * r->bpp_bits + 7) / 8; }
 /* The data's size when every row is there. */
 static size_t sg_png_rows_size(const sg_png_rows *r) {
     size_t n = 0;
     for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
         int pw, ph;
         sg_png_pass(r, p, &pw, &ph);
-        if (pw) n += (((size_t)pw * r->bpp_bits + 7) / 8 + 1) * ph;
+        if (pw) n += (sg_png_row_bytes(r, pw) + 1) * ph;
     }
     return n;
 }
@@ -215,7 +217,7 @@ static int sg_png_rows_check(const sg_png_rows *r, const uint8_t *raw, size_t go
     for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
         int pw, ph;
         sg_png_pass(r, p, &pw, &ph);
-        size_t rb = ((size_t)pw * r->bpp_bits + 7) / 8 + 1;
+        size_t rb = sg_png_row_bytes(r, pw) + 1;
         for (int y = 0; y < ph && at < got; y++, k++, at += rb)
             if (at + rb <= got && raw[at] > 4) return row[0] = k, row[1] = raw[at], -1;
     }
@@ -263,14 +265,14 @@ static int sg_png_pixels(const uint8_t *d, const sg_png_layout *lay, const uint8
     uint8_t pal[768];
     if (sg_png_palette(d, lay, pal, err, errlen)) return -1;
     int bpp = r->bpp_bits < 8 ? 1 : r->bpp_bits / 8, direct = !r->interlace && lay->ctype == 2 && lay->depth == 8;
-    size_t most = ((size_t)r->w * r->bpp_bits + 7) / 8;
+    size_t most = sg_png_row_bytes(r, r->w);
     uint8_t *rows = direct ? NULL : malloc(2 * most + 1);
     if (!direct && !rows) return sg_pre_err(err, errlen, "PNG: out of memory");
     if (sg_pre_alloc(out, r->w, r->h, err, errlen)) return free(rows), -1;
     for (int p = 0; p < (r->interlace ? 7 : 1); p++) {
         int pw, ph;
         sg_png_pass(r, p, &pw, &ph);
-        size_t rb = ((size_t)pw * r->bpp_bits + 7) / 8;
+        size_t rb = sg_png_row_bytes(r, pw);
         int x0 = r->interlace ? sg_adam7[p][0] : 0, y0 = r->interlace ? sg_adam7[p][1] : 0;
         int dx = r->interlace ? sg_adam7[p][2] : 1, dy = r->interlace ? sg_adam7[p][3] : 1;
         for (int y = 0; y < ph; y++, raw += rb + 1) {

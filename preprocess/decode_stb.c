@@ -108,7 +108,7 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     *refused = 1;
     uint32_t hsz = sg_le32(d + 14), off = sg_le32(d + 10);
     int os2 = hsz == 12;
-    if (!os2 && hsz != 40 && hsz != 52 && hsz != 56 && hsz != 64 && hsz != 108 && hsz != 124)
+    if (!os2 && !sg_pre_bmp_header_known(hsz))
         return sg_pre_err(err, errlen, "BMP: header of %u bytes (Pillow refuses it)", hsz), NULL;
     if (len < 14 + (size_t)hsz) return sg_pre_err(err, errlen, "BMP: the header is cut short (truncated file)"), NULL;
     uint32_t bpp = sg_le16(d + (os2 ? 24 : 28)), comp = os2 ? 0 : sg_le32(d + 30);
@@ -121,7 +121,8 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     size_t read_end = 14 + (size_t)hsz; /* where Pillow's reading of the header ends */
     if (comp == 3) {
         if (bpp < 24) return *refused = 0, NULL;
-        if (len < 66 + (hsz >= 56 ? 4u : 0u)) return sg_pre_err(err, errlen, "BMP: the bitfield masks are cut short"), NULL;
+        if (len < 66 + (hsz >= 56 ? 4u : 0u))
+            return sg_pre_err(err, errlen, "BMP: the bitfield masks are cut short"), NULL;
         for (int i = 0; i < (hsz >= 56 ? 4 : 3); i++) m[i] = sg_le32(d + 54 + 4 * i);
         if (hsz == 40) read_end += 12;
         static const uint32_t ok32[8][4] = {{0xFF0000, 0xFF00, 0xFF, 0}, {0xFF000000, 0xFF0000, 0xFF00, 0},
@@ -133,11 +134,13 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
         if (!ok) return sg_pre_err(err, errlen, "BMP: unsupported bitfields layout (Pillow refuses it)"), NULL;
         if (bpp == 24 || !(m[0] | m[1] | m[2] | m[3])) comp = 0; /* plain BGR / BGRA bytes */
     }
+    size_t pal_got = 0; /* the palette bytes Pillow's read gets: all of them, or the rest of the file */
     if (bpp <= 8) {
         if (!colors) colors = 1u << bpp;
-        size_t got = len - 14 - hsz; /* what Pillow's read of the palette gets: all of it, or the rest of the file */
-        if ((size_t)colors * entry < got) got = (size_t)colors * entry;
-        if (colors > 65536 || got / entry > 256) /* Pillow: "Unsupported BMP Palette size", "invalid palette size" */
+        pal_got = len - 14 - hsz;
+        if ((size_t)colors * entry < pal_got) pal_got = (size_t)colors * entry;
+        /* Pillow: "Unsupported BMP Palette size", "invalid palette size" */
+        if (colors > 65536 || pal_got / entry > 256)
             return sg_pre_err(err, errlen, "BMP: a palette of %u colours (Pillow refuses it)", colors), NULL;
         if (off == 14 + hsz) off += entry * colors;
         read_end += (size_t)entry * colors;
@@ -146,12 +149,9 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     int32_t w = os2 ? (int32_t)sg_le16(d + 18) : (int32_t)sg_le32(d + 18);
     int32_t h = os2 ? (int32_t)sg_le16(d + 20) : (int32_t)sg_le32(d + 22);
     if (h == INT32_MIN) return sg_pre_err(err, errlen, "BMP: bad height %d", h), NULL;
-    if (sg_pre_check_dims("BMP", (uint64_t)(w < 0 ? -(int64_t)w : w), (uint64_t)(h < 0 ? -(int64_t)h : h), max_pixels,
-                          err, errlen))
-        return NULL;
     uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), rows = (uint64_t)(h < 0 ? -(int64_t)h : h);
-    uint64_t stride = ((uint64_t)bpp * aw + 31) / 32 * 4;
-    uint64_t need = rows ? stride * (rows - 1) + ((uint64_t)bpp * aw + 7) / 8 : 0; /* the last row's padding unread */
+    if (sg_pre_check_dims("BMP", aw, rows, max_pixels, err, errlen)) return NULL;
+    uint64_t stride = ((uint64_t)bpp * aw + 31) / 32 * 4, need = sg_pre_bmp_data_bytes(bpp, aw, rows);
     if (off > len || need > len - off)
         return sg_pre_err(err, errlen, "BMP: the file is truncated: the pixels at %u need %llu bytes, %zu left", off,
                           (unsigned long long)need, off > len ? 0 : len - off), NULL;
@@ -168,8 +168,7 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
     if (pal) b[47] = 1; /* 256 colours */
     for (int i = 0; comp == 3 && i < 3; i++)
         for (int k = 0; k < 4; k++) b[54 + 4 * i + k] = (uint8_t)(m[i] >> (8 * k));
-    size_t avail = len - 14 - hsz, n = (size_t)colors * entry < avail ? (size_t)colors * entry : avail;
-    for (size_t e = 0; pal && e * entry + entry <= n; e++) /* whole entries only, BGR(X) */
+    for (size_t e = 0; e * entry + entry <= pal_got; e++) /* whole entries only, BGR(X) */
         memcpy(b + head + 4 * e, d + 14 + hsz + e * entry, 3);
     memcpy(b + head + pal, d + off, len - off);
     *out_len = out;
@@ -179,16 +178,16 @@ static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels
 int sg_pre_decode_stb(const char *fmt, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
                       sg_rgb_image *out, char *err, size_t errlen) {
     int w, h, comp, refused = 0;
-    int bmp = strcmp(fmt, "BMP") == 0;
+    int bmp = strcmp(fmt, "BMP") == 0, named = bmp && sg_bmp_refuse_compression(data, len, err, errlen);
     size_t rlen = 0;
     uint8_t *rebuilt = NULL;
-    if (bmp && !sg_bmp_refuse_compression(data, len, err, errlen) &&
-        !(rebuilt = sg_bmp_rebuild(data, len, opts->max_pixels, &rlen, &refused, err, errlen)) && refused)
+    if (bmp && !named && !(rebuilt = sg_bmp_rebuild(data, len, opts->max_pixels, &rlen, &refused, err, errlen)) &&
+        refused)
         return -1;
     const uint8_t *src = rebuilt ? rebuilt : data;
     size_t n = rebuilt ? rlen : len;
     int rc = 0;
-    if (bmp ? sg_bmp_refuse_compression(data, len, err, errlen) || sg_stb_bmp_info(src, n, &w, &h, err, errlen)
+    if (bmp ? named || sg_stb_bmp_info(src, n, &w, &h, err, errlen)
             : sg_stb_info(data, len, &w, &h, &comp, err, errlen)) {
         char why[200];
         snprintf(why, sizeof why, "%s", err ? err : "");

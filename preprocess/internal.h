@@ -205,6 +205,15 @@ int sg_pre_decode_pnm(const uint8_t *data, size_t len, const sg_preprocess_opts 
 /* Refuses a BMP file shorter than its header implies (stb would read zeros past the end).
  * fmt is "BMP". Returns 0 or -1 with a reason. */
 int sg_pre_check_complete(const char *fmt, const uint8_t *data, size_t len, char *err, size_t errlen);
+/* The BMP info header sizes Pillow's BmpImagePlugin reads besides OS/2's 12 (BITMAPINFOHEADER and its successors). */
+static inline int sg_pre_bmp_header_known(uint32_t hsize) {
+    return hsize == 40 || hsize == 52 || hsize == 56 || hsize == 64 || hsize == 108 || hsize == 124;
+}
+/* The bytes of pixel data Pillow reads for w x h pixels of bpp bits: rows padded to 4 bytes, but the last row's
+ * padding is never read. */
+static inline uint64_t sg_pre_bmp_data_bytes(uint64_t bpp, uint64_t w, uint64_t h) {
+    return h ? (bpp * w + 31) / 32 * 4 * (h - 1) + (bpp * w + 7) / 8 : 0;
+}
 
 /* --- resize.c: the streaming form of sg_resize_rgb_pillow ----------------------------------------------- */
 /* Source rows arrive in order, up to 16 at a time; the horizontal pass runs on each block as it arrives, the

@@ -25,8 +25,7 @@ static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) 
     uint32_t bpp = sg_le16(d + 28), comp = sg_le32(d + 30);
     if (comp != 0 && comp != 3) return 0; /* JPEG/PNG-in-BMP: refused by decode_stb.c (RLE: decode_bmp_rle.c) */
     uint64_t aw = (uint64_t)(w < 0 ? -(int64_t)w : w), ah = (uint64_t)(h < 0 ? -(int64_t)h : h);
-    uint64_t stride = ((bpp * aw + 31) / 32) * 4; /* rows are padded to 4 bytes; Pillow never reads the last one's */
-    return sg_need("BMP", ah ? (uint64_t)off + stride * (ah - 1) + (bpp * aw + 7) / 8 : off, len, err, errlen);
+    return sg_need("BMP", (uint64_t)off + sg_pre_bmp_data_bytes(bpp, aw, ah), len, err, errlen);
 }
 
 int sg_pre_check_complete(const char *fmt, const uint8_t *d, size_t len, char *err, size_t errlen) {
