@@ -55,12 +55,12 @@ static int sg_png_is_cid(const uint8_t *t) {
     return 1;
 }
 
-/* What the walk learns for the pixel decode: IHDR, PLTE and tRNS (offsets of chunk starts, 0 if none), and
- * the IDAT run as (offset, length) pieces of data. */
+/* What the walk learns for the pixel decode: IHDR and PLTE (offsets of chunk starts, 0 if none; tRNS changes nothing
+ * in RGB), and the IDAT run as (offset, length) pieces of data. */
 typedef struct {
     int depth, ctype;
-    size_t ihdr_off, plte_off, trns_off;
-    uint32_t plte_len, trns_len;
+    size_t ihdr_off, plte_off;
+    uint32_t plte_len;
     size_t *idat; /* offset, length, offset, length, ... */
     size_t n_idat, cap_idat, idat_total;
     int cut; /* the end of the file cuts the last IDAT's data */
@@ -169,8 +169,6 @@ static int sg_png_walk(const uint8_t *d, size_t len, const sg_preprocess_opts *o
                 if (sg_pre_check_dims("PNG", sg_be32(s), sg_be32(s + 4), opts->max_pixels, err, errlen)) return -1;
             } else if (!memcmp(type, "PLTE", 4)) {
                 lay->plte_off = p, lay->plte_len = n;
-            } else if (!memcmp(type, "tRNS", 4)) {
-                lay->trns_off = p, lay->trns_len = n;
             } else if (!memcmp(type, "fcTL", 4)) {
                 a.fctl_before_idat = 1;
             }
@@ -236,7 +234,7 @@ static int sg_png_palette(const uint8_t *d, const sg_png_layout *lay, uint8_t pa
     if (lay->plte_len > 770)
         return sg_pre_err(err, errlen, "PNG: PLTE of %u bytes is more than 256 colours (Pillow refuses it)",
                           lay->plte_len);
-    memcpy(pal, d + lay->plte_off + 8, lay->plte_len / 3 * 3 > 768 ? 768 : lay->plte_len / 3 * 3);
+    memcpy(pal, d + lay->plte_off + 8, lay->plte_len / 3 * 3); /* at most 768: 770 bytes are 256 entries */
     return 0;
 }
 
