@@ -13,7 +13,9 @@
  *     other size Pillow has no palette and every pixel is black.
  *   - The sections are read as Pillow reads them, with Python's short reads: the image resources are walked
  *     entry by entry (an entry running past the section's end moves where the next section is read), the
- *     layer section is skipped by its length (even past the end of the file) after reading 4 bytes of it.
+ *     layer section is skipped by its length (even past the end of the file) after reading 4 bytes of it; its
+ *     layer records are never parsed (Pillow 12 and 13 read them only when asked for the layers, not to open or
+ *     convert, so a broken record does not refuse the file).
  *   - Compression 0 (raw): channel c starts c*w*h bytes after the compression field. 1 (PackBits): a table of
  *     row byte counts for the mode's channels only (an "L" file with an alpha channel has a table twice as
  *     long: Pillow then reads channel 0 from the table's second half), channel c starting after the counts of

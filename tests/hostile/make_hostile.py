@@ -388,6 +388,13 @@ def main():
     # row's end (cut), a no-op byte, and data after the last row
     put("psd_rle_zero_counts.psd", psd(4, 2, mode=1, ch=1, comp=1, data=bytes(4) + b"\x80\xfa\x09\xfd\x07"), "OK")
     put("psd_trailing_data.psd", img("psd_gray.psd") + bytes(100), "OK")
+    # decoded by Pillow 12 and 13 (scripts/psd_differential.py): the layer records are read only when the layers
+    # are asked for, never by open or convert (1000 layers in a 10-byte block would be refused there); an image
+    # resource running 8 bytes past the section's length moves where the layer section is read from
+    put("psd_layer_count_over_block.psd", psd(4, 2, mode=1, ch=1, lm=struct.pack(">Ih", 10, 1000) + bytes(8),
+                                              data=bytes(range(8))), "OK")
+    put("psd_resource_past_section.psd", psd(4, 2, mode=1, ch=1, res=b"8BIM\x03\xed\0\0\0\0\0\0", res_size=4,
+                                             data=bytes(range(8))), "OK")
     put("webp_header.webp", b"RIFF\x24\0\0\0WEBPVP8 " + b"\0" * 24, "VP8 start code missing")  # a WebP of zeros
     put("tiff_header.tif", b"II*\0\x08\0\0\0" + b"\0" * 16, "TIFF: no ImageWidth or ImageLength")
     # a TIFF declaring 13000 x 13000 LZW pixels (under the pixel cap) in one strip of 20 bytes: refused before anything is allocated
