@@ -1,15 +1,16 @@
 /* preprocess/decode_jpeg.c — JPEG through libjpeg-turbo with Pillow's decoder settings and Pillow's verdicts.
  *
- * Pillow's JpegDecode.c keeps libjpeg's defaults: ISLOW integer IDCT and fancy (triangle) chroma upsampling,
- * which give Pillow's pixels. Modes follow the SOF component count as Pillow does: 1 = L (replicated by
- * libjpeg's gray->RGB), 3 = RGB, 4 = CMYK, which Pillow always reads as "CMYK;I" (Adobe polarity, inverted) and
- * converts with cmyk2rgb. Markers are walked here (bounds-checked) for the EXIF block and the XMP packet.
- * Verdicts as Pillow's: data that runs out before the last row is a truncated file, refused; a libjpeg error
- * (a "broken data stream") is refused even after warnings; other warnings (corrupt-data notices) are tolerated
- * (tests/images/goldens_corrupt.txt holds Pillow's verdicts on damaged files).
- * One decoder (libjpeg's scanline API; TurboJPEG checks the header first, so the same layouts are accepted as
- * when TurboJPEG decoded), two ways out: sg_pre_decode_jpeg writes the whole image, sg_pre_jpeg_to_resized hands
- * blocks of 16 rows to the resize while they are in cache, which preprocess.c takes when it can.
+ * First Pillow's own walk over the segments (jpeg_open.c): its refusals, the size and component count it takes,
+ * the EXIF orientation. Then libjpeg, set up as Pillow's JpegDecode.c sets it up: libjpeg's defaults (ISLOW integer
+ * IDCT, fancy (triangle) chroma upsampling), which give Pillow's pixels, and the mode from the component count:
+ * 1 = L (replicated by libjpeg's gray->RGB), 3 = RGB, 4 = CMYK, which Pillow always reads as "CMYK;I" (Adobe
+ * polarity, inverted) and converts with cmyk2rgb. libjpeg is fed the file as Pillow feeds it (below), so its
+ * verdicts are Pillow's: a libjpeg error is refused even after warnings (a "broken data stream"), warnings
+ * (corrupt-data notices) are tolerated, and a decoder that wants more than the file holds before its last row is
+ * a truncated file (tests/images/goldens_corrupt.txt holds Pillow's verdicts on damaged data,
+ * scripts/jpeg_differential.py compares damaged segments with Pillow's). One decoder (libjpeg's scanline API),
+ * two ways out: sg_pre_decode_jpeg writes the whole image, sg_pre_jpeg_to_resized hands blocks of 16 rows to the
+ * resize while they are in cache, which preprocess.c takes when it can.
  */
 #include "preprocess/internal.h"
 
@@ -18,67 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <turbojpeg.h>
 /* after stdio.h, which jpeglib.h needs for FILE; jerror.h after jpeglib.h */
 #include <jpeglib.h>
 #include <jerror.h>
-
-/* Walks the markers before the first scan. Collects the EXIF blocks (Pillow appends later APP1 Exif
- * segments minus their 6-byte prefix) and the last XMP packet and returns the orientation: EXIF first, XMP
- * only when EXIF has no Orientation entry (one Pillow cannot use still counts). An EXIF block getexif() raises
- * on is read once by Pillow's open (_read_dpi_from_exif, which swallows the error and leaves getexif() empty:
- * no orientation, no XMP) unless a JFIF APP0 gave the DPI; then exif_transpose raises: SG_EXIF_REFUSED. *sof is set to 1 when a frame header (SOFn) was seen: TurboJPEG 2.1 reports
- * uninitialised sizes for a file that ends before it, so we check for it ourselves. */
-static int sg_jpeg_markers(const uint8_t *d, size_t len, int pillow_major, int *sof, size_t *sos) {
-    static const char xmp_id[] = "http://ns.adobe.com/xap/1.0/"; /* followed by a NUL */
-    uint8_t *exif = NULL;
-    size_t exif_len = 0;
-    const uint8_t *xmp = NULL;
-    size_t xmp_len = 0;
-    int jfif_dpi = 0; /* a JFIF APP0 with density unit 1 or 2 sets Pillow's info["dpi"] */
-    size_t p = 2;
-    while (p + 4 <= len) {
-        if (d[p] != 0xFF) break;
-        uint8_t m = d[p + 1];
-        if (m == 0xFF) { p++; continue; } /* fill bytes before a marker */
-        if (m == 0xD8 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) { p += 2; continue; } /* no length field */
-        if (m == 0xDA) { *sos = p; break; } /* scan data: the rest is entropy-coded */
-        if (m == 0xD9) break;
-        size_t seg = (size_t)d[p + 2] << 8 | d[p + 3];
-        if (seg < 2 || seg > len - p - 2) break;
-        const uint8_t *s = d + p + 4;
-        size_t sl = seg - 2;
-        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) *sof = 1; /* not DHT, JPG, DAC */
-        if (m == 0xE0 && sl >= 12 && memcmp(s, "JFIF", 4) == 0 && (s[7] == 1 || s[7] == 2)) jfif_dpi = 1;
-        if (m == 0xE1 && sl >= 6 && memcmp(s, "Exif\0\0", 6) == 0) {
-            size_t add = exif ? sl - 6 : sl;
-            uint8_t *grown = realloc(exif, exif_len + add + 1);
-            if (grown) {
-                memcpy(grown + exif_len, exif ? s + 6 : s, add);
-                exif = grown, exif_len += add;
-            }
-        } else if (m == 0xE1 && sl >= sizeof xmp_id && memcmp(s, xmp_id, sizeof xmp_id) == 0) {
-            xmp = s + sizeof xmp_id, xmp_len = sl - sizeof xmp_id;
-        }
-        p += 2 + seg;
-    }
-    int o = exif ? sg_exif_orientation(exif, exif_len, pillow_major) : SG_EXIF_ABSENT;
-    free(exif);
-    if (o == SG_EXIF_REFUSED) return jfif_dpi ? SG_EXIF_REFUSED : 1;
-    if (o == SG_EXIF_ABSENT && xmp) o = sg_xmp_orientation(xmp, xmp_len);
-    return o ? o : 1;
-}
-
-/* 1 if an EOI marker (FF D9) follows offset from. Entropy-coded data stuffs every 0xFF byte as FF 00, so
- * FF D9 can only be the marker itself. */
-static int sg_jpeg_has_eoi(const uint8_t *d, size_t len, size_t from) {
-    const uint8_t *p = d + from, *end = d + len;
-    while (p < end - 1 && (p = memchr(p, 0xFF, (size_t)(end - 1 - p))) != NULL) {
-        if (p[1] == 0xD9) return 1;
-        p++;
-    }
-    return 0;
-}
 
 /* Pillow's CMYK;I unpack (invert) followed by cmyk2rgb (sg_cmyk2rgb_channel). With C = 255 - c and K = 255 - k
  * (c, k the stored bytes), nk = k. */
@@ -87,29 +30,22 @@ static void sg_cmyk_to_rgb(const uint8_t *cmyk, size_t npix, uint8_t *rgb) {
         for (int c = 0; c < 3; c++) rgb[c] = sg_cmyk2rgb_channel(255 - cmyk[c], cmyk[3]);
 }
 
-/* What both JPEG paths check and learn before any pixel is decoded: markers (EXIF/XMP orientation, a frame
- * header and a scan), an end-of-image marker after the scan, TurboJPEG's header checks (the component and
- * subsampling layouts it accepts), the pixel cap, and the DCT scale of --fast-decode. */
+/* What both JPEG paths check and learn before any pixel is decoded: Pillow's own verdict on the segments before the
+ * scan, the size and component count it takes and the EXIF / XMP orientation (jpeg_open.c), the pixel cap, and the
+ * DCT scale of --fast-decode. */
 typedef struct sg_jpeg_front {
     int w, h;          /* declared size */
-    int is_cmyk;       /* CMYK or YCCK: decoded as CMYK, converted with Pillow's rule */
+    int is_cmyk;       /* 4 components (CMYK or YCCK): decoded as CMYK, converted with Pillow's rule */
     int orientation;   /* EXIF orientation, 1 when none (or not applied) */
     int denom;         /* DCT scale 1/denom (1 unless --fast-decode) */
     int dw, dh;        /* decoded size at that scale (libjpeg rounds up) */
 } sg_jpeg_front;
 
-static int sg_jpeg_front_check(tjhandle tj, const uint8_t *data, size_t len, const sg_preprocess_opts *opts,
-                               sg_jpeg_front *fr, char *err, size_t errlen) {
-    size_t sos = 0;
-    int sof = 0, subsamp, cs;
-    fr->orientation = sg_jpeg_markers(data, len, opts->pillow_major, &sof, &sos);
-    if (!sof || !sos)
-        return sg_pre_err(err, errlen, "JPEG: no %s marker before the end of the file: truncated or not a JPEG image",
-                          sof ? "start-of-scan (SOS)" : "frame header (SOF)");
-    if (!sg_jpeg_has_eoi(data, len, sos)) /* libjpeg-turbo 2.1 does not always warn when a progressive file ends between scans */
-        return sg_pre_err(err, errlen, "JPEG: no end-of-image marker after the image data (the file is truncated)");
-    if (tjDecompressHeader3(tj, data, (unsigned long)len, &fr->w, &fr->h, &subsamp, &cs) != 0)
-        return sg_pre_err(err, errlen, "JPEG: bad header: %s", tjGetErrorStr2(tj));
+static int sg_jpeg_front_check(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_jpeg_front *fr,
+                               char *err, size_t errlen) {
+    sg_jpeg_open_info oi;
+    if (sg_jpeg_pillow_open(data, len, opts->pillow_major, &oi, err, errlen)) return -1;
+    fr->w = oi.w, fr->h = oi.h, fr->is_cmyk = oi.layers == 4, fr->orientation = oi.orientation;
     if (sg_pre_check_dims("JPEG", (uint64_t)fr->w, (uint64_t)fr->h, opts->max_pixels, err, errlen)) return -1;
     fr->denom = 1;
     if (opts->fast_decode) {
@@ -117,30 +53,37 @@ static int sg_jpeg_front_check(tjhandle tj, const uint8_t *data, size_t len, con
         int s = fr->w / opts->out_size < fr->h / opts->out_size ? fr->w / opts->out_size : fr->h / opts->out_size;
         fr->denom = s >= 8 ? 8 : s >= 4 ? 4 : s >= 2 ? 2 : 1;
     }
-    fr->dw = (fr->w + fr->denom - 1) / fr->denom, fr->dh = (fr->h + fr->denom - 1) / fr->denom; /* TJSCALED */
-    fr->is_cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
+    fr->dw = (fr->w + fr->denom - 1) / fr->denom, fr->dh = (fr->h + fr->denom - 1) / fr->denom; /* libjpeg's ceil */
     if (fr->orientation == SG_EXIF_REFUSED && opts->exif_rotate) /* only exif_transpose reads the block */
         return sg_pre_err(err, errlen, "JPEG: the EXIF block is not TIFF data (Pillow's exif_transpose raises on it)");
     if (fr->orientation == SG_EXIF_REFUSED) fr->orientation = 1;
     return 0;
 }
 
-/* ---- the decoder: libjpeg's scanline API ------------------------------------------------------------------
+/* ---- the decoder: libjpeg's scanline API, fed as Pillow feeds it -------------------------------------------
  * A whole decoded image is a big buffer: a 12-megapixel photo is 36 MB of RGB, written to fresh pages (a page
  * fault and a zeroed page each 4 KB) and read back by the resize. The scanline API hands out a few rows at a
  * time, so 16 rows are decoded into a small buffer, which stays in cache while the resize's horizontal pass
- * reads them (sg_resize_stream). The decoder is set up as TurboJPEG's tjDecompress2(TJFLAG_ACCURATEDCT |
- * TJFLAG_LIMITSCANS) sets it up (ISLOW IDCT, fancy upsampling, RGB or CMYK output, the same DCT scale, at most
- * 500 scans), with an error manager that turns libjpeg's errors into a message; so the rows are the same bytes
- * (tests/test_preprocess.c checks every JPEG golden through both paths). libturbojpeg.a holds libjpeg-turbo
- * whole, so the scanline functions come from it; jpeglib.h is Debian's libjpeg62-turbo-dev. */
+ * reads them (sg_resize_stream). The decoder is set up as Pillow's JpegDecode.c sets it up (libjpeg's defaults:
+ * ISLOW IDCT, fancy upsampling; RGB or CMYK output; the DCT scale of --fast-decode), with an error manager that
+ * turns libjpeg's errors into a message and ignores its warnings, as Pillow does. libturbojpeg.a holds libjpeg-turbo
+ * whole, so the scanline functions come from it; jpeglib.h is Debian's libjpeg62-turbo-dev.
+ *
+ * Pillow's ImageFile.load hands the decoder the file 64 KiB at a time, and its data source suspends libjpeg when a
+ * read runs past what it was given. A decoder still suspended when the file has no more is a truncated file,
+ * refused; but once the last row is out, Pillow calls jpeg_finish_decompress with what it holds and takes the image
+ * whether that finishes or suspends (so an image without its end marker decodes when libjpeg needed no byte past
+ * the data for its last row, and is refused when its last codes sat in the bytes libjpeg reads ahead); an error
+ * there (a bad marker after the image data, inside what was handed over) is refused. The data source below does the
+ * same: the same 64 KiB reads, the same suspensions, so the same verdicts. One bound of our own (TurboJPEG's): a
+ * progressive file of more than 500 scans is refused, where Pillow would spend minutes on it. */
 
 #define SG_JPEG_MAX_SCANS 500 /* TurboJPEG's TJFLAG_LIMITSCANS bound */
+#define SG_JPEG_READ 65536    /* Pillow's ImageFile.decodermaxblock: the bytes each read hands the decoder */
 
 typedef struct sg_jpeg_errmgr {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
-    int eof_warning;               /* "Premature end of JPEG file" was seen: the data ran out (truncated file) */
     char msg[JMSG_LENGTH_MAX + 64];
 } sg_jpeg_errmgr;
 
@@ -150,15 +93,8 @@ static void sg_jpeg_on_error(j_common_ptr c) {
     longjmp(e->jump, 1);
 }
 
-/* Warnings (level < 0) are tolerated, as Pillow and TurboJPEG tolerate corrupt-data notices, except the one
- * that says the data ran out; trace messages (level >= 0) are ignored. */
-static void sg_jpeg_on_message(j_common_ptr c, int level) {
-    sg_jpeg_errmgr *e = (sg_jpeg_errmgr *)c->err;
-    if (level < 0 && c->err->msg_code == JWRN_JPEG_EOF) {
-        e->eof_warning = 1;
-        (*c->err->format_message)(c, e->msg);
-    }
-}
+/* Warnings (corrupt-data notices) and trace messages: Pillow tolerates them, and so do we. */
+static void sg_jpeg_on_message(j_common_ptr c, int level) { (void)c, (void)level; }
 
 static void sg_jpeg_on_progress(j_common_ptr c) {
     if (c->is_decompressor && ((j_decompress_ptr)c)->input_scan_number > SG_JPEG_MAX_SCANS) {
@@ -166,6 +102,47 @@ static void sg_jpeg_on_progress(j_common_ptr c) {
         snprintf(e->msg, sizeof e->msg, "Progressive JPEG image has more than %d scans", SG_JPEG_MAX_SCANS);
         longjmp(e->jump, 1);
     }
+}
+
+/* The data source: the file in memory, of which data[0 .. end) has been handed over (Pillow's reads so far);
+ * libjpeg's window is [next_input_byte, data + end). A skip past end is remembered and taken from the next read. */
+typedef struct sg_jpeg_feed {
+    struct jpeg_source_mgr pub;
+    const uint8_t *data;
+    size_t len, end, skip;
+} sg_jpeg_feed;
+
+static void sg_jpeg_feed_start(j_decompress_ptr c) { (void)c; }
+static void sg_jpeg_feed_term(j_decompress_ptr c) { (void)c; }
+static boolean sg_jpeg_feed_fill(j_decompress_ptr c) { (void)c; return FALSE; } /* suspend: the caller reads on */
+
+static void sg_jpeg_feed_skip(j_decompress_ptr c, long n) {
+    sg_jpeg_feed *f = (sg_jpeg_feed *)c->src;
+    if (n <= 0) return;
+    size_t k = (size_t)n < f->pub.bytes_in_buffer ? (size_t)n : f->pub.bytes_in_buffer;
+    f->pub.next_input_byte += k, f->pub.bytes_in_buffer -= k;
+    f->skip = (size_t)n - k;
+}
+
+/* Pillow's next read: 1 with the next 64 KiB handed over (less any skip still owed), 0 when the file has no more. */
+static int sg_jpeg_feed_more(sg_jpeg_feed *f) {
+    if (f->end >= f->len) return 0;
+    f->end = f->len - f->end > SG_JPEG_READ ? f->end + SG_JPEG_READ : f->len;
+    size_t pos = (size_t)(f->pub.next_input_byte - f->data), k = f->end - pos < f->skip ? f->end - pos : f->skip;
+    pos += k, f->skip -= k;
+    f->pub.next_input_byte = f->data + pos, f->pub.bytes_in_buffer = f->end - pos;
+    return 1;
+}
+
+static void sg_jpeg_feed_init(sg_jpeg_feed *f, j_decompress_ptr c, const uint8_t *data, size_t len) {
+    memset(f, 0, sizeof *f);
+    f->pub.init_source = sg_jpeg_feed_start, f->pub.term_source = sg_jpeg_feed_term;
+    f->pub.fill_input_buffer = sg_jpeg_feed_fill, f->pub.skip_input_data = sg_jpeg_feed_skip;
+    f->pub.resync_to_restart = jpeg_resync_to_restart;
+    f->data = data, f->len = len;
+    f->pub.next_input_byte = data;
+    sg_jpeg_feed_more(f);
+    c->src = &f->pub;
 }
 
 /* This thread's CPU time, for the stage statistics. */
@@ -185,19 +162,17 @@ typedef struct sg_jpeg_rows_state {
     struct jpeg_decompress_struct d;
     sg_jpeg_errmgr err;
     struct jpeg_progress_mgr progress;
-    int created;
+    sg_jpeg_feed feed;
+    int created, started; /* jpeg_create_decompress and jpeg_start_decompress done */
     uint8_t *block;      /* SG_JPEG_BLOCK_ROWS decoded rows (3 bytes per pixel, 4 for CMYK) */
     uint8_t *block_rgb;  /* the same rows converted to RGB (CMYK only) */
 } sg_jpeg_rows_state;
 
 #define SG_JPEG_BLOCK_ROWS 16 /* rows per hand-over: the resize's transposed block height (SG_RB in resize.c) */
 
-/* Decodes the image fr describes, SG_JPEG_BLOCK_ROWS rows at a time, as TurboJPEG's tjDecompress2 sets libjpeg up.
- * Rows go straight into dst (the whole RGB image, fr->dw x fr->dh) when dst is given, else into a small block;
- * then each block goes to sink (may be NULL), whose CPU time is added to *sink_s (may be NULL). As in Pillow: a
- * libjpeg error is an error even after warnings (a "broken data stream"; TurboJPEG would call it a warning once any
- * warning was seen), and so is running out of data before the last row; other warnings are tolerated. Returns 0
- * or -1. */
+/* Decodes the image fr describes, SG_JPEG_BLOCK_ROWS rows at a time, as Pillow's decoder does (above). Rows go
+ * straight into dst (the whole RGB image, fr->dw x fr->dh) when dst is given, else into a small block; then each
+ * block goes to sink (may be NULL), whose CPU time is added to *sink_s (may be NULL). Returns 0 or -1. */
 static int sg_jpeg_decode_rows(const uint8_t *data, size_t len, const sg_jpeg_front *fr, uint8_t *dst,
                                sg_jpeg_row_sink sink, void *ctx, double *sink_s, char *err, size_t errlen) {
     sg_jpeg_rows_state *st = calloc(1, sizeof *st);
@@ -215,14 +190,18 @@ static int sg_jpeg_decode_rows(const uint8_t *data, size_t len, const sg_jpeg_fr
     st->created = 1;
     st->progress.progress_monitor = sg_jpeg_on_progress;
     st->d.progress = &st->progress;
-    jpeg_mem_src(&st->d, data, (unsigned long)len);
-    jpeg_read_header(&st->d, TRUE);
-    st->d.dct_method = JDCT_ISLOW;        /* TJFLAG_ACCURATEDCT, Pillow's default */
-    st->d.do_fancy_upsampling = TRUE;     /* no TJFLAG_FASTUPSAMPLE: Pillow's triangle upsampling */
-    st->d.out_color_space = fr->is_cmyk ? JCS_CMYK : JCS_RGB;
+    sg_jpeg_feed_init(&st->feed, &st->d, data, len);
+    int got;
+    while ((got = jpeg_read_header(&st->d, FALSE)) != JPEG_HEADER_OK) /* Pillow reads on past a tables-only stream */
+        if (got == JPEG_SUSPENDED && !sg_jpeg_feed_more(&st->feed)) goto truncated;
+    st->d.dct_method = JDCT_ISLOW;        /* libjpeg's default, and Pillow's */
+    st->d.do_fancy_upsampling = TRUE;     /* Pillow's triangle upsampling */
+    st->d.out_color_space = fr->is_cmyk ? JCS_CMYK : JCS_RGB; /* grey comes out replicated, as convert("RGB") */
     st->d.scale_num = 1;
     st->d.scale_denom = (unsigned)fr->denom;
-    jpeg_start_decompress(&st->d);
+    while (!jpeg_start_decompress(&st->d))
+        if (!sg_jpeg_feed_more(&st->feed)) goto truncated;
+    st->started = 1;
     if ((int)st->d.output_width != fr->dw || (int)st->d.output_height != fr->dh ||
         st->d.output_components != (int)px) {
         sg_pre_err(err, errlen, "JPEG: libjpeg decodes %ux%u x %d, the header said %dx%d x %zu", st->d.output_width,
@@ -242,11 +221,10 @@ static int sg_jpeg_decode_rows(const uint8_t *data, size_t len, const sg_jpeg_fr
         JSAMPROW rows[SG_JPEG_BLOCK_ROWS];
         for (int k = 0; k < SG_JPEG_BLOCK_ROWS; k++) rows[k] = base + (size_t)k * row;
         while (n < SG_JPEG_BLOCK_ROWS && st->d.output_scanline < st->d.output_height) {
-            JDIMENSION got = jpeg_read_scanlines(&st->d, rows + n, (JDIMENSION)(SG_JPEG_BLOCK_ROWS - n));
-            if (got == 0) break; /* suspension cannot happen with a memory source; guard anyway */
-            n += (int)got;
+            JDIMENSION more = jpeg_read_scanlines(&st->d, rows + n, (JDIMENSION)(SG_JPEG_BLOCK_ROWS - n));
+            if (more == 0 && !sg_jpeg_feed_more(&st->feed)) goto truncated;
+            n += (int)more;
         }
-        if (n == 0) break;
         const uint8_t *rgb = base;
         if (fr->is_cmyk) {
             uint8_t *to = dst ? dst + (size_t)y * rgb_row : st->block_rgb;
@@ -259,19 +237,15 @@ static int sg_jpeg_decode_rows(const uint8_t *data, size_t len, const sg_jpeg_fr
             if (sink_s) *sink_s += sg_jpeg_cpu_now() - t;
         }
     }
-    if (st->d.output_scanline < st->d.output_height) {
-        sg_pre_err(err, errlen, "JPEG: decoding stopped at row %u of %u", st->d.output_scanline, st->d.output_height);
-        goto done;
-    }
-    /* Data that ran out before the last row is a truncated image (Pillow: "image file is truncated"); running
-     * out while finish_decompress looks for the end marker after the last row, Pillow accepts. A libjpeg error
-     * in finish_decompress (an unknown marker after a corrupt scan) Pillow refuses; so does the longjmp above. */
-    if (st->err.eof_warning) {
-        sg_pre_err(err, errlen, "JPEG: %s (the file is truncated)", st->err.msg);
-        goto done;
-    }
-    jpeg_finish_decompress(&st->d);
+    (void)jpeg_finish_decompress(&st->d); /* with what was handed over: suspended is done, an error is refused */
     rc = 0;
+    goto done;
+truncated:
+    if (st->started)
+        sg_pre_err(err, errlen, "JPEG: the file ends at row %u of %u (truncated)", st->d.output_scanline,
+                   st->d.output_height);
+    else
+        sg_pre_err(err, errlen, "JPEG: the file ends before the image data (truncated)");
 done:
     if (st->created) jpeg_destroy_decompress(&st->d);
     free(st->block);
@@ -280,16 +254,11 @@ done:
     return rc;
 }
 
-/* What both entry points do first: the size limit, then sg_jpeg_front_check with a decompressor of its own (the
- * decode itself uses libjpeg's scanline API). 0, or -1 + message. */
+/* What both entry points do first: the size limit, then sg_jpeg_front_check. 0, or -1 + message. */
 static int sg_jpeg_front_read(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_jpeg_front *fr,
                               char *err, size_t errlen) {
     if (len > (size_t)0xffffffffu) return sg_pre_err(err, errlen, "JPEG of %zu bytes is too large", len);
-    tjhandle tj = tjInitDecompress();
-    if (!tj) return sg_pre_err(err, errlen, "JPEG: cannot initialise libjpeg-turbo: %s", tjGetErrorStr2(NULL));
-    int front = sg_jpeg_front_check(tj, data, len, opts, fr, err, errlen);
-    tjDestroy(tj);
-    return front ? -1 : 0;
+    return sg_jpeg_front_check(data, len, opts, fr, err, errlen);
 }
 
 int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,

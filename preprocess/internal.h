@@ -61,6 +61,17 @@ void sg_pre_budget_more(uint64_t bytes);
 /* Allocates img->rgb for w x h (checked by sg_pre_check_dims first). Returns 0 or -1 with a reason. */
 int sg_pre_alloc(sg_rgb_image *img, int w, int h, char *err, size_t errlen);
 
+/* --- jpeg_open.c: Pillow's own walk over a JPEG's segments (JpegImageFile._open) -------------------------- */
+typedef struct sg_jpeg_open_info {
+    int w, h;        /* the size Pillow takes: the last frame header before the scan */
+    int layers;      /* its component count: 1 (L), 3 (RGB) or 4 (CMYK, read as Adobe's inverted CMYK) */
+    int orientation; /* the EXIF (else XMP) orientation exif_transpose applies, 1 when none, or SG_EXIF_REFUSED */
+} sg_jpeg_open_info;
+/* 0 with info filled where Pillow's Image.open accepts the file and finds a scan to decode; -1 with Pillow's reason
+ * where it raises. Every read is bounds-checked against len. */
+int sg_jpeg_pillow_open(const uint8_t *d, size_t len, int pillow_major, sg_jpeg_open_info *info, char *err,
+                        size_t errlen);
+
 /* JPEG via libjpeg-turbo with Pillow's settings. *orientation receives the EXIF orientation (1 when none). */
 int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                        int *orientation, char *err, size_t errlen);

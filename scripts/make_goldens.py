@@ -188,6 +188,7 @@ def make_images():
     write_tiff_goldens(rgb, a, files)
     write_tiff_jpeg_goldens(rgb, files)
     write_webp_goldens(files)
+    write_jpeg_segment_goldens(files)
     return files
 
 
@@ -1136,6 +1137,90 @@ def write_webp_goldens(files):
         put("refused/" + name, data)
 
 
+def jpeg_segments(data):
+    """A JPEG's bytes as [SOI, each segment before the first scan ..., the scan onwards]."""
+    out, p = [data[:2]], 2
+    while data[p + 1] != 0xDA:
+        n = int.from_bytes(data[p + 2:p + 4], "big")
+        out.append(data[p:p + 2 + n])
+        p += 2 + n
+    return out + [data[p:]]
+
+
+def pillow_decodes(data):
+    try:
+        Image.open(io.BytesIO(data)).convert("RGB")
+        return True
+    except Exception:  # noqa: BLE001  (any failure is Pillow refusing the file)
+        return False
+
+
+def write_jpeg_segment_goldens(files):
+    """JPEGs whose segments Pillow's own walk (JpegImageFile._open) reads before libjpeg (preprocess/jpeg_open.c), and
+    ends of file its 64 KiB reads decide (preprocess/decode_jpeg.c): those it decodes in tests/images, those it
+    refuses in refused/ (each checked against Pillow here). Found by scripts/jpeg_differential.py."""
+    def jpg(im, **kw):
+        b = io.BytesIO()
+        im.save(b, "JPEG", **kw)
+        return b.getvalue()
+
+    def put(name, data, decodes):
+        assert pillow_decodes(data) == decodes, f"{name}: Pillow {'refuses' if decodes else 'decodes'} it"
+        assert "mpf" not in name or Image.open(io.BytesIO(data)).format == "MPO", name
+        name = name if decodes else "refused/" + name
+        open(os.path.join(OUT, name), "wb").write(data)
+        files[name] = os.path.join(OUT, name)
+
+    def seg(marker, payload):
+        return bytes([0xFF, marker]) + (len(payload) + 2).to_bytes(2, "big") + payload
+
+    base = jpg(Image.fromarray(photo_like(97, 61, seed=21)), quality=90)
+    sg = jpeg_segments(base)  # SOI, APP0 (JFIF), DQT, DQT, SOF0, DHT x 4, scan
+    first = lambda m: next(i for i, x in enumerate(sg) if x[1] == m)  # noqa: E731
+    # decoded: bytes between segments (libjpeg warns and goes on; Pillow's walk skips them); a tables-only datastream
+    # before the image (Pillow's decoder reads past it); an Adobe colour transform libjpeg does not know (a warning:
+    # YCbCr assumed); luma sampled 4 x 2, which TurboJPEG's header check refused; an MPF index (Pillow opens an MPO)
+    dqt = first(0xDB)
+    put("jpeg_seg_junk_between.jpg", b"".join(sg[:dqt] + [b"\x12\x00\x34"] + sg[dqt:-1] + [b"\xff\xff\xff\x00\x07"] +
+                                              sg[-1:]), True)
+    tables = b"".join(x for x in sg if x[1] in (0xDB, 0xC4))
+    put("jpeg_seg_tables_first.jpg", b"\xff\xd8" + tables + b"\xff\xd9" + base, True)
+    put("jpeg_seg_adobe_transform_9.jpg", b"".join(sg[:1] + [seg(0xEE, b"Adobe\x00\x64\x00\x00\x00\x00\x09")] + sg[1:]),
+        True)
+    b444 = jpeg_segments(jpg(Image.fromarray(photo_like(64, 48, seed=22)), quality=90, subsampling=0))
+    sof = next(i for i, x in enumerate(b444) if x[1] == 0xC0)
+    b444[sof] = b444[sof][:11] + b"\x42" + b444[sof][12:]  # component 1 sampled 4 x 2 (the data then reads as noise)
+    put("jpeg_seg_sampling_4x2.jpg", b"".join(b444), True)
+    entries = struct.pack(">LLLHH", 0x20030000, 4096, 0, 0, 0) + struct.pack(">LLLHH", 0x00010001, 512, 4096, 0, 0)
+    ifd = struct.pack(">H", 3) + struct.pack(">HHL4s", 0xB000, 7, 4, b"0100") + struct.pack(">HHLL", 0xB001, 4, 1, 2)
+    ifd += struct.pack(">HHLL", 0xB002, 7, len(entries), 8 + len(ifd) + 12 + 4) + b"\0\0\0\0"
+    mpf = b"MPF\0MM\0*" + struct.pack(">L", 8) + ifd + entries  # two images: Pillow opens an MPO, its frame 0 this one
+    put("jpeg_seg_mpf_index.jpg", b"".join(sg[:2] + [seg(0xE2, mpf)] + sg[2:]), True)
+    # refused by Pillow's walk alone (libjpeg would decode them): a TEM marker, JFIF and Adobe segments too short for
+    # their version, an ICC chunk without its count byte, a Photoshop resource block that ends after its code
+    put("jpeg_seg_tem_marker.jpg", b"".join(sg[:1] + [b"\xff\x01"] + sg[1:]), False)
+    put("jpeg_seg_jfif_short.jpg", b"".join(sg[:1] + [seg(0xE0, b"JFIF\x00\x01")] + sg[2:]), False)
+    put("jpeg_seg_adobe_short.jpg", b"".join(sg[:1] + [seg(0xEE, b"Adobe\x00")] + sg[1:]), False)
+    put("jpeg_seg_icc_short.jpg", b"".join(sg[:1] + [seg(0xE2, b"ICC_PROFILE\x00\x01")] + sg[1:]), False)
+    put("jpeg_seg_photoshop_cut.jpg", b"".join(sg[:1] + [seg(0xED, b"Photoshop 3.0\x008BIM\x04\x04")] + sg[1:]), False)
+    put("jpeg_seg_unknown_marker.jpg", b"".join(sg[:1] + [seg(0x02, b"ab")] + sg[1:]), False)
+    # the end of the file: without its end marker an image decodes when libjpeg needed no byte past the data for its
+    # last row, and is refused when its last codes sat in the bytes libjpeg reads ahead (both found among a few
+    # photos of one size); a bad marker after the image data is an error inside the 64 KiB read that holds the last
+    # row, and is never read when it sits in the next read
+    cut = {}
+    for seed in range(30, 60):
+        d = jpg(Image.fromarray(photo_like(40, 24, seed=seed)), quality=80)[:-2]
+        cut.setdefault(pillow_decodes(d), d)
+    put("jpeg_seg_no_eoi.jpg", cut[True], True)
+    put("jpeg_seg_no_eoi_codes_past_end.jpg", cut[False], False)
+    noisy = jpg(Image.fromarray(noise_image(23, 160, 120)), quality=95, subsampling=0)[:-2]
+    assert len(noisy) < 65536 - 16, len(noisy)
+    bad = b"\xff\x02\x00\x04ab\xff\xd9"
+    put("jpeg_seg_bad_marker_after_64k.jpg", noisy + bytes(65536 + 100 - len(noisy)) + bad, True)
+    put("jpeg_seg_bad_marker_before_64k.jpg", noisy + bytes(16) + bad, False)
+
+
 def pil_rgb(path, exif):
     im = Image.open(path)
     if exif:
@@ -1222,10 +1307,10 @@ def main():
         for exif in (1, 0):
             if exif == 0 and "exif" not in name:
                 continue
-            im = Image.open(files[name])
-            im.draft("RGB", (224, 224))
             if exif and f"refused {name} 1" in lines:
                 continue
+            im = Image.open(files[name])
+            im.draft("RGB", (224, 224))
             if exif:
                 im = ImageOps.exif_transpose(im)
             im = im.convert("RGB")
