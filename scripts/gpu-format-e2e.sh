@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# scripts/gpu-format-e2e.sh — photos in another format than JPEG (WebP or PNG) end to end on a GPU machine: pixels,
-# speed and embeddings against Pillow and HF on the same machine, in one run.
+# scripts/gpu-format-e2e.sh — photos in one format (WebP, PNG, or the JPEG corpus itself) end to end on a GPU
+# machine: pixels, speed and embeddings against Pillow and HF on the same machine, in one run.
 #
-#   scripts/gpu-format-e2e.sh [webp|png]   (default webp; results under $OUT, else /tmp/sg-FORMAT-e2e; work files
+#   scripts/gpu-format-e2e.sh [webp|png|jpeg]   (default webp; results under $OUT, else /tmp/sg-FORMAT-e2e; work files
 #                                          in $SG_WORK; SG_E2E_BACKEND: the backend, default sm90;
 #                                          SG_E2E_OLD_BIN: a second siglip2-embed, timed beside)
 #
@@ -10,7 +10,8 @@
 #    full-size random checkpoint and gpu-bench's corpus of 4,000 JPEG photos (.carry/bench/make_corpus.py);
 # 2. re-encodes the corpus with this machine's Pillow, the way a photo folder gets such files: WebP lossy at
 #    quality 75 / 85 / 90 / 95 by image, every twentieth image of at most 1,600 pixels a side lossless; PNG with
-#    Pillow's defaults (compression level 6, its own filter choice per row), every tenth image as RGBA;
+#    Pillow's defaults (compression level 6, its own filter choice per row), every tenth image as RGBA; jpeg
+#    takes the corpus as it is (to compare two binaries' JPEG decoders: SG_E2E_OLD_BIN);
 # 3. pixels: every file's 224 x 224 input as the command makes it (--dump-preprocessed, --pillow-version of this
 #    Pillow) against this Pillow's exif_transpose, convert("RGB"), resize((224, 224), BILINEAR), byte for byte
 #    on 16 processes: prints how many of the 4,000 differ (0 expected). (Full-size decodes are compared by
@@ -28,7 +29,7 @@ ROOT=$PWD
 # shellcheck source=scripts/lib-gpu.sh
 . scripts/lib-gpu.sh
 FMT=${1:-webp}
-case $FMT in webp | png) ;; *) echo "usage: $0 [webp|png]" >&2; exit 2 ;; esac
+case $FMT in webp | png) EXT=$FMT ;; jpeg) EXT=jpg ;; *) echo "usage: $0 [webp|png|jpeg]" >&2; exit 2 ;; esac
 RES=${OUT:-/tmp/sg-$FMT-e2e}
 WORK=${SG_WORK:-/tmp/sg-gpu-work}
 mkdir -p "$RES" "$WORK"
@@ -58,8 +59,9 @@ if [ ! -d "$JPG" ]; then
     $PY "$BENCH/make_corpus.py" "$PHOTOS" "$JPG" 4000 || die "make_corpus failed"
 fi
 ENC=$WORK/corpus4000-$FMT
+[ "$FMT" = jpeg ] && ENC=$JPG
 stamp "the corpus as $FMT"
-[ "$(find "$ENC" -name "*.$FMT" 2>/dev/null | wc -l)" = 4000 ] || { rm -rf "$ENC"; $PY - "$JPG" "$ENC" "$FMT" <<'PY' || die "$FMT corpus"; }
+[ "$(find "$ENC" -name "*.$EXT" 2>/dev/null | wc -l)" = 4000 ] || { rm -rf "$ENC"; $PY - "$JPG" "$ENC" "$FMT" <<'PY' || die "$FMT corpus"; }
 import glob, os, sys
 from multiprocessing import Pool
 from PIL import Image
@@ -80,7 +82,7 @@ with Pool(os.cpu_count()) as p:
     p.map(one, range(len(files)), chunksize=8)
 print(len(files), fmt, "files,", sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(dst) for f in fs) >> 20, "MiB")
 PY
-find "$ENC" -name "*.$FMT" | sort >"$WORK/$FMT.list"
+find "$ENC" -name "*.$EXT" | sort >"$WORK/$FMT.list"
 
 stamp "pixels: the command's 224 x 224 input of every $FMT file against Pillow $PMAJOR's, byte for byte"
 rm -rf "$WORK/$FMT-dump"
@@ -104,7 +106,7 @@ sys.exit(1 if bad else 0)
 PY
 
 stamp "speed: Pillow on 16 processes"
-$PY - "$JPG" "$ENC" "$FMT" <<'PY' | tee "$RES/pillow_rates.txt"
+$PY - "$JPG" "$ENC" "$EXT" <<'PY' | tee "$RES/pillow_rates.txt"
 import glob, os, sys, time
 from multiprocessing import Pool
 from PIL import Image
@@ -112,7 +114,7 @@ def decode_only(f):
     im = Image.open(f); im.load(); return im.size[0]
 def decode_resize(f):
     return Image.open(f).convert("RGB").resize((224, 224), Image.BILINEAR).tobytes()[:1]
-for root, ext in ((sys.argv[1], "jpg"), (sys.argv[2], sys.argv[3])):
+for root, ext in dict.fromkeys(((sys.argv[1], "jpg"), (sys.argv[2], sys.argv[3]))):  # once for the JPEG corpus
     files = sorted(glob.glob(os.path.join(root, "*", "*." + ext)))
     for fn in (decode_only, decode_resize):
         t = time.time()
@@ -121,7 +123,8 @@ for root, ext in ((sys.argv[1], "jpg"), (sys.argv[2], sys.argv[3])):
         print("Pillow %s %s, 16 processes: %.1f images/s" % (fn.__name__, ext, len(files) / (time.time() - t)), flush=True)
 PY
 : >"$RES/ours_rates.txt"
-RUNS=("$BIN $JPG" "$BIN $ENC")
+RUNS=("$BIN $JPG")
+[ "$ENC" = "$JPG" ] || RUNS+=("$BIN $ENC")
 [ -n "${SG_E2E_OLD_BIN:-}" ] && RUNS+=("$SG_E2E_OLD_BIN $ENC")
 for R in "${RUNS[@]}"; do
     B=${R% *} C=${R##* }
@@ -141,7 +144,7 @@ done
 
 stamp "embeddings: every $FMT image against HF fp32"
 if $PY scripts/hf_embed.py "$CKPT" "$WORK/e2e-hf-$FMT.npy" --list "$WORK/$FMT.list" >"$WORK/e2e-hf-$FMT.log" 2>&1; then
-    $PY scripts/gpu_compare.py "$WORK/e2e-hf-$FMT.npy" "$WORK/e2e-corpus4000-$FMT.npy" \
+    $PY scripts/gpu_compare.py "$WORK/e2e-hf-$FMT.npy" "$WORK/e2e-$(basename "$ENC").npy" \
         "siglip2-embed --backend $BACKEND on $FMT vs HF fp32" 0.9999 --unit | tee "$RES/accuracy.txt" | grep -q '^PASS' || failed=1
 else
     tail -5 "$WORK/e2e-hf-$FMT.log"; failed=1
