@@ -11,7 +11,8 @@
  * comes after it (decode_jpeg.c). The walk also gives the size and component count Pillow takes (the last frame
  * header before the scan) and the EXIF orientation exif_transpose applies: the EXIF blocks (APP1 "Exif"; later
  * ones appended without their 6-byte prefix), else the last XMP packet, as Pillow's getexif() finds them. An MPF
- * index (APP2 "MPF") makes Pillow open an MPO file, whose first frame is this image: it changes nothing here.
+ * index (APP2 "MPF") makes Pillow open an MPO file, whose first frame is this image: it changes nothing, but for
+ * the one index Pillow 12 raises on (sg_jpeg_mpf_pillow12_raises).
  */
 #include "preprocess/internal.h"
 
@@ -80,6 +81,8 @@ typedef struct sg_jpeg_apps {
     int jfif_dpi;           /* a JFIF APP0 gave info["dpi"] (units 1 or 2 with both densities) */
     const uint8_t *icc_min; /* the smallest ICC chunk since the last frame header (Pillow sorts them there) */
     size_t icc_min_len;
+    const uint8_t *mpf;     /* the last MPF index (APP2 "MPF\0"), after its 4-byte name */
+    size_t mpf_len;
 } sg_jpeg_apps;
 
 /* One APPn segment (marker m) as Pillow's APP handler reads it. 0, or -1 with a reason where it raises. */
@@ -96,6 +99,8 @@ static int sg_jpeg_app(unsigned m, const uint8_t *s, size_t sl, sg_jpeg_apps *a,
         a->exif = grown, a->exif_len += add;
     } else if (m == 0xE1 && sl >= sizeof xmp_id && memcmp(s, xmp_id, sizeof xmp_id) == 0) {
         a->xmp = s + sizeof xmp_id, a->xmp_len = sl - sizeof xmp_id;
+    } else if (m == 0xE2 && sl >= 4 && memcmp(s, "MPF\0", 4) == 0) {
+        a->mpf = s + 4, a->mpf_len = sl - 4;
     } else if (m == 0xE2 && sl >= 12 && memcmp(s, "ICC_PROFILE\0", 12) == 0) {
         if (!a->icc_min || sg_bytes_cmp(s, sl, a->icc_min, a->icc_min_len) < 0) a->icc_min = s, a->icc_min_len = sl;
     } else if (m == 0xED && sl >= 14 && memcmp(s, "Photoshop 3.0\0", 14) == 0) {
@@ -113,6 +118,66 @@ static int sg_jpeg_dqt(const uint8_t *s, size_t sl, char *err, size_t errlen) {
         size_t n = s[0] >> 4 ? 129 : 65;
         if (sl < n) return sg_pre_err(err, errlen, "JPEG: bad quantization table marker (a table cut short)");
         s += n, sl -= n;
+    }
+    return 0;
+}
+
+/* Pillow 12's MPF check (JpegImagePlugin._getmp, run by Image.open to tell an MPO file): the index of an APP2 "MPF"
+ * segment, mpf[0 .. n), is a TIFF directory whose NumberOfImages (0xB001) entry says how many 16-byte MP entries its
+ * MPEntry (0xB002) data holds. Where it holds fewer, Pillow 12 unpacks past its end and raises a struct.error nothing
+ * catches, so the file is refused (Pillow 13 catches it and reads the file as a JPEG). Everything else wrong in the
+ * index is a SyntaxError or TypeError that Pillow catches. 1 where Pillow 12 raises, else 0. The directory is read
+ * as ImageFileDirectory_v2.load reads it (exif.c): a short read or data past the end ends it, unsupported types and
+ * empty entries are skipped, a repeated tag's last entry counts. */
+static int sg_jpeg_mpf_pillow12_raises(const uint8_t *mpf, size_t n) {
+    static const char *const heads[] = {"MM\0*", "II*\0", "MM*\0", "II\0*", "MM\0+"}; /* "II+\0" is BigTIFF: a
+                                                                                       SyntaxError on 8 header bytes */
+    int h = -1;
+    for (int i = 0; i < 5 && n >= 8; i++)
+        if (memcmp(mpf, heads[i], 4) == 0) h = i;
+    if (h < 0) return 0;
+    int be = mpf[0] == 'M', ebe = h == 0; /* the entries are big-endian only under "MM\0*" (Pillow's own test) */
+#define SG_RD16(p) (be ? sg_be16(p) : sg_le16(p))
+#define SG_RD32(p) (be ? sg_be32(p) : sg_le32(p))
+    uint32_t ifd = SG_RD32(mpf + 4);
+    if (ifd > n || n - ifd < 2) return 0;
+    uint32_t count = SG_RD16(mpf + ifd), t_num = 0, t_raw = 0;
+    const uint8_t *num = NULL, *raw = NULL;
+    uint64_t raw_len = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t e = (size_t)ifd + 2 + (size_t)i * 12;
+        if (e + 12 > n) break;
+        uint32_t tag = SG_RD16(mpf + e), typ = SG_RD16(mpf + e + 2);
+        uint64_t size = (uint64_t)SG_RD32(mpf + e + 4) * sg_tiff_type_size(typ);
+        if (size == 0) continue;
+        const uint8_t *v = mpf + e + 8;
+        if (size > 4) {
+            uint32_t off = SG_RD32(v);
+            if (off > n || size > n - off) break;
+            v = mpf + off;
+        }
+        if (tag == 0xB001) num = v, t_num = typ;
+        if (tag == 0xB002) raw = v, t_raw = typ, raw_len = size;
+    }
+    if (!num || !raw || !(t_raw == 1 || t_raw == 7)) return 0; /* no count, no entries, or not bytes: caught */
+    int64_t images;  /* the first value: an int for the integer types, else a TypeError in range() */
+    switch (t_num) {
+    case 3: images = SG_RD16(num); break;
+    case 4: images = SG_RD32(num); break;
+    case 6: images = (int8_t)num[0]; break;
+    case 8: images = (int16_t)SG_RD16(num); break;
+    case 9: images = (int32_t)SG_RD32(num); break;
+    case 16: { uint64_t a = SG_RD32(num), b = SG_RD32(num + 4); uint64_t v = be ? a << 32 | b : b << 32 | a;
+               images = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; break; }
+    default: return 0;
+    }
+#undef SG_RD16
+#undef SG_RD32
+    for (int64_t k = 0; k < images; k++) {
+        if ((uint64_t)(k + 1) * 16 > raw_len) return 1; /* struct.unpack_from past the entries */
+        const uint8_t *en = raw + k * 16;
+        uint32_t attr = ebe ? sg_be32(en) : sg_le32(en);
+        if ((attr >> 24) & 7) return 0; /* "unsupported picture format in MPO": a SyntaxError, caught */
     }
     return 0;
 }
@@ -188,6 +253,10 @@ int sg_jpeg_pillow_open(const uint8_t *d, size_t len, int pillow_major, sg_jpeg_
     }
     if (!scan) {
         sg_pre_err(err, errlen, "JPEG: no start-of-scan (SOS) marker before the end of the file: truncated");
+        goto done;
+    }
+    if (pillow_major == 12 && a.mpf && sg_jpeg_mpf_pillow12_raises(a.mpf, a.mpf_len)) {
+        sg_pre_err(err, errlen, "JPEG: its MPF index lists more images than entries (Pillow 12 raises on it)");
         goto done;
     }
     /* Pillow's open reads the EXIF once for its DPI (_read_dpi_from_exif) unless JFIF gave it, and swallows an error

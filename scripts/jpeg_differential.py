@@ -13,7 +13,9 @@ fields (precision, component count, sampling factors, table numbers, size), a se
 tables-only datastream before the image, bytes flipped in the headers, the file cut or its end changed. A third of
 the files keep Pillow's encoding unchanged. Each file is decoded by Pillow in the Python given by --python and by
 DUMP (tests/fuzz/gif_dump.c, as its top comment says to build it): every file whose verdict, size or pixels differ
-is printed, then a count. Usage: jpeg_differential.py DUMP OUTDIR [N] [SEED] [--python PY]
+is printed, then a count. With --resized both sides run the whole pipeline instead: ours the command's own path
+(sg_preprocess_memory: a JPEG decoded straight into the resize, unless it is rotated), Pillow's then
+resize((224, 224), BILINEAR). Usage: jpeg_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--resized]
 """
 import io
 import os
@@ -24,7 +26,7 @@ import sys
 import numpy as np
 from PIL import Image
 
-from pillow_oracle import ORACLE_EXIF, parse_args, verdicts, write_cases
+from pillow_oracle import ORACLE_224, ORACLE_EXIF, parse_args, verdicts, write_cases
 
 
 def picture(rng, mode):
@@ -83,7 +85,11 @@ def encode(rng):
     if rng.random() < 0.1:
         kw["xmp"] = xmp_packet(rng)
     b = io.BytesIO()
-    im.save(b, "JPEG", **kw)
+    try:
+        im.save(b, "JPEG", **kw)
+    except OSError:  # Pillow's buffer for a progressive or optimised file (w * h bytes) can be too small for noise at
+        b = io.BytesIO()  # quality 100 in CMYK: the same file without them
+        im.save(b, "JPEG", **{k: v for k, v in kw.items() if k not in ("progressive", "optimize")})
     return b.getvalue()
 
 
@@ -106,18 +112,27 @@ def rand_bytes(rng, n):
 
 
 def mpf(rng):
-    """An MPF APP2 payload: "MPF\\0" and a little TIFF directory with B000 (version), B001 (images), B002 (entries)."""
-    le = rng.random() < 0.5
-    e = "<" if le else ">"
-    count = rng.choice([1, 2, 2, 3])
-    nent = rng.choice([count, count, count - 1, count + 1, 0])
-    entries = b"".join(struct.pack(e + "LLLHH", rng.choice([0x20030000, 0x010001, 0x01000000, 0x7FFFFF]),
-                                   rng.randint(0, 5000), rng.randint(0, 5000), 0, 0) for _ in range(max(nent, 0)))
-    tags = [(0xB000, 7, 4, b"0100"), (0xB001, 4, 1, struct.pack(e + "L", count))]
+    """An MPF APP2 payload: "MPF\\0" and a little TIFF directory with B000 (version), B001 (images), B002 (entries), of
+    either byte order (and the TIFF variants Pillow accepts), with types and counts a damaged index may have."""
+    head = rng.choice([b"MM\0*", b"II*\0"] * 4 + [b"MM*\0", b"II\0*", b"MM\0+", b"II+\0"])
+    e = ">" if head[0] == 77 else "<"
+    ee = ">" if head == b"MM\0*" else "<"  # Pillow unpacks the entries big-endian under "MM\0*" only
+    count = rng.choice([1, 2, 2, 3, 0, -1])
+    nent = max(0, rng.choice([count, count, count - 1, count + 1, 0]))
+    entries = b"".join(struct.pack(ee + "LLLHH", rng.choice([0x20030000, 0x010001, 0x01000000, 0x7FFFFF]),
+                                   rng.randint(0, 5000), rng.randint(0, 5000), 0, 0) for _ in range(nent))
+    entries += bytes(rng.choice([0, 0, 0, 7]))
+    t1 = rng.choice([4] * 6 + [3, 1, 6, 8, 9, 16, 7, 5])
+    fmt = {4: "l", 3: "h", 1: "b", 6: "b", 8: "h", 9: "l", 16: "q", 7: "b", 5: "ll"}[t1]
+    vals = [count] + [rng.randint(0, 3)] * (len(fmt) - 1)
+    num = struct.pack(e + fmt, *vals) if t1 in (6, 8, 9, 16, 5) else struct.pack(e + fmt.upper(), *[v % 128 for v in vals])
+    t2 = rng.choice([7] * 6 + [1, 3, 2])
+    tags = [(0xB000, 7, 4, b"0100"), (0xB001, t1, 1 if t1 != 5 else 1, num)]
     if rng.random() < 0.9:
-        tags.append((0xB002, 7, len(entries), entries))
-    rng.shuffle(tags) if rng.random() < 0.1 else None
-    head = (b"II*\0" if le else b"MM\0*") + struct.pack(e + "L", 8)
+        unit = {7: 1, 1: 1, 2: 1, 3: 2}[t2]
+        tags.append((0xB002, t2, len(entries) // unit, entries[:len(entries) // unit * unit]))
+    if rng.random() < 0.1:
+        rng.shuffle(tags)
     ifd_len = 2 + 12 * len(tags) + 4
     out, extra = struct.pack(e + "H", len(tags)), b""
     for tag, typ, cnt, val in tags:
@@ -126,7 +141,7 @@ def mpf(rng):
         else:
             out += struct.pack(e + "HHLL", tag, typ, cnt, 8 + ifd_len + len(extra))
             extra += val
-    body = head + out + b"\0\0\0\0" + extra
+    body = head + struct.pack(e + "L", 8) + out + b"\0\0\0\0" + extra
     if rng.random() < 0.15:
         body = body[:rng.randrange(len(body))]
     return b"MPF\0" + body
@@ -280,11 +295,14 @@ def jpeg(rng):
 
 
 def main():
-    dump, outdir, n, seed, py, _ = parse_args(sys.argv[1:])
+    dump, outdir, n, seed, py, flags = parse_args(sys.argv[1:])
     paths = write_cases(outdir, n, seed, "j%05d.jpg", jpeg)
     major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
                            text=True, check=True).stdout.strip()
-    ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE_EXIF], paths)
+    if "--resized" in flags:  # the command's own path (a JPEG decoded straight into the resize) and Pillow's resize
+        ours, theirs = verdicts([dump, major, "224"], paths), verdicts([py, "-c", ORACLE_224], paths)
+    else:
+        ours, theirs = verdicts([dump, major], paths), verdicts([py, "-c", ORACLE_EXIF], paths)
     diff = ok = 0
     for p in paths:
         a, b = ours.get(p, "missing"), theirs.get(p, "missing")

@@ -1166,7 +1166,7 @@ def write_jpeg_segment_goldens(files):
 
     def put(name, data, decodes):
         assert pillow_decodes(data) == decodes, f"{name}: Pillow {'refuses' if decodes else 'decodes'} it"
-        assert "mpf" not in name or Image.open(io.BytesIO(data)).format == "MPO", name
+        assert name != "jpeg_seg_mpf_index.jpg" or Image.open(io.BytesIO(data)).format == "MPO", name
         name = name if decodes else "refused/" + name
         open(os.path.join(OUT, name), "wb").write(data)
         files[name] = os.path.join(OUT, name)
@@ -1196,6 +1196,12 @@ def write_jpeg_segment_goldens(files):
     ifd += struct.pack(">HHLL", 0xB002, 7, len(entries), 8 + len(ifd) + 12 + 4) + b"\0\0\0\0"
     mpf = b"MPF\0MM\0*" + struct.pack(">L", 8) + ifd + entries  # two images: Pillow opens an MPO, its frame 0 this one
     put("jpeg_seg_mpf_index.jpg", b"".join(sg[:2] + [seg(0xE2, mpf)] + sg[2:]), True)
+    # an index of 3 images with 2 entries: Pillow 13 reads a JPEG, Pillow 12 raises (tests/test_preprocess_hostile.c
+    # checks it with pillow_major 12 and 13)
+    short = mpf.replace(struct.pack(">HHL", 0xB001, 4, 1) + struct.pack(">L", 2), struct.pack(">HHL", 0xB001, 4, 1) +
+                        struct.pack(">L", 3))
+    assert short != mpf
+    put("jpeg_seg_mpf_short_entries.jpg", b"".join(sg[:2] + [seg(0xE2, short)] + sg[2:]), True)
     # refused by Pillow's walk alone (libjpeg would decode them): a TEM marker, JFIF and Adobe segments too short for
     # their version, an ICC chunk without its count byte, a Photoshop resource block that ends after its code
     put("jpeg_seg_tem_marker.jpg", b"".join(sg[:1] + [b"\xff\x01"] + sg[1:]), False)

@@ -3,7 +3,8 @@
 Both sides read file paths on stdin and print one line a path: "PATH OK W H FNV1A64" (the hash of the RGB bytes) or
 "PATH ERR REASON". Ours is a DUMP program (tests/fuzz/gif_dump.c, around sg_decode_rgb); Pillow's is ORACLE, run in
 a chosen Python (Image.open(path).convert("RGB"); any exception is a refusal; ORACLE_EXIF applies
-ImageOps.exif_transpose first, as the tool's default pipeline does). verdicts() runs either (Pillow's
+ImageOps.exif_transpose first, as the tool's default pipeline does; ORACLE_224 then resizes to 224 x 224 bilinear,
+the whole pipeline, against a dump program given "224"). verdicts() runs either (Pillow's
 as [python, "-c", ORACLE]) and returns {path: "OK W H HASH" or "ERR ..."}; parse_args() and write_cases() are the
 scripts' shared command line and file writing, and compare_main() the whole run of a script that only compares verdicts
 and pixels (gif_differential.py, png_differential.py). fnv1a64() is the hash the golden and fixture files record (FNV-1a 64
@@ -31,6 +32,7 @@ for p in sys.stdin.read().split():
 """
 ORACLE_EXIF = ORACLE.replace("from PIL import Image", "from PIL import Image, ImageOps").replace(
     "Image.open(p)", "ImageOps.exif_transpose(Image.open(p))")
+ORACLE_224 = ORACLE_EXIF.replace('.convert("RGB")', '.convert("RGB").resize((224, 224), Image.BILINEAR)')
 
 
 def fnv1a64(b):

@@ -272,14 +272,17 @@ int main(void) {
      * counts or none, Pillow 12's 4.7.1 reads them; Pillow 12 refuses 1-bit tiles 17 pixels wide (not 2-bit
      * tiles of 19 x 1)
      * and reads what libtiff reads past an entry where its own directory stops, and planar RGBaX tiles, and
-     * refuses a one-strip file too short for its memory map; a TIFF tag repeated with the same value is read by both */
+     * refuses a one-strip file too short for its memory map; a TIFF tag repeated with the same value is read by both;
+     * a JPEG whose MPF index lists more images than entries Pillow 12 refuses (an uncaught struct.error), Pillow 13
+     * reads, and a whole index both read */
     static const struct { const char *file; int ok12, ok13; } pv[] = {
         {"images/tga_cm32_first4.tga", 0, 1}, {"hostile/tga_rgba_under_26_bytes.tga", 1, 0}, {"images/tga_32.tga", 1, 1},
         {"images/refused/gif_frame_0_wide_at_x0.gif", 1, 0}, {"hostile/tiff_diff_planar_5_offsets_4_counts.tif", 1, 0},
         {"hostile/tiff_diff_repeated_length.tif", 1, 1}, {"hostile/tiff_diff_planar_5_offsets_no_counts.tif", 1, 0},
         {"hostile/tiff_diff_1bit_tile_17_wide.tif", 0, 1}, {"hostile/tiff_diff_fill2_pred2_after_long_photometric.tif", 1, 1},
         {"hostile/tiff_diff_65_offsets_3_counts.tif", 1, 0}, {"hostile/tiff_diff_planar_rgbax_tiles.tif", 1, 0},
-        {"hostile/tiff_diff_2bit_tile_19x1.tif", 1, 1}, {"hostile/tiff_diff_mmap_too_short.tif", 0, 1}};
+        {"hostile/tiff_diff_2bit_tile_19x1.tif", 1, 1}, {"hostile/tiff_diff_mmap_too_short.tif", 0, 1},
+        {"images/jpeg_seg_mpf_short_entries.jpg", 0, 1}, {"images/jpeg_seg_mpf_index.jpg", 1, 1}};
     for (size_t k = 0; k < sizeof pv / sizeof *pv; k++)
         for (int major = 12; major <= 13; major++) {
             snprintf(path, sizeof path, "%s/tests/%s", root, pv[k].file);
