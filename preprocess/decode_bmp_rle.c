@@ -1,4 +1,4 @@
-/* preprocess/decode_bmp_rle.c — RLE8 and RLE4 BMPs (compression 1 and 2), decoded as Pillow 13 decodes them.
+/* preprocess/decode_bmp_rle.c — RLE8 and RLE4 BMPs (compression 1 and 2), decoded as Pillow 13 (or 12) decodes them.
  *
  * stb_image refuses BMP RLE, so this file reads the header, the palette and the run-length stream itself, with
  * the rules of Pillow's BmpImagePlugin (its BmpRleDecoder), which differ from Windows' in places:
@@ -17,6 +17,11 @@
  *     cuts) are black. A palette whose entries are all grey ramp values (entry i = (i,i,i), or black and white
  *     for two colours) makes the image "L" (index = grey level, even past the palette) or "1" (index 0 black,
  *     any other white). A palette of more than 256 entries is refused, as Pillow refuses it.
+ *   - Pillow 12 (pillow_major 12) differs in three places: an absolute RLE4 run of an odd count n reads n/2 bytes,
+ *     so it gives n-1 pixels (Pillow 13 reads the byte that holds the last one), and an absolute run is read whole
+ *     even past the last pixel (a file cut inside it still decodes if the pixels it holds reach the last); a grey
+ *     palette of one colour is "L", not "1"; and a black-and-white palette of two colours is refused (its RLE
+ *     decoder asks for a raw mode Pillow 12 has no unpacker for).
  * The compression decides RLE8 or RLE4; the bits per pixel only decide the default palette size (1, 4 or 8;
  * other depths are refused). Every read is bounds-checked against len.
  */
@@ -64,9 +69,9 @@ static void sg_rle_skip(sg_rle_out *o, uint64_t k) { /* pixels left as index 0 *
 }
 
 /* --- the palette: Pillow's P, L or 1 mode, as a lookup table ------------------------------------------------ */
-/* pal holds palbytes bytes (BGRX entries) of a palette of `colors` entries. Returns 0, or -1 when Pillow
- * refuses the palette. */
-static int sg_rle_palette(sg_rle_out *o, const uint8_t *pal, uint64_t palbytes, uint64_t colors, char *err,
+/* pal holds palbytes bytes (BGRX entries) of a palette of `colors` entries. Returns 0, or -1 when Pillow (major
+ * version p12 ? 12 : 13) refuses the palette. */
+static int sg_rle_palette(sg_rle_out *o, const uint8_t *pal, uint64_t palbytes, uint64_t colors, int p12, char *err,
                           size_t errlen) {
     int grey = 1; /* Pillow drops a palette of grey ramp entries: entry i is (i,i,i) (i & 255 past 255), or
                    * entries 0 and 255 for two colours; an entry the file cuts short is not grey */
@@ -74,9 +79,12 @@ static int sg_rle_palette(sg_rle_out *o, const uint8_t *pal, uint64_t palbytes, 
         uint8_t v = colors == 2 ? (uint8_t)(i ? 255 : 0) : (uint8_t)i;
         grey = 4 * i + 3 <= palbytes && pal[4 * i] == v && pal[4 * i + 1] == v && pal[4 * i + 2] == v;
     }
+    if (grey && p12 && colors == 2)
+        return sg_pre_err(err, errlen, "BMP: black-and-white RLE bitmap (Pillow 12: unknown raw mode for mode 1)");
     if (grey) {
+        int one = p12 ? colors == 2 : colors <= 2; /* mode "1": any index but 0 is white; else "L" */
         for (int i = 0; i < 256; i++) {
-            uint8_t v = colors <= 2 ? (uint8_t)(i ? 255 : 0) : (uint8_t)i; /* mode "1": any index but 0 is white */
+            uint8_t v = one ? (uint8_t)(i ? 255 : 0) : (uint8_t)i;
             o->lut[i][0] = o->lut[i][1] = o->lut[i][2] = v;
         }
         return 0;
@@ -97,9 +105,9 @@ static int sg_rle_palette(sg_rle_out *o, const uint8_t *pal, uint64_t palbytes, 
 /* --- the stream ----------------------------------------------------------------------------------------------- */
 enum { SG_RLE_FULL, SG_RLE_RAN_OUT, SG_RLE_END_OF_BITMAP };
 
-/* Runs the RLE8 / RLE4 stream from file offset p until every pixel is written or the stream stops. *dropped
- * counts the pixels of encoded runs cut at a row's end. Returns why it stopped. */
-static int sg_rle_run(sg_rle_out *o, const uint8_t *d, size_t len, uint64_t p, int rle4, uint64_t *dropped) {
+/* Runs the RLE8 / RLE4 stream from file offset p until every pixel is written or the stream stops, as Pillow 13
+ * (p12: 12) reads it. *dropped counts the pixels of encoded runs cut at a row's end. Returns why it stopped. */
+static int sg_rle_run(sg_rle_out *o, const uint8_t *d, size_t len, uint64_t p, int rle4, int p12, uint64_t *dropped) {
     uint64_t x = 0; /* Pillow's x: the column, or w and beyond once a row is full or an absolute run spilled */
     while (o->n < o->total) {
         if (p + 2 > len) return SG_RLE_RAN_OUT;
@@ -120,21 +128,22 @@ static int sg_rle_run(sg_rle_out *o, const uint8_t *d, size_t len, uint64_t p, i
             sg_rle_skip(o, d[p] + (uint64_t)d[p + 1] * o->w);
             p += 2;
             x = o->col;
-        } else { /* absolute run of b indices, not cut at the row's end */
-            uint64_t room = o->total - o->n, want = b < room ? b : room;
+        } else { /* absolute run of b indices, not cut at the row's end (Pillow 12: of b bytes, or b/2 in RLE4) */
+            uint64_t room = o->total - o->n, want = p12 ? (rle4 ? b & ~1u : b) : b < room ? b : room;
             uint64_t nbytes = rle4 ? (want + 1) / 2 : want, avail = p < len ? len - p : 0;
+            if (want > room) want = room; /* Pillow 12's pixels past the last one are never used */
             if (avail > nbytes) avail = nbytes;
-            for (uint64_t i = 0; i < avail; i++) {
+            for (uint64_t i = 0, k = 0; i < avail; i++) { /* k: pixels written, at most want */
                 uint8_t v = d[p + i];
                 if (!rle4) {
-                    sg_rle_put(o, v);
+                    if (k++ < want) sg_rle_put(o, v);
                     continue;
                 }
-                sg_rle_put(o, v >> 4);
-                if (2 * i + 1 < want) sg_rle_put(o, v & 15);
+                if (k++ < want) sg_rle_put(o, v >> 4);
+                if (k++ < want) sg_rle_put(o, v & 15);
             }
             p += avail;
-            if (avail < nbytes) return SG_RLE_RAN_OUT;
+            if (avail < nbytes) return o->n == o->total ? SG_RLE_FULL : SG_RLE_RAN_OUT;
             if (o->n == o->total) break;
             x += b;
             p += p & 1; /* to an even offset in the file */
@@ -171,7 +180,8 @@ int sg_pre_decode_bmp_rle(const uint8_t *d, size_t len, const sg_preprocess_opts
     uint64_t pal_at = 14 + (uint64_t)hsize, palbytes = len - pal_at;
     if (palbytes > 4 * colors) palbytes = 4 * colors;
     sg_rle_out o;
-    if (sg_rle_palette(&o, d + pal_at, palbytes, colors, err, errlen)) return -1;
+    int p12 = opts->pillow_major == 12;
+    if (sg_rle_palette(&o, d + pal_at, palbytes, colors, p12, err, errlen)) return -1;
     /* Pillow's data offset: bfOffBits, except that one pointing at the palette is moved past it, and 0 means
      * right after the palette as read */
     uint64_t off = sg_le32(d + 10);
@@ -183,7 +193,7 @@ int sg_pre_decode_bmp_rle(const uint8_t *d, size_t len, const sg_preprocess_opts
     o.n = 0, o.total = w * h, o.col = 0;
     sg_rle_seek_row(&o);
     uint64_t dropped = 0;
-    int why = sg_rle_run(&o, d, len, off, comp == 2, &dropped);
+    int why = sg_rle_run(&o, d, len, off, comp == 2, p12, &dropped);
     if (why == SG_RLE_FULL) return 0;
     char cut[160] = "";
     if (dropped)

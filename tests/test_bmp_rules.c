@@ -8,7 +8,10 @@
  *     and Windows headers, clr_used below 2^bpp, a gap between the palette and the pixels, top-down rows;
  *  2. what stb refused and Pillow reads: a 52-byte (V2) header, a gap before 24-bit pixels, 32-bit bitfields of all-
  *     zero masks (read as BGRA), a last row without its padding; and what Pillow refuses: 32-bit bitfields it does
- *     not know, a palette of more than 256 colours.
+ *     not know, a palette of more than 256 colours;
+ *  3. RLE bitmaps under Pillow 12's rules (pillow_major 12) and Pillow 13's (decode_bmp_rle.c): an absolute RLE4 run
+ *     of an odd count, a black-and-white palette (Pillow 12 refuses it), a one-colour grey palette ("L" in 12, "1" in
+ *     13). The expected pixels were checked against Pillow 12.3 and 13.0 when the test was written.
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -112,6 +115,66 @@ static int rgb_case(int hsz, int bpp, int comp, const uint32_t m[4], int gap, in
     return rc;
 }
 
+/* A w x 1 RLE BMP (comp 1: RLE8, 2: RLE4, bpp 8 or 4) of ncol palette entries pal (BGRX) and the stream rle, the
+ * stream at an even offset. Returns the file; *n its length. */
+static uint8_t *make_rle(int comp, int w, const uint8_t *pal, int ncol, const uint8_t *rle, size_t nrle, size_t *n) {
+    size_t off = 14 + 40 + (size_t)ncol * 4;
+    *n = off + nrle;
+    uint8_t *b = calloc(*n, 1);
+    if (!b) exit(2);
+    b[0] = 'B', b[1] = 'M';
+    le32(b + 2, (uint32_t)*n), le32(b + 10, (uint32_t)off), le32(b + 14, 40);
+    le32(b + 18, (uint32_t)w), le32(b + 22, 1), le16(b + 26, 1), le16(b + 28, comp == 2 ? 4 : 8);
+    le32(b + 30, (uint32_t)comp), le32(b + 46, (uint32_t)ncol);
+    memcpy(b + 54, pal, (size_t)ncol * 4);
+    memcpy(b + off, rle, nrle);
+    return b;
+}
+
+/* Decodes f with pillow_major major: 1 when its w x 1 pixels are the RGB triples want, 0 when they differ, -1 when
+ * refused (reason in err). */
+static int rle_case(const uint8_t *f, size_t n, int major, const uint8_t *want, int w, char *err, size_t errlen) {
+    sg_preprocess_opts o;
+    sg_preprocess_opts_default(&o);
+    o.pillow_major = major;
+    sg_rgb_image img = {0};
+    err[0] = 0;
+    if (sg_decode_rgb(f, n, &o, &img, err, errlen)) return -1;
+    int same = img.w == w && img.h == 1 && memcmp(img.rgb, want, (size_t)w * 3) == 0;
+    sg_rgb_image_free(&img);
+    return same;
+}
+
+static void check_rle_rules(void) {
+    char err[256] = "";
+    size_t n;
+    uint8_t pal[16 * 4];
+    for (int i = 0; i < 16; i++) pal[4 * i] = (uint8_t)(i * 16), pal[4 * i + 1] = (uint8_t)(200 - i), pal[4 * i + 2] = (uint8_t)(i + 1), pal[4 * i + 3] = 0;
+    /* an absolute run of 3 indices (1, 2, 3: two bytes, then a pad byte), end of line, end of bitmap, 4 pixels wide:
+     * Pillow 13 reads 1 2 3 and pads the row with index 0; Pillow 12 reads one byte (1 2), and the row is padded */
+    static const uint8_t odd_run[] = {0, 3, 0x12, 0x30, 0, 0, 0, 1};
+    uint8_t *f = make_rle(2, 4, pal, 16, odd_run, sizeof odd_run, &n), want13[12], want12[12];
+    static const int idx13[4] = {1, 2, 3, 0}, idx12[4] = {1, 2, 0, 0};
+    for (int x = 0; x < 4; x++)
+        for (int c = 0; c < 3; c++) want13[3 * x + c] = pal[4 * idx13[x] + 2 - c], want12[3 * x + c] = pal[4 * idx12[x] + 2 - c];
+    CHECK(rle_case(f, n, 13, want13, 4, err, sizeof err) == 1, "RLE4 absolute run of 3, Pillow 13: indices 1 2 3 0 (%s)", err);
+    CHECK(rle_case(f, n, 12, want12, 4, err, sizeof err) == 1, "RLE4 absolute run of 3, Pillow 12: indices 1 2 0 0 (%s)", err);
+    free(f);
+    /* a black-and-white palette: Pillow 13 reads mode 1 (any index but 0 white), Pillow 12 refuses */
+    static const uint8_t bw[8] = {0, 0, 0, 0, 255, 255, 255, 0}, run4[] = {4, 1, 0, 1}, white[12] = {255, 255, 255, 255,
+        255, 255, 255, 255, 255, 255, 255, 255}, grey1[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    f = make_rle(1, 4, bw, 2, run4, sizeof run4, &n);
+    CHECK(rle_case(f, n, 13, white, 4, err, sizeof err) == 1, "black-and-white RLE8, Pillow 13: mode 1 (%s)", err);
+    CHECK(rle_case(f, n, 12, white, 4, err, sizeof err) == -1 && strstr(err, "Pillow 12"),
+          "black-and-white RLE8, Pillow 12: refused ('%s')", err);
+    free(f);
+    /* a grey palette of one colour: mode 1 in Pillow 13 (index 1 white), L in Pillow 12 (index 1 is grey level 1) */
+    f = make_rle(1, 4, bw, 1, run4, sizeof run4, &n);
+    CHECK(rle_case(f, n, 13, white, 4, err, sizeof err) == 1, "one-colour grey RLE8, Pillow 13: mode 1 (%s)", err);
+    CHECK(rle_case(f, n, 12, grey1, 4, err, sizeof err) == 1, "one-colour grey RLE8, Pillow 12: mode L (%s)", err);
+    free(f);
+}
+
 int main(void) {
     int ok = 1, n = 0;
     for (int bpp = 1; bpp <= 8; bpp *= 2) {
@@ -143,5 +206,6 @@ int main(void) {
           "a palette of 300 colours is refused, as Pillow refuses it ('%s')", err);
     sg_rgb_image_free(&img);
     free(f);
+    check_rle_rules();
     return CHECK_DONE();
 }
