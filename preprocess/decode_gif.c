@@ -9,8 +9,9 @@
  * index 0 otherwise; the frame's indices are drawn over it verbatim (transparent ones included); then each
  * index is looked up in the frame's palette (local, else global). Indices past the palette's entries are
  * black; without a palette the index is a grey level (mode L). A palette whose entries are all i -> (i,i,i) is
- * dropped, as Pillow drops it: a global one leaves no palette, a local one leaves the global one. A frame of zero width or height is refused (Pillow: tile cannot extend outside
- * image), except that with pillow_major 12 one of width 0 at x 0 is the whole image, as Pillow 12 decodes it.
+ * dropped, as Pillow drops it: a global one leaves no palette, a local one leaves the global one. A frame of zero
+ * width or height is refused (Pillow 12.3 and 13: tile cannot extend outside image; 12.0 decoded one of width 0 at
+ * x 0 as the whole image).
  * Blocks before the first frame are walked as GifImagePlugin._seek walks them: a byte that is neither '!', ','
  * nor ';' is passed over; after an extension's label one sub-block is read ("data()": a short one at the end of
  * the file is kept as it is), and for a NETSCAPE2.0 application block one more; then sub-blocks are skipped up
@@ -190,8 +191,6 @@ int sg_pre_decode_gif(const uint8_t *d, size_t len, const sg_preprocess_opts *op
     if (fx + fw > sw) sw = fx + fw; /* Pillow grows the image to the frame */
     if (fy + fh > sh) sh = fy + fh;
     if (sg_pre_check_dims("GIF", (uint64_t)sw, (uint64_t)sh, opts->max_pixels, err, errlen)) return -1;
-    /* Pillow 12's setimage took the extents (0, y0, 0, y1) for the whole image (gone in Pillow 13, #9395) */
-    if (opts->pillow_major == 12 && fx == 0 && fw == 0) fy = 0, fw = sw, fh = sh;
     if (fw == 0 || fh == 0)
         return sg_pre_err(err, errlen, "GIF: first frame of %dx%d pixels at (%d,%d) is empty (Pillow: tile cannot "
                           "extend outside image)", fw, fh, fx, fy);

@@ -15,9 +15,9 @@
  *   - RLE: a run packet may not cross a row's end (Pillow: buffer overrun); a literal packet may, and must be
  *     whole in the file even when its tail is not needed; decoding stops at the last row, data after is unread.
  *     Raw data shorter than the image, or RLE data that stops early, is refused (truncated).
- *   - Pillow 13 seeks 26 bytes back from the end of an RGBA file (type 2/10, 16 or 32 bits) for a TGA 2 footer,
- *     which fails on a file of fewer than 26 bytes; Pillow 12 reads those, and refuses 32-bit colour maps
- *     (opts->pillow_major == 12 follows Pillow 12).
+ *   - Pillow seeks 26 bytes back from the end of an RGBA file (type 2/10, 16 or 32 bits) for a TGA 2 footer,
+ *     which fails on a file of fewer than 26 bytes (Pillow 12.3 and 13; 12.0 read those). Pillow 12 refuses
+ *     32-bit colour maps (opts->pillow_major == 12 follows Pillow 12.3).
  * Every read is bounds-checked; an RLE stream is walked whole before the image is allocated.
  */
 #include "preprocess/internal.h"
@@ -149,8 +149,8 @@ int sg_pre_decode_tga(const uint8_t *d, size_t len, const sg_preprocess_opts *op
         return sg_pre_err(err, errlen, "TGA: colour map of %u entries (first index %u + %u; Pillow: invalid palette "
                           "size, at most 256)", nent, first, cmlen);
     if (sg_pre_check_dims("TGA", w, h, opts->max_pixels, err, errlen)) return -1;
-    if (!p12 && len < 26 && t7 == 2 && depth != 24)
-        return sg_pre_err(err, errlen, "TGA: an RGBA file of %zu bytes (Pillow 13 seeks 26 bytes back from the end for "
+    if (len < 26 && t7 == 2 && depth != 24)
+        return sg_pre_err(err, errlen, "TGA: an RGBA file of %zu bytes (Pillow seeks 26 bytes back from the end for "
                           "a TGA 2 footer and fails: invalid argument)", len);
 
     sg_tga t = {.d = d, .len = len, .w = w, .h = h, .kind = kind, .top_down = (desc & 0x20) != 0,

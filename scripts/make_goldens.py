@@ -345,7 +345,7 @@ def write_gif_edge_cases(files):
                     pre=b"!\xf9\x00" + b"\x02ab\x00" + b"!\xff\x0bNETSCAPE2.0\x00" + b"\x01z\x00")
     write_gif_codes("gif_gce_keeps_trns.gif", files, 4, codes, 5, 3, sw=9, sh=7, at=(2, 2),
                     pre=b"!\xf9\x04\x01\x00\x00\x02\x00" + b"!\xf9\x04\x00\x00\x00\x09\x00")
-    # Pillow 13 refuses a frame of width 0; Pillow 12 decodes one at x 0 as the whole image (pillow_major 12)
+    # a frame of width 0 is refused (Pillow 12.3 and 13; Pillow 12.0 decoded one at x 0 as the whole image)
     write_gif_codes("refused/gif_frame_0_wide_at_x0.gif", files, 4, codes, 0, 2, sw=5, sh=3)
     write_gif_codes("refused/gif_gce_short.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x02\x00\x00\x00")
     write_gif_codes("refused/gif_gce_short_trns.gif", files, 4, codes, 5, 3, pre=b"!\xf9\x03\x01\x00\x00\x00")
