@@ -2,12 +2,14 @@
  *
  * stb_image widens a 5-bit channel by bit replication ((v << 3) | (v >> 2)), Pillow's BGR;15 / BGR;16
  * unpackers compute v * 255 / 31 (or / 63) with truncation, which differs by 1 on about half the values.
- * So uncompressed and BI_BITFIELDS 16-bit BMPs are decoded here. Like Pillow, only the two standard
- * bitfield layouts are accepted. The file was already size- and truncation-checked (sg_pre_check_complete).
+ * So uncompressed and BI_BITFIELDS 16-bit BMPs are decoded here, with an OS/2 (12-byte) header too (no compression
+ * field: 5-5-5; stb refused those). Like Pillow, only the two standard bitfield layouts are accepted. The file was
+ * already size- and truncation-checked (sg_pre_check_complete).
  */
 #include "preprocess/internal.h"
 
 int sg_pre_is_bmp16(const uint8_t *d, size_t len) {
+    if (len >= 26 && sg_le32(d + 14) == 12) return sg_le16(d + 24) == 16; /* OS/2: width, height, planes, bits */
     if (len < 54 || sg_le32(d + 14) < 40) return 0;
     uint32_t comp = sg_le32(d + 30);
     return sg_le16(d + 28) == 16 && (comp == 0 || comp == 3);
@@ -15,12 +17,15 @@ int sg_pre_is_bmp16(const uint8_t *d, size_t len) {
 
 int sg_pre_decode_bmp16(const uint8_t *d, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out, char *err,
                         size_t errlen) {
-    int32_t w = (int32_t)sg_le32(d + 18), h = (int32_t)sg_le32(d + 22);
-    uint32_t off = sg_le32(d + 10), hsize = sg_le32(d + 14), comp = sg_le32(d + 30);
+    uint32_t off = sg_le32(d + 10), hsize = sg_le32(d + 14);
+    int os2 = hsize == 12; /* 16-bit width and height (unsigned: rows bottom-up), no compression field */
+    int32_t w = os2 ? (int32_t)sg_le16(d + 18) : (int32_t)sg_le32(d + 18);
+    int32_t h = os2 ? (int32_t)sg_le16(d + 20) : (int32_t)sg_le32(d + 22);
+    uint32_t comp = os2 ? 0 : sg_le32(d + 30);
     int top_down = h < 0;
     if (w <= 0 || h == 0 || h == INT32_MIN) return sg_pre_err(err, errlen, "BMP: bad size %dx%d", w, h);
     if (top_down) h = -h;
-    if (!sg_pre_bmp_header_known(hsize))
+    if (!os2 && !sg_pre_bmp_header_known(hsize))
         return sg_pre_err(err, errlen, "BMP: header of %u bytes (Pillow refuses it)", hsize);
     if (len < 14 + (size_t)hsize) return sg_pre_err(err, errlen, "BMP: the header is cut short (truncated file)");
     if (off == 0) /* Pillow reads the pixels from where its reading of the header ended */

@@ -9,9 +9,12 @@ above 2^bpp), bottom-up and top-down, pixel data at the offset the header implie
 end. Each file is decoded by Pillow (Image.open(f).convert("RGB"); any exception is a refusal) in the Python given
 by --python (default: this one) and by DUMP (tests/fuzz/gif_dump.c built as its top comment says: it decodes any
 format with sg_decode_rgb). Prints every file whose verdict, size or pixels differ, and a count.
-Usage: bmp_differential.py DUMP OUTDIR [N] [SEED] [--python PY]
+--os2-all-depths: OS/2 (12-byte) headers of every depth, 16 and 32 bits too (by default 1, 4, 8 and 24, so that
+earlier seeds' files stay what they were).
+Usage: bmp_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--os2-all-depths]
 """
 import struct
+import sys
 
 from pillow_oracle import compare_main
 
@@ -41,9 +44,12 @@ def rle(rng, w, h, bpp):
     return bytes(out)
 
 
+OS2_DEPTHS = [1, 4, 8, 16, 24, 32] if "--os2-all-depths" in sys.argv else [1, 4, 8, 24]  # 16/32: stb's path
+
+
 def bmp(rng):
     hsize = rng.choice([12, 40, 40, 40, 52, 56, 108, 124])
-    bpp = rng.choice([1, 4, 8, 8, 16, 24, 24, 32, 32]) if hsize != 12 else rng.choice([1, 4, 8, 24])
+    bpp = rng.choice([1, 4, 8, 8, 16, 24, 24, 32, 32]) if hsize != 12 else rng.choice(OS2_DEPTHS)
     w, h = rng.randint(1, rng.choice([8, 40, 90])), rng.randint(1, rng.choice([4, 20, 40]))
     comp = 0
     if hsize != 12 and bpp in (16, 32) and rng.random() < 0.5:

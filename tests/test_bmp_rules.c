@@ -11,7 +11,8 @@
  *     not know, a palette of more than 256 colours;
  *  3. RLE bitmaps under Pillow 12's rules (pillow_major 12) and Pillow 13's (decode_bmp_rle.c): an absolute RLE4 run
  *     of an odd count, a black-and-white palette (Pillow 12 refuses it), a one-colour grey palette ("L" in 12, "1" in
- *     13). The expected pixels were checked against Pillow 12.3 and 13.0 when the test was written.
+ *     13). The expected pixels were checked against Pillow 12.3 and 13.0 when the test was written;
+ *  4. a 16-bit BMP with an OS/2 (12-byte) header: 5-5-5 with Pillow's v * 255 / 31, rows bottom-up (stb refused it).
  */
 #include "preprocess/preprocess.h"
 #include "tests/check.h"
@@ -175,6 +176,29 @@ static void check_rle_rules(void) {
     free(f);
 }
 
+/* 4: a 3 x 2 OS/2 16-bit BMP whose pixel (x, y) in file order is the 15-bit value (x * 11 + y * 7) * 1021 mod 2^15;
+ * Pillow's BGR;15: r = bits 10-14, g = 5-9, b = 0-4, each v * 255 / 31, file rows bottom-up. */
+static void check_os2_16(void) {
+    enum { W = 3, H = 2, STRIDE = 8 };
+    uint8_t f[26 + STRIDE * H] = {'B', 'M'}, want[W * H * 3];
+    le32(f + 2, sizeof f), le32(f + 10, 26), le32(f + 14, 12);
+    le16(f + 18, W), le16(f + 20, H), le16(f + 22, 1), le16(f + 24, 16);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint32_t v = (uint32_t)((x * 11 + y * 7) * 1021) & 0x7FFF;
+            le16(f + 26 + y * STRIDE + 2 * x, v);
+            uint8_t *o = want + ((H - 1 - y) * W + x) * 3; /* file row y is image row H-1-y */
+            o[0] = (uint8_t)(((v >> 10) & 31) * 255 / 31), o[1] = (uint8_t)(((v >> 5) & 31) * 255 / 31);
+            o[2] = (uint8_t)((v & 31) * 255 / 31);
+        }
+    char err[256] = "";
+    sg_rgb_image img = {0};
+    int rc = sg_decode_rgb(f, sizeof f, NULL, &img, err, sizeof err);
+    CHECK(rc == 0 && img.w == W && img.h == H && memcmp(img.rgb, want, sizeof want) == 0,
+          "a 16-bit BMP with an OS/2 header decodes as Pillow's BGR;15 ('%s')", err);
+    sg_rgb_image_free(&img);
+}
+
 int main(void) {
     int ok = 1, n = 0;
     for (int bpp = 1; bpp <= 8; bpp *= 2) {
@@ -207,5 +231,6 @@ int main(void) {
     sg_rgb_image_free(&img);
     free(f);
     check_rle_rules();
+    check_os2_16();
     return CHECK_DONE();
 }
