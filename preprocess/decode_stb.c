@@ -104,7 +104,7 @@ static int sg_stb_bmp_info(const uint8_t *data, size_t len, int *w, int *h, char
 static uint8_t *sg_bmp_rebuild(const uint8_t *d, size_t len, uint64_t max_pixels, size_t *out_len, int *refused,
                                char *err, size_t errlen) {
     *refused = 0;
-    if (len < 30) return NULL; /* stb's header check refuses it */
+    if (len < 18) return NULL; /* stb's header check refuses it */
     *refused = 1;
     uint32_t hsz = sg_le32(d + 14), off = sg_le32(d + 10);
     int os2 = hsz == 12;

@@ -65,21 +65,25 @@ static int sg_exif_header(const uint8_t **tiff, size_t *len, int pillow_major, i
     return -1;
 }
 
-int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major) {
+/* Walks IFD0 of a TIFF-structured block as ImageFileDirectory_v2.load and Pillow's getexif() read it, calling
+ * visit(ctx, tag, type, count, value, be) for each entry Pillow keeps, in file order: with Pillow 13 a tag's first
+ * readable entry only (repeats skipped), with Pillow 12 every one (the last one read is the value). Returns 1 after
+ * the walk, 0 when there is no EXIF, -1 when getexif() raises on the header. */
+typedef void (*sg_exif_visit)(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be);
+static int sg_exif_walk(const uint8_t *tiff, size_t len, int pillow_major, sg_exif_visit visit, void *ctx) {
     int be, h = sg_exif_header(&tiff, &len, pillow_major, &be);
-    if (h <= 0) return h ? SG_EXIF_REFUSED : SG_EXIF_ABSENT;
+    if (h <= 0) return h;
     uint32_t ifd = sg_rd32(tiff + 4, be);
-    if (ifd > len || len - ifd < 2) return SG_EXIF_ABSENT; /* the entry count cannot be read: an empty IFD */
+    if (ifd > len || len - ifd < 2) return 1; /* the entry count cannot be read: an empty IFD */
     uint32_t n = sg_rd16(tiff + ifd, be);
     uint8_t stored[65536 / 8] = {0}; /* Pillow 13 keeps a tag's first readable entry and skips repeats */
     uint64_t out_of_line = 0; /* Pillow 13: out-of-line bytes so far; an entry taking the sum past len is skipped */
-    int orientation = SG_EXIF_ABSENT;
     for (uint32_t i = 0; i < n; i++) {
         size_t e = (size_t)ifd + 2 + (size_t)i * 12; /* 12-byte entries: tag, type, count, value */
         if (e + 12 > len) break;                     /* a short read ends the IFD; entries read so far count */
-        uint32_t tag = sg_rd16(tiff + e, be), typ = sg_rd16(tiff + e + 2, be);
+        uint32_t tag = sg_rd16(tiff + e, be), typ = sg_rd16(tiff + e + 2, be), count = sg_rd32(tiff + e + 4, be);
         if (pillow_major != 12 && (stored[tag >> 3] >> (tag & 7) & 1)) continue;
-        uint64_t size = (uint64_t)sg_rd32(tiff + e + 4, be) * sg_tiff_type_size(typ);
+        uint64_t size = (uint64_t)count * sg_tiff_type_size(typ);
         if (size == 0) continue; /* an unsupported type or no values: skipped, as if absent */
         const uint8_t *v = tiff + e + 8;
         if (size > 4) {
@@ -89,9 +93,49 @@ int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major) {
             v = tiff + off;
         }
         stored[tag >> 3] |= (uint8_t)(1u << (tag & 7));
-        if (tag == SG_TAG_ORIENTATION) orientation = sg_orient_value(typ, v, be);
+        visit(ctx, tag, typ, count, v, be);
     }
-    return orientation;
+    return 1;
+}
+
+static void sg_visit_orientation(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be) {
+    (void)count;
+    if (tag == SG_TAG_ORIENTATION) *(int *)ctx = sg_orient_value(typ, v, be);
+}
+
+int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major) {
+    int orientation = SG_EXIF_ABSENT;
+    int h = sg_exif_walk(tiff, len, pillow_major, sg_visit_orientation, &orientation);
+    return h < 0 ? SG_EXIF_REFUSED : h == 0 ? SG_EXIF_ABSENT : orientation;
+}
+
+/* What JpegImageFile._read_dpi_from_exif reads: ResolutionUnit (0x0128) is there, and XResolution (0x011A) as
+ * getexif() gives it: bytes for BYTE / UNDEFINED (as many as its count), a str for ASCII (one trailing NUL
+ * dropped), else a number or a tuple. */
+typedef struct {
+    int unit;                 /* a ResolutionUnit entry was kept */
+    uint32_t xtyp, xcount;    /* XResolution's type and count, 0 when absent */
+    const uint8_t *x;         /* its value bytes */
+} sg_exif_dpi;
+
+static void sg_visit_dpi(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be) {
+    (void)be;
+    sg_exif_dpi *d = ctx;
+    if (tag == 0x0128) d->unit = 1;
+    if (tag == 0x011A) d->xtyp = typ, d->xcount = count, d->x = v;
+}
+
+int sg_exif_dpi_raises(const uint8_t *tiff, size_t len, int pillow_major) {
+    sg_exif_dpi d = {0};
+    if (sg_exif_walk(tiff, len, pillow_major, sg_visit_dpi, &d) <= 0 || !d.unit || !d.xtyp) return 0;
+    /* float(x[0]) / x[1]: an IndexError (which Pillow does not catch) on bytes of length 1 and on a str of length 0,
+     * or of length 1 whose character float() reads (a digit); every other value passes or fails in a way it catches */
+    if (d.xtyp == 1 || d.xtyp == 7) return d.xcount == 1;
+    if (d.xtyp == 2) {
+        uint32_t n = d.xcount - (d.x[d.xcount - 1] == 0); /* load_string drops one trailing NUL */
+        return n == 0 || (n == 1 && d.x[0] >= '0' && d.x[0] <= '9');
+    }
+    return 0;
 }
 
 int sg_xmp_orientation(const uint8_t *xmp, size_t len) {

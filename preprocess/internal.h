@@ -268,6 +268,10 @@ int sg_png_unfilter_c(uint8_t *dst, const uint8_t *up, const uint8_t *src, size_
 #define SG_EXIF_ABSENT 0
 #define SG_EXIF_REFUSED (-1)
 int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major);
+/* 1 when Pillow's JPEG open, reading the DPI from this EXIF block (JpegImageFile._read_dpi_from_exif, called when no
+ * JFIF segment gave one), raises an error it does not catch: an IndexError from an XResolution of one byte, or an
+ * empty or one-digit string, beside a ResolutionUnit. Then Image.open fails whatever the orientation. */
+int sg_exif_dpi_raises(const uint8_t *tiff, size_t len, int pillow_major);
 /* Orientation from XMP text (Pillow's regex tiff:Orientation(="|>)([0-9])), or 0 when absent. */
 int sg_xmp_orientation(const uint8_t *xmp, size_t len);
 /* Applies Pillow's transpose for orientation 2..8 to img in place (new buffer). Others: no change.

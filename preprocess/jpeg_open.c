@@ -6,7 +6,8 @@
  * one) of other than 8 bits, 1, 3 or 4 components, or whose component list is not whole, a quantisation table cut
  * short, a JFIF or Adobe segment too short for its version field, an ICC chunk too short for its count byte when
  * a frame header sorts the chunks, a Photoshop resource block cut right after its code; then no frame header (or
- * a zero width or height) or no start-of-scan before the end of the file. Bytes between segments that are not FF
+ * a zero width or height) or no start-of-scan before the end of the file; and, when no JFIF segment gave the DPI,
+ * an EXIF XResolution its DPI reading trips on (sg_exif_dpi_raises). Bytes between segments that are not FF
  * are skipped, FF FF is a fill byte, FF 00 is skipped. Where Pillow refuses, so does this walk; libjpeg's verdict
  * comes after it (decode_jpeg.c). The walk also gives the size and component count Pillow takes (the last frame
  * header before the scan) and the EXIF orientation exif_transpose applies: the EXIF blocks (APP1 "Exif"; later
@@ -163,7 +164,7 @@ static int sg_jpeg_mpf_pillow12_raises(const uint8_t *mpf, size_t n) {
     int64_t images;  /* the first value: an int for the integer types, else a TypeError in range() */
     switch (t_num) {
     case 3: images = SG_RD16(num); break;
-    case 4: images = SG_RD32(num); break;
+    case 4: case 13: images = SG_RD32(num); break; /* LONG, IFD (read as a LONG) */
     case 6: images = (int8_t)num[0]; break;
     case 8: images = (int16_t)SG_RD16(num); break;
     case 9: images = (int32_t)SG_RD32(num); break;
@@ -257,6 +258,10 @@ int sg_jpeg_pillow_open(const uint8_t *d, size_t len, int pillow_major, sg_jpeg_
     }
     if (pillow_major == 12 && a.mpf && sg_jpeg_mpf_pillow12_raises(a.mpf, a.mpf_len)) {
         sg_pre_err(err, errlen, "JPEG: its MPF index lists more images than entries (Pillow 12 raises on it)");
+        goto done;
+    }
+    if (a.exif && !a.jfif_dpi && sg_exif_dpi_raises(a.exif, a.exif_len, pillow_major)) {
+        sg_pre_err(err, errlen, "JPEG: its EXIF XResolution is one byte or digit (Pillow's open raises reading the DPI)");
         goto done;
     }
     /* Pillow's open reads the EXIF once for its DPI (_read_dpi_from_exif) unless JFIF gave it, and swallows an error

@@ -17,9 +17,9 @@ static int sg_need(const char *fmt, uint64_t need, size_t len, char *err, size_t
 }
 
 static int sg_check_bmp(const uint8_t *d, size_t len, char *err, size_t errlen) {
-    if (len < 30) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
+    if (len < 18) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
     uint32_t off = sg_le32(d + 10), hsize = sg_le32(d + 14);
-    if (hsize < 40) return 0; /* OS/2 core headers: rare, left to stb */
+    if (hsize < 40) return 0; /* OS/2 core headers (a 1 x 1 file is 28 or 29 bytes): their decoders check their data */
     if (len < 14 + 40) return sg_pre_err(err, errlen, "BMP: truncated header (%zu bytes)", len);
     int32_t w = (int32_t)sg_le32(d + 18), h = (int32_t)sg_le32(d + 22);
     uint32_t bpp = sg_le16(d + 28), comp = sg_le32(d + 30);

@@ -59,7 +59,10 @@ if [ ! -d "$JPG" ]; then
     $PY "$BENCH/make_corpus.py" "$PHOTOS" "$JPG" 4000 || die "make_corpus failed"
 fi
 ENC=$WORK/corpus4000-$FMT
-[ "$FMT" = jpeg ] && ENC=$JPG
+if [ "$FMT" = jpeg ]; then # the corpus as it is: never rebuilt (nor removed) here
+    ENC=$JPG
+    [ "$(find "$ENC" -name "*.jpg" | wc -l)" = 4000 ] || die "$JPG does not hold the 4,000 corpus JPEGs"
+fi
 stamp "the corpus as $FMT"
 [ "$(find "$ENC" -name "*.$EXT" 2>/dev/null | wc -l)" = 4000 ] || { rm -rf "$ENC"; $PY - "$JPG" "$ENC" "$FMT" <<'PY' || die "$FMT corpus"; }
 import glob, os, sys

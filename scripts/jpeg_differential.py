@@ -15,7 +15,9 @@ the files keep Pillow's encoding unchanged. Each file is decoded by Pillow in th
 DUMP (tests/fuzz/gif_dump.c, as its top comment says to build it): every file whose verdict, size or pixels differ
 is printed, then a count. With --resized both sides run the whole pipeline instead: ours the command's own path
 (sg_preprocess_memory: a JPEG decoded straight into the resize, unless it is rotated), Pillow's then
-resize((224, 224), BILINEAR). Usage: jpeg_differential.py DUMP OUTDIR [N] [SEED] [--python PY] [--resized]
+resize((224, 224), BILINEAR). --dpi writes EXIF DPI cases instead (dpi_case); --large draws pictures up to 720 x 540
+and cuts the data anywhere, so that files span several of Pillow's 64 KiB reads. Usage: jpeg_differential.py DUMP
+OUTDIR [N] [SEED] [--python PY] [--resized] [--dpi] [--large]
 """
 import io
 import os
@@ -29,9 +31,15 @@ from PIL import Image
 from pillow_oracle import ORACLE_224, ORACLE_EXIF, parse_args, verdicts, write_cases
 
 
+LARGE = "--large" in sys.argv  # pictures up to 720 x 540 and cuts anywhere: files that span several 64 KiB reads
+
+
 def picture(rng, mode):
-    w = rng.randint(1, rng.choice([8, 40, 160]))
-    h = rng.randint(1, rng.choice([8, 40, 120]))
+    if LARGE and rng.random() < 0.7:
+        w, h = rng.randint(200, 720), rng.randint(150, 540)
+    else:
+        w = rng.randint(1, rng.choice([8, 40, 160]))
+        h = rng.randint(1, rng.choice([8, 40, 120]))
     ch = {"L": 1, "RGB": 3, "CMYK": 4}[mode]
     nr = np.random.default_rng(rng.randrange(1 << 30))
     if rng.random() < 0.5:
@@ -122,12 +130,12 @@ def mpf(rng):
     entries = b"".join(struct.pack(ee + "LLLHH", rng.choice([0x20030000, 0x010001, 0x01000000, 0x7FFFFF]),
                                    rng.randint(0, 5000), rng.randint(0, 5000), 0, 0) for _ in range(nent))
     entries += bytes(rng.choice([0, 0, 0, 7]))
-    t1 = rng.choice([4] * 6 + [3, 1, 6, 8, 9, 16, 7, 5])
-    fmt = {4: "l", 3: "h", 1: "b", 6: "b", 8: "h", 9: "l", 16: "q", 7: "b", 5: "ll"}[t1]
+    t1 = rng.choice([4] * 6 + [3, 1, 6, 8, 9, 16, 7, 5, 13])
+    fmt = {4: "l", 3: "h", 1: "b", 6: "b", 8: "h", 9: "l", 16: "q", 7: "b", 5: "ll", 13: "l"}[t1]
     vals = [count] + [rng.randint(0, 3)] * (len(fmt) - 1)
     num = struct.pack(e + fmt, *vals) if t1 in (6, 8, 9, 16, 5) else struct.pack(e + fmt.upper(), *[v % 128 for v in vals])
     t2 = rng.choice([7] * 6 + [1, 3, 2])
-    tags = [(0xB000, 7, 4, b"0100"), (0xB001, t1, 1 if t1 != 5 else 1, num)]
+    tags = [(0xB000, 7, 4, b"0100"), (0xB001, t1, 1, num)]
     if rng.random() < 0.9:
         unit = {7: 1, 1: 1, 2: 1, 3: 2}[t2]
         tags.append((0xB002, t2, len(entries) // unit, entries[:len(entries) // unit * unit]))
@@ -246,6 +254,50 @@ def sof_edit(rng, s):
     return bytes(s)
 
 
+def dpi_case(rng):
+    """--dpi: a small JPEG whose EXIF holds a ResolutionUnit (or not) and an XResolution of any type, count and
+    value (Orientation 1 at most, so no rotation writes the EXIF back), with or without a JFIF segment giving the
+    DPI: what Pillow's open reads in _read_dpi_from_exif, where some values raise."""
+    e = rng.choice(["<", ">"])
+    unit = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 9: 4, 10: 8, 11: 4, 12: 8}
+    tags = []
+    if rng.random() < 0.8:
+        tags.append((0x0128, 3, 1, struct.pack(e + "H", rng.choice([2, 3]))))
+    t = rng.choice([1, 7, 2, 2, 2, 3, 4, 5, 10, 11, 12, 6, 9])
+    if t == 2:
+        val = rng.choice([b"5", b"x", b"", b"\0", b"55", b"5\0", b"\xb2", b"0", b" "])
+        c = len(val)
+    else:
+        c = rng.choice([0, 1, 1, 2, 3])
+        val = rand_bytes(rng, c * unit[t])
+    if rng.random() < 0.9:
+        tags.append((0x011A, t, c, val))
+    if rng.random() < 0.3:
+        tags.append((0x0112, 3, 1, struct.pack(e + "H", 1)))
+    if rng.random() < 0.15:
+        tags.append((0x011A, 5, 1, struct.pack(e + "LL", 72, 1)))  # a repeat: Pillow 13 keeps the first, 12 the last
+    if rng.random() < 0.1:
+        rng.shuffle(tags)
+    ifd_len = 2 + 12 * len(tags) + 4
+    out, extra = struct.pack(e + "H", len(tags)), b""
+    for tag, typ, cnt, v in tags:
+        if len(v) <= 4:
+            out += struct.pack(e + "HHL", tag, typ, cnt) + v.ljust(4, b"\0")
+        else:
+            out += struct.pack(e + "HHLL", tag, typ, cnt, 8 + ifd_len + len(extra))
+            extra += v
+    tiff = (b"II*\0" if e == "<" else b"MM\0*") + struct.pack(e + "L", 8) + out + b"\0\0\0\0" + extra
+    b = io.BytesIO()
+    picture(rng, "RGB").save(b, "JPEG", quality=80)
+    segs, rest = split(b.getvalue())
+    segs = [x for x in segs if x[1] != 0xE0]  # Pillow's own JFIF segment: one of ours, or none
+    jfif = rng.choice([None, 0, 1, 2])
+    if jfif is not None:
+        segs.insert(0, seg(0xE0, b"JFIF\0\1\1" + bytes([jfif]) + b"\0\x48\0\x48\0\0"))
+    segs.insert(1 if jfif is not None else 0, seg(0xE1, b"Exif\0\0" + tiff))
+    return b"\xff\xd8" + b"".join(segs) + rest
+
+
 def jpeg(rng):
     data = encode(rng)
     if rng.random() < 1 / 3:
@@ -283,7 +335,7 @@ def jpeg(rng):
             if rng.random() < 0.5:
                 rest = rest[:max(0, len(rest) - tail)]
             else:
-                rest = rest[:rng.randint(0, min(len(rest), 30))]
+                rest = rest[:rng.randint(0, len(rest) if LARGE else min(len(rest), 30))]
                 break
         else:
             head = bytearray(b"".join(segs))
@@ -296,7 +348,7 @@ def jpeg(rng):
 
 def main():
     dump, outdir, n, seed, py, flags = parse_args(sys.argv[1:])
-    paths = write_cases(outdir, n, seed, "j%05d.jpg", jpeg)
+    paths = write_cases(outdir, n, seed, "j%05d.jpg", dpi_case if "--dpi" in flags else jpeg)
     major = subprocess.run([py, "-c", "import PIL; print(PIL.__version__.split('.')[0])"], capture_output=True,
                            text=True, check=True).stdout.strip()
     if "--resized" in flags:  # the command's own path (a JPEG decoded straight into the resize) and Pillow's resize

@@ -1158,7 +1158,9 @@ def pillow_decodes(data):
 def write_jpeg_segment_goldens(files):
     """JPEGs whose segments Pillow's own walk (JpegImageFile._open) reads before libjpeg (preprocess/jpeg_open.c), and
     ends of file its 64 KiB reads decide (preprocess/decode_jpeg.c): those it decodes in tests/images, those it
-    refuses in refused/ (each checked against Pillow here). Found by scripts/jpeg_differential.py."""
+    refuses in refused/ (each checked against Pillow here, so this runs with Pillow 13: Pillow 12 refuses
+    jpeg_seg_mpf_short_entries.jpg, which tests/test_preprocess_hostile.c checks). Found by
+    scripts/jpeg_differential.py."""
     def jpg(im, **kw):
         b = io.BytesIO()
         im.save(b, "JPEG", **kw)
@@ -1210,6 +1212,15 @@ def write_jpeg_segment_goldens(files):
     put("jpeg_seg_icc_short.jpg", b"".join(sg[:1] + [seg(0xE2, b"ICC_PROFILE\x00\x01")] + sg[1:]), False)
     put("jpeg_seg_photoshop_cut.jpg", b"".join(sg[:1] + [seg(0xED, b"Photoshop 3.0\x008BIM\x04\x04")] + sg[1:]), False)
     put("jpeg_seg_unknown_marker.jpg", b"".join(sg[:1] + [seg(0x02, b"ab")] + sg[1:]), False)
+    # Pillow's open reads the DPI from the EXIF when no JFIF segment gave it, and float(x[0]) / x[1] raises an
+    # IndexError it does not catch on an XResolution of one byte: refused; with a JFIF DPI it is never read
+    tiff = b"II*\0" + struct.pack("<LH", 8, 2) + struct.pack("<HHL", 0x0128, 3, 1) + struct.pack("<H", 2) + b"\0\0"
+    tiff += struct.pack("<HHL", 0x011A, 1, 1) + b"\x48\0\0\0" + b"\0\0\0\0"
+    exif = seg(0xE1, b"Exif\0\0" + tiff)
+    no_jfif = [x for x in sg[1:] if x[1:2] != b"\xe0"]
+    put("jpeg_seg_exif_dpi_one_byte.jpg", b"".join(sg[:1] + [exif] + no_jfif), False)
+    jfif_dpi = seg(0xE0, b"JFIF\0\1\1\1\0\x48\0\x48\0\0")
+    put("jpeg_seg_exif_dpi_one_byte_jfif_dpi.jpg", b"".join(sg[:1] + [jfif_dpi, exif] + no_jfif), True)
     # the end of the file: without its end marker an image decodes when libjpeg needed no byte past the data for its
     # last row, and is refused when its last codes sat in the bytes libjpeg reads ahead (both found among a few
     # photos of one size); a bad marker after the image data is an error inside the 64 KiB read that holds the last
@@ -1313,7 +1324,7 @@ def main():
         for exif in (1, 0):
             if exif == 0 and "exif" not in name:
                 continue
-            if exif and f"refused {name} 1" in lines:
+            if f"refused {name} {exif}" in lines:
                 continue
             im = Image.open(files[name])
             im.draft("RGB", (224, 224))

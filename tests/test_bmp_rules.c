@@ -151,8 +151,9 @@ static void check_rle_rules(void) {
     size_t n;
     uint8_t pal[16 * 4];
     for (int i = 0; i < 16; i++) pal[4 * i] = (uint8_t)(i * 16), pal[4 * i + 1] = (uint8_t)(200 - i), pal[4 * i + 2] = (uint8_t)(i + 1), pal[4 * i + 3] = 0;
-    /* an absolute run of 3 indices (1, 2, 3: two bytes, then a pad byte), end of line, end of bitmap, 4 pixels wide:
-     * Pillow 13 reads 1 2 3 and pads the row with index 0; Pillow 12 reads one byte (1 2), and the row is padded */
+    /* an absolute run of 3 indices (1, 2, 3 in two bytes 0x12 0x30), end of line, end of bitmap, 4 pixels wide:
+     * Pillow 13 reads both bytes (1 2 3) and pads the row with index 0; Pillow 12 reads one byte (1 2), skips 0x30 as
+     * the word-alignment pad, and the row is padded */
     static const uint8_t odd_run[] = {0, 3, 0x12, 0x30, 0, 0, 0, 1};
     uint8_t *f = make_rle(2, 4, pal, 16, odd_run, sizeof odd_run, &n), want13[12], want12[12];
     static const int idx13[4] = {1, 2, 3, 0}, idx12[4] = {1, 2, 0, 0};
@@ -197,6 +198,20 @@ static void check_os2_16(void) {
     CHECK(rc == 0 && img.w == W && img.h == H && memcmp(img.rgb, want, sizeof want) == 0,
           "a 16-bit BMP with an OS/2 header decodes as Pillow's BGR;15 ('%s')", err);
     sg_rgb_image_free(&img);
+    /* the smallest OS/2 files, 1 x 1 without the row's padding: 28 bytes at 16 bits, 29 at 24 (Pillow reads both) */
+    for (int bpp = 16; bpp <= 24; bpp += 8) {
+        uint8_t t[29] = {'B', 'M'};
+        size_t n = 26 + (size_t)bpp / 8;
+        le32(t + 2, (uint32_t)n), le32(t + 10, 26), le32(t + 14, 12);
+        le16(t + 18, 1), le16(t + 20, 1), le16(t + 22, 1), le16(t + 24, (uint32_t)bpp);
+        t[26] = 0x1F, t[27] = 0x40, t[28] = 0x77; /* 16-bit: b 31, g 0, r 16 (0x401F); 24-bit: B G R */
+        uint8_t px[3] = {(uint8_t)(16 * 255 / 31), 0, 255}, px24[3] = {0x77, 0x40, 0x1F};
+        err[0] = 0;
+        rc = sg_decode_rgb(t, n, NULL, &img, err, sizeof err);
+        CHECK(rc == 0 && img.w == 1 && img.h == 1 && memcmp(img.rgb, bpp == 16 ? px : px24, 3) == 0,
+              "a 1 x 1 %d-bit OS/2 BMP of %zu bytes decodes, as Pillow decodes it ('%s')", bpp, n, err);
+        sg_rgb_image_free(&img);
+    }
 }
 
 int main(void) {
