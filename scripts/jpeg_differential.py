@@ -119,6 +119,20 @@ def rand_bytes(rng, n):
     return bytes(rng.randrange(256) for _ in range(n))
 
 
+def tiff_ifd(e, tags):
+    """What follows a TIFF header's 4 magic bytes: the IFD's offset (8), the IFD of tags [(tag, type, count, value
+    bytes)] in byte order e, no next IFD, then the values longer than 4 bytes."""
+    ifd_len = 2 + 12 * len(tags) + 4
+    out, extra = struct.pack(e + "H", len(tags)), b""
+    for tag, typ, cnt, val in tags:
+        if len(val) <= 4:
+            out += struct.pack(e + "HHL", tag, typ, cnt) + val.ljust(4, b"\0")
+        else:
+            out += struct.pack(e + "HHLL", tag, typ, cnt, 8 + ifd_len + len(extra))
+            extra += val
+    return struct.pack(e + "L", 8) + out + b"\0\0\0\0" + extra
+
+
 def mpf(rng):
     """An MPF APP2 payload: "MPF\\0" and a little TIFF directory with B000 (version), B001 (images), B002 (entries), of
     either byte order (and the TIFF variants Pillow accepts), with types and counts a damaged index may have."""
@@ -141,15 +155,7 @@ def mpf(rng):
         tags.append((0xB002, t2, len(entries) // unit, entries[:len(entries) // unit * unit]))
     if rng.random() < 0.1:
         rng.shuffle(tags)
-    ifd_len = 2 + 12 * len(tags) + 4
-    out, extra = struct.pack(e + "H", len(tags)), b""
-    for tag, typ, cnt, val in tags:
-        if len(val) <= 4:
-            out += struct.pack(e + "HHL", tag, typ, cnt) + val.ljust(4, b"\0")
-        else:
-            out += struct.pack(e + "HHLL", tag, typ, cnt, 8 + ifd_len + len(extra))
-            extra += val
-    body = head + struct.pack(e + "L", 8) + out + b"\0\0\0\0" + extra
+    body = head + tiff_ifd(e, tags)
     if rng.random() < 0.15:
         body = body[:rng.randrange(len(body))]
     return b"MPF\0" + body
@@ -278,15 +284,7 @@ def dpi_case(rng):
         tags.append((0x011A, 5, 1, struct.pack(e + "LL", 72, 1)))  # a repeat: Pillow 13 keeps the first, 12 the last
     if rng.random() < 0.1:
         rng.shuffle(tags)
-    ifd_len = 2 + 12 * len(tags) + 4
-    out, extra = struct.pack(e + "H", len(tags)), b""
-    for tag, typ, cnt, v in tags:
-        if len(v) <= 4:
-            out += struct.pack(e + "HHL", tag, typ, cnt) + v.ljust(4, b"\0")
-        else:
-            out += struct.pack(e + "HHLL", tag, typ, cnt, 8 + ifd_len + len(extra))
-            extra += v
-    tiff = (b"II*\0" if e == "<" else b"MM\0*") + struct.pack(e + "L", 8) + out + b"\0\0\0\0" + extra
+    tiff = (b"II*\0" if e == "<" else b"MM\0*") + tiff_ifd(e, tags)
     b = io.BytesIO()
     picture(rng, "RGB").save(b, "JPEG", quality=80)
     segs, rest = split(b.getvalue())
