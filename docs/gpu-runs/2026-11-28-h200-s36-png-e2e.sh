@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 36, fourth call: PNG photos end to end with the PNG decoder as it landed in session 35 (version 3: the SSE2
-# Adler-32 and the RGBA / grey row loops, timed on the build machine only; session 35's device figure, 246.7
+# Session 36, fourth call (no H100 could be started: it ran on an H200): PNG photos end to end with the PNG
+# decoder as it landed in session 35 (version 3: the SSE2 Adler-32 and the RGBA / grey row loops, timed on the build machine only; session 35's device figure, 246.7
 # images/s, was version 2's). scripts/gpu-format-e2e.sh png: gpu-bench's 4,000 photos saved as PNG by this machine's
 # Pillow, pixels against Pillow, speed against Pillow on 16 processes, every embedding against HF fp32. Run with
 # setsid and collected by .carry/collect.sh, which waits for $R/done and tars $R into $OUT.
