@@ -16,11 +16,8 @@
 
 #define SG_TAG_ORIENTATION 0x0112 /* TIFF/EXIF tag number of Orientation */
 
-static uint32_t sg_rd16(const uint8_t *p, int be) { return be ? (uint32_t)(p[0] << 8 | p[1]) : (uint32_t)(p[1] << 8 | p[0]); }
-static uint32_t sg_rd32(const uint8_t *p, int be) {
-    return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-              : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
+static uint32_t sg_rd16(const uint8_t *p, int be) { return be ? sg_be16(p) : sg_le16(p); }
+static uint32_t sg_rd32(const uint8_t *p, int be) { return be ? sg_be32(p) : sg_le32(p); }
 static uint64_t sg_rd64(const uint8_t *p, int be) {
     uint64_t a = sg_rd32(p, be), b = sg_rd32(p + 4, be);
     return be ? a << 32 | b : b << 32 | a;
@@ -58,23 +55,20 @@ static int sg_exif_header(const uint8_t **tiff, size_t *len, int pillow_major, i
     for (int i = 0; (pillow_major == 12 || i < 2) && *len >= 6 && memcmp(*tiff, "Exif\0\0", 6) == 0; i++)
         *tiff += 6, *len -= 6;
     if (*len == 0) return 0;
+    return sg_tiff_header(*tiff, *len, be) < 0 ? -1 : 1;
+}
+
+int sg_tiff_header(const uint8_t *p, size_t len, int *be) {
     static const char *const ok[] = {"MM\0*", "II*\0", "MM*\0", "II\0*", "MM\0+"}; /* "MM\0+": BigTIFF is read
                                                                                       as classic (ifh[2] != 43) */
     for (int i = 0; i < 5; i++)
-        if (*len >= 8 && memcmp(*tiff, ok[i], 4) == 0) return *be = (*tiff)[0] == 'M', 1;
+        if (len >= 8 && memcmp(p, ok[i], 4) == 0) return *be = p[0] == 'M', i;
     return -1;
 }
 
-/* Walks IFD0 of a TIFF-structured block as ImageFileDirectory_v2.load and Pillow's getexif() read it, calling
- * visit(ctx, tag, type, count, value, be) for each entry Pillow keeps, in file order: with Pillow 13 a tag's first
- * readable entry only (repeats skipped), with Pillow 12 every one (the last one read is the value). Returns 1 after
- * the walk, 0 when there is no EXIF, -1 when getexif() raises on the header. */
-typedef void (*sg_exif_visit)(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be);
-static int sg_exif_walk(const uint8_t *tiff, size_t len, int pillow_major, sg_exif_visit visit, void *ctx) {
-    int be, h = sg_exif_header(&tiff, &len, pillow_major, &be);
-    if (h <= 0) return h;
+void sg_tiff_ifd0_walk(const uint8_t *tiff, size_t len, int be, int pillow_major, sg_tiff_visit visit, void *ctx) {
     uint32_t ifd = sg_rd32(tiff + 4, be);
-    if (ifd > len || len - ifd < 2) return 1; /* the entry count cannot be read: an empty IFD */
+    if (ifd > len || len - ifd < 2) return; /* the entry count cannot be read: an empty IFD */
     uint32_t n = sg_rd16(tiff + ifd, be);
     uint8_t stored[65536 / 8] = {0}; /* Pillow 13 keeps a tag's first readable entry and skips repeats */
     uint64_t out_of_line = 0; /* Pillow 13: out-of-line bytes so far; an entry taking the sum past len is skipped */
@@ -95,7 +89,14 @@ static int sg_exif_walk(const uint8_t *tiff, size_t len, int pillow_major, sg_ex
         stored[tag >> 3] |= (uint8_t)(1u << (tag & 7));
         visit(ctx, tag, typ, count, v, be);
     }
-    return 1;
+}
+
+/* The EXIF block's IFD0 walked as getexif() reads it (sg_tiff_ifd0_walk). Returns 1 after the walk, 0 when there is
+ * no EXIF, -1 when getexif() raises on the header. */
+static int sg_exif_walk(const uint8_t *tiff, size_t len, int pillow_major, sg_tiff_visit visit, void *ctx) {
+    int be, h = sg_exif_header(&tiff, &len, pillow_major, &be);
+    if (h > 0) sg_tiff_ifd0_walk(tiff, len, be, pillow_major, visit, ctx);
+    return h;
 }
 
 static void sg_visit_orientation(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be) {

@@ -265,6 +265,16 @@ int sg_png_unfilter_c(uint8_t *dst, const uint8_t *up, const uint8_t *src, size_
  * asks XMP), 1..8 the transpose exif_transpose applies (1: an entry whose value it does not act on), or
  * SG_EXIF_REFUSED when getexif() raises (a header that is not TIFF), so Pillow's pipeline fails on the file.
  * Every offset is bounds-checked against len. */
+/* Which TIFF header Pillow's ImageFileDirectory_v2 accepts at p (at least 8 bytes): 0 "MM\0*", 1 "II*\0", 2 "MM*\0",
+ * 3 "II\0*", 4 "MM\0+" (BigTIFF's, read as classic), with *be set; -1 for any other. */
+int sg_tiff_header(const uint8_t *p, size_t len, int *be);
+/* Walks IFD0 of the TIFF structure at tiff[0 .. len) (its header already accepted, byte order be) as
+ * ImageFileDirectory_v2.load reads it: a short read or data past the end ends it, unsupported types and empty entries
+ * are skipped, and with Pillow 13 a tag's first readable entry only is kept (an entry whose out-of-line data takes the
+ * sum past len skipped), with Pillow 12 every one (the last one read is the value). visit(ctx, tag, type, count,
+ * value bytes, be) for each entry kept, in file order. Every offset is bounds-checked against len. */
+typedef void (*sg_tiff_visit)(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be);
+void sg_tiff_ifd0_walk(const uint8_t *tiff, size_t len, int be, int pillow_major, sg_tiff_visit visit, void *ctx);
 #define SG_EXIF_ABSENT 0
 #define SG_EXIF_REFUSED (-1)
 int sg_exif_orientation(const uint8_t *tiff, size_t len, int pillow_major);

@@ -123,60 +123,50 @@ static int sg_jpeg_dqt(const uint8_t *s, size_t sl, char *err, size_t errlen) {
     return 0;
 }
 
+/* The entries of an MPF index Pillow 12's check reads: NumberOfImages (0xB001) and MPEntry (0xB002), the last of
+ * each (Pillow 12 keeps a repeated tag's last entry). */
+typedef struct {
+    const uint8_t *num, *raw;
+    uint32_t t_num, t_raw;
+    uint64_t raw_len;
+} sg_jpeg_mpf_index;
+
+static void sg_jpeg_visit_mpf(void *ctx, uint32_t tag, uint32_t typ, uint32_t count, const uint8_t *v, int be) {
+    (void)be;
+    sg_jpeg_mpf_index *x = ctx;
+    if (tag == 0xB001) x->num = v, x->t_num = typ;
+    if (tag == 0xB002) x->raw = v, x->t_raw = typ, x->raw_len = (uint64_t)count * sg_tiff_type_size(typ);
+}
+
 /* Pillow 12's MPF check (JpegImagePlugin._getmp, run by Image.open to tell an MPO file): the index of an APP2 "MPF"
- * segment, mpf[0 .. n), is a TIFF directory whose NumberOfImages (0xB001) entry says how many 16-byte MP entries its
- * MPEntry (0xB002) data holds. Where it holds fewer, Pillow 12 unpacks past its end and raises a struct.error nothing
- * catches, so the file is refused (Pillow 13 catches it and reads the file as a JPEG). Everything else wrong in the
- * index is a SyntaxError or TypeError that Pillow catches. 1 where Pillow 12 raises, else 0. The directory is read
- * as ImageFileDirectory_v2.load reads it (exif.c): a short read or data past the end ends it, unsupported types and
- * empty entries are skipped, a repeated tag's last entry counts. */
+ * segment, mpf[0 .. n), is a TIFF directory whose NumberOfImages entry says how many 16-byte MP entries its MPEntry
+ * data holds. Where it holds fewer, Pillow 12 unpacks past its end and raises a struct.error nothing catches, so the
+ * file is refused (Pillow 13 catches it and reads the file as a JPEG). Everything else wrong in the index is a
+ * SyntaxError or TypeError that Pillow catches. 1 where Pillow 12 raises, else 0. The directory is read as
+ * ImageFileDirectory_v2 reads it (sg_tiff_ifd0_walk, Pillow 12's rules). */
 static int sg_jpeg_mpf_pillow12_raises(const uint8_t *mpf, size_t n) {
-    static const char *const heads[] = {"MM\0*", "II*\0", "MM*\0", "II\0*", "MM\0+"}; /* "II+\0" is BigTIFF: a
-                                                                                       SyntaxError on 8 header bytes */
-    int h = -1;
-    for (int i = 0; i < 5 && n >= 8; i++)
-        if (memcmp(mpf, heads[i], 4) == 0) h = i;
+    int be, h = sg_tiff_header(mpf, n, &be); /* "II+\0" (BigTIFF) is not accepted: a SyntaxError on 8 header bytes */
     if (h < 0) return 0;
-    int be = mpf[0] == 'M', ebe = h == 0; /* the entries are big-endian only under "MM\0*" (Pillow's own test) */
-#define SG_RD16(p) (be ? sg_be16(p) : sg_le16(p))
-#define SG_RD32(p) (be ? sg_be32(p) : sg_le32(p))
-    uint32_t ifd = SG_RD32(mpf + 4);
-    if (ifd > n || n - ifd < 2) return 0;
-    uint32_t count = SG_RD16(mpf + ifd), t_num = 0, t_raw = 0;
-    const uint8_t *num = NULL, *raw = NULL;
-    uint64_t raw_len = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        size_t e = (size_t)ifd + 2 + (size_t)i * 12;
-        if (e + 12 > n) break;
-        uint32_t tag = SG_RD16(mpf + e), typ = SG_RD16(mpf + e + 2);
-        uint64_t size = (uint64_t)SG_RD32(mpf + e + 4) * sg_tiff_type_size(typ);
-        if (size == 0) continue;
-        const uint8_t *v = mpf + e + 8;
-        if (size > 4) {
-            uint32_t off = SG_RD32(v);
-            if (off > n || size > n - off) break;
-            v = mpf + off;
-        }
-        if (tag == 0xB001) num = v, t_num = typ;
-        if (tag == 0xB002) raw = v, t_raw = typ, raw_len = size;
-    }
-    if (!num || !raw || !(t_raw == 1 || t_raw == 7)) return 0; /* no count, no entries, or not bytes: caught */
-    int64_t images;  /* the first value: an int for the integer types, else a TypeError in range() */
-    switch (t_num) {
-    case 3: images = SG_RD16(num); break;
-    case 4: case 13: images = SG_RD32(num); break; /* LONG, IFD (read as a LONG) */
-    case 6: images = (int8_t)num[0]; break;
-    case 8: images = (int16_t)SG_RD16(num); break;
-    case 9: images = (int32_t)SG_RD32(num); break;
-    case 16: { uint64_t a = SG_RD32(num), b = SG_RD32(num + 4); uint64_t v = be ? a << 32 | b : b << 32 | a;
-               images = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; break; }
+    int ebe = h == 0; /* the entries are big-endian only under "MM\0*" (Pillow's own test) */
+    sg_jpeg_mpf_index x = {0};
+    sg_tiff_ifd0_walk(mpf, n, be, 12, sg_jpeg_visit_mpf, &x);
+    if (!x.num || !x.raw || !(x.t_raw == 1 || x.t_raw == 7)) return 0; /* no count, no entries, or not bytes: caught */
+    const uint8_t *v = x.num;
+    uint32_t v16 = be ? sg_be16(v) : sg_le16(v), v32 = be ? sg_be32(v) : sg_le32(v);
+    int64_t images; /* the first value: an int for the integer types, else a TypeError in range() */
+    switch (x.t_num) {
+    case 3: images = v16; break;
+    case 4: case 13: images = v32; break; /* LONG, IFD (read as a LONG) */
+    case 6: images = (int8_t)v[0]; break;
+    case 8: images = (int16_t)v16; break;
+    case 9: images = (int32_t)v32; break;
+    case 16: { uint64_t b = be ? sg_be32(v + 4) : sg_le32(v + 4), l = be ? (uint64_t)v32 << 32 | b : b << 32 | v32;
+               images = l > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)l; break; }
     default: return 0;
     }
-#undef SG_RD16
-#undef SG_RD32
     for (int64_t k = 0; k < images; k++) {
-        if ((uint64_t)(k + 1) * 16 > raw_len) return 1; /* struct.unpack_from past the entries */
-        const uint8_t *en = raw + k * 16;
+        if ((uint64_t)(k + 1) * 16 > x.raw_len) return 1; /* struct.unpack_from past the entries */
+        const uint8_t *en = x.raw + k * 16;
         uint32_t attr = ebe ? sg_be32(en) : sg_le32(en);
         if ((attr >> 24) & 7) return 0; /* "unsupported picture format in MPO": a SyntaxError, caught */
     }
