@@ -30,9 +30,9 @@ static void sg_cmyk_to_rgb(const uint8_t *cmyk, size_t npix, uint8_t *rgb) {
         for (int c = 0; c < 3; c++) rgb[c] = sg_cmyk2rgb_channel(255 - cmyk[c], cmyk[3]);
 }
 
-/* What both JPEG paths check and learn before any pixel is decoded: Pillow's own verdict on the segments before the
- * scan, the size and component count it takes and the EXIF / XMP orientation (jpeg_open.c), the pixel cap, and the
- * DCT scale of --fast-decode. */
+/* What both JPEG paths check and learn before any pixel is decoded: the file size limit, Pillow's own verdict on the
+ * segments before the scan, the size and component count it takes and the EXIF / XMP orientation (jpeg_open.c), the
+ * pixel cap, and the DCT scale of --fast-decode. */
 typedef struct sg_jpeg_front {
     int w, h;          /* declared size */
     int is_cmyk;       /* 4 components (CMYK or YCCK): decoded as CMYK, converted with Pillow's rule */
@@ -43,6 +43,7 @@ typedef struct sg_jpeg_front {
 
 static int sg_jpeg_front_check(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_jpeg_front *fr,
                                char *err, size_t errlen) {
+    if (len > (size_t)0xffffffffu) return sg_pre_err(err, errlen, "JPEG of %zu bytes is too large", len);
     sg_jpeg_open_info oi;
     if (sg_jpeg_pillow_open(data, len, opts->pillow_major, &oi, err, errlen)) return -1;
     fr->w = oi.w, fr->h = oi.h, fr->is_cmyk = oi.layers == 4, fr->orientation = oi.orientation;
@@ -254,17 +255,10 @@ done:
     return rc;
 }
 
-/* What both entry points do first: the size limit, then sg_jpeg_front_check. 0, or -1 + message. */
-static int sg_jpeg_front_read(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_jpeg_front *fr,
-                              char *err, size_t errlen) {
-    if (len > (size_t)0xffffffffu) return sg_pre_err(err, errlen, "JPEG of %zu bytes is too large", len);
-    return sg_jpeg_front_check(data, len, opts, fr, err, errlen);
-}
-
 int sg_pre_decode_jpeg(const uint8_t *data, size_t len, const sg_preprocess_opts *opts, sg_rgb_image *out,
                        int *orientation, char *err, size_t errlen) {
     sg_jpeg_front fr;
-    if (sg_jpeg_front_read(data, len, opts, &fr, err, errlen)) return -1;
+    if (sg_jpeg_front_check(data, len, opts, &fr, err, errlen)) return -1;
     sg_pre_budget_pixels("JPEG whole", (uint64_t)fr.dw, (uint64_t)fr.dh); /* more than the streamed path holds */
     if (sg_pre_alloc(out, fr.dw, fr.dh, err, errlen)) return -1;
     if (sg_jpeg_decode_rows(data, len, &fr, out->rgb, NULL, NULL, NULL, err, errlen) != 0) {
@@ -284,7 +278,7 @@ int sg_pre_jpeg_to_resized(const uint8_t *data, size_t len, const sg_preprocess_
                            sg_preprocess_stats *stats, char *err, size_t errlen) {
     double t0 = stats ? sg_jpeg_cpu_now() : 0;
     sg_jpeg_front fr;
-    if (sg_jpeg_front_read(data, len, opts, &fr, err, errlen)) return -1;
+    if (sg_jpeg_front_check(data, len, opts, &fr, err, errlen)) return -1;
     if (opts->exif_rotate && fr.orientation != 1) return 1; /* rows must be transposed or flipped first */
     sg_resize_stream *rs =
         sg_resize_stream_begin(fr.dw, fr.dh, out, opts->out_size, opts->out_size, opts->resample, opts->pillow_major);
